@@ -1,0 +1,3 @@
+"""tether.agent."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""tether.cli."""
+
+__all__: list[str] = []

@@ -1,0 +1,40 @@
+"""The `tether` command: parses arguments (cyclopts) and runs one command to an exit code.
+
+Owns: the command tree and exit codes. Each command lives in `tether.cli.commands`.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+import cyclopts
+
+from .commands import tools as tools_commands
+
+__all__ = ["app", "main", "run"]
+
+app = cyclopts.App(
+    name="tether",
+    help="tether: an agent harness whose tool runtime gets cancellation right.",
+    version_flags=["--version", "-V"],
+)
+app.command(tools_commands.app, name="tools")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line and return its exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        result = app(args, exit_on_error=False, print_error=True, result_action="return_value")
+    except cyclopts.CycloptsError:
+        return 2
+    except SystemExit as exit:
+        code = exit.code
+        return code if isinstance(code, int) else 0
+    return result if isinstance(result, int) else 0
+
+
+def run() -> None:
+    """Console-script entry point."""
+    raise SystemExit(main())

@@ -1,0 +1,3 @@
+"""The `tether` subcommands, one module each."""
+
+__all__: list[str] = []

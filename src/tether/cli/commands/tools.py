@@ -1,0 +1,114 @@
+"""`tether tools list` and `tether tools call <name> '<json>'`: the registry from the terminal.
+
+`call` runs one call through the full pipeline with the configured plugins, prints the result
+and its code, and honours Ctrl-C by aborting the call's signal (the result is still printed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal as os_signal
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import cyclopts
+
+from ...core.signals import AbortController
+from ...kernel import ConfigError
+from ...tools import ToolExecutionInput, ToolFailure
+from ..boot import start
+
+__all__ = ["app", "call", "list_tools"]
+
+app = cyclopts.App(name="tools", help="Inspect and call the registered tools.")
+
+ConfigOpt = Annotated[Path | None, cyclopts.Parameter(name="--config", help="A tether.yml to use.")]
+CwdOpt = Annotated[Path | None, cyclopts.Parameter(name="--cwd", help="The workspace directory.")]
+
+
+@app.command(name="list")
+async def list_tools(*, config: ConfigOpt = None, cwd: CwdOpt = None) -> int:
+    """List the tools the configured plugins register, with their budgets."""
+    workdir = (cwd or Path.cwd()).resolve()
+    try:
+        ctx = await start(cwd=workdir, config_paths=None if config is None else [config])
+    except ConfigError as exc:
+        print(f"tether: {exc}", file=sys.stderr)
+        return 2
+    try:
+        for schema in ctx.tools.schemas():
+            name = str(schema["name"])
+            definition = ctx.tools.get(name)
+            budget = (
+                "" if definition.timeout_ms is None else f"  [timeout {definition.timeout_ms:g} ms]"
+            )
+            summary = (
+                str(schema["description"]).strip().splitlines()[0] if schema["description"] else ""
+            )
+            print(f"{name:<14} {summary}{budget}")
+    finally:
+        await ctx.dispose()
+    return 0
+
+
+@app.command(name="call")
+async def call(
+    name: str,
+    arguments: str = "{}",
+    *,
+    timeout_ms: Annotated[float | None, cyclopts.Parameter(name="--timeout-ms")] = None,
+    config: ConfigOpt = None,
+    cwd: CwdOpt = None,
+) -> int:
+    """Run one tool call through the full pipeline and print its result and code.
+
+    Parameters
+    ----------
+    name
+        The tool to call.
+    arguments
+        The arguments as a JSON object.
+    timeout_ms
+        Abort the call after this many milliseconds (the caller's own budget).
+    """
+    workdir = (cwd or Path.cwd()).resolve()
+    try:
+        parsed = json.loads(arguments)
+    except ValueError as exc:
+        print(
+            f"tether: arguments are not JSON ({exc}); pass an object like '{{\"a\": 1}}'",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        ctx = await start(cwd=workdir, config_paths=None if config is None else [config])
+    except ConfigError as exc:
+        print(f"tether: {exc}", file=sys.stderr)
+        return 2
+    controller = AbortController()
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(os_signal.SIGINT, controller.abort)
+    timer = None if timeout_ms is None else loop.call_later(timeout_ms / 1000, controller.abort)
+    try:
+        result = await ctx.tools.execute(
+            ToolExecutionInput(
+                call_id="cli-1", name=name, arguments=parsed, signal=controller.signal
+            )
+        )
+    finally:
+        loop.remove_signal_handler(os_signal.SIGINT)
+        if timer is not None:
+            timer.cancel()
+        await ctx.dispose()
+    for block in result.content:
+        if block.get("type") == "text":
+            print(block.get("text"))
+        else:
+            print(json.dumps(dict(block)))
+    if isinstance(result, ToolFailure):
+        code = result.code or "ERROR"
+        print(f"tether: {code}: {result.error.message}", file=sys.stderr)
+        return 1
+    return 0

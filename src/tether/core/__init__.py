@@ -1,0 +1,3 @@
+"""tether.core."""
+
+__all__: list[str] = []

@@ -1,0 +1,173 @@
+"""Config files: `$TETHER_HOME/config.yml` (user) and `tether.yml` (project).
+
+```yaml
+plugins:
+  - id: web            # optional, unique within a file; defaults to name
+    name: web          # entry point in group "tether.plugins", or `pkg.mod` / `pkg.mod:attr`
+    config: {fetch_timeout_ms: 30000}
+    disabled: false
+```
+
+Owns: reading a file (`yaml.safe_load`), validating its shape into `PluginEntry`s, the layering
+rule (files in order, user first: an entry whose id is already known replaces it in place, so a
+project can reconfigure or disable a user plugin), and locating the files. Every bad input is
+one `ConfigError` line naming the file, the entry and the field. Does not own: resolving names,
+validating a plugin's own `config`, mounting (boot.py).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .errors import ConfigError, describe_validation_error, location
+
+__all__ = ["PluginEntry", "TetherConfig", "default_config_paths", "load_config", "tether_home"]
+
+_KEYS: Final = "id, name, config, disabled"
+
+
+@dataclass(frozen=True, kw_only=True)
+class PluginEntry:
+    """One plugin to mount at boot: from a config file, or a builtin given to `boot`."""
+
+    name: str  # entry point name or dotted path; just a label when `plugin` is given
+    id: str | None = None
+    config: Mapping[str, object] = field(default_factory=dict)
+    disabled: bool = False
+    plugin: object = None  # a plugin object to mount as is, instead of resolving `name`
+    origin: str = ""  # where it was declared, for messages: "tether.yml: plugins[2]"
+
+    @property
+    def key(self) -> str:
+        """The id, defaulting to the name; unique within one file."""
+        return self.id if self.id is not None else self.name
+
+    @property
+    def label(self) -> str:
+        return f'{self.origin} (id "{self.key}")'
+
+
+@dataclass(frozen=True)
+class TetherConfig:
+    """The layered plugin entries, in order (disabled ones included)."""
+
+    plugins: tuple[PluginEntry, ...] = ()
+
+
+class _Entry(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    id: str | None = Field(default=None, min_length=1)
+    name: str = Field(min_length=1)
+    config: dict[str, object] | None = None
+    disabled: bool = False
+
+
+def tether_home(environ: Mapping[str, str] = os.environ) -> Path:
+    """`$TETHER_HOME`, default `~/.tether` (config.yml, sessions/)."""
+    home = environ.get("TETHER_HOME")
+    return Path(home).expanduser() if home else Path.home() / ".tether"
+
+
+def default_config_paths(project: Path, environ: Mapping[str, str] = os.environ) -> list[Path]:
+    """The files `load_config` layers by default: the user file, then `project/tether.yml`."""
+    return [tether_home(environ) / "config.yml", project / "tether.yml"]
+
+
+def load_config(paths: Sequence[Path]) -> TetherConfig:
+    """Read and layer `paths` in order (missing files are skipped). Raises ConfigError."""
+    merged: dict[str, PluginEntry] = {}
+    for path in paths:
+        for entry in _read(path):
+            merged[entry.key] = entry  # an existing key keeps its position
+    return TetherConfig(tuple(merged.values()))
+
+
+def _read(path: Path) -> list[PluginEntry]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: cannot read the file: {error}") from error
+    try:
+        document = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        where = f" line {mark.line + 1}, column {mark.column + 1}:" if mark else ""
+        raise ConfigError(f"{path}:{where} YAML syntax error: {error.problem}") from error
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{path}: YAML syntax error: {error}") from error
+    if document is None:
+        return []
+    if not isinstance(document, dict):
+        raise ConfigError(
+            f'{path}: the top level must be a mapping with a "plugins" list, got {_kind(document)}'
+        )
+    for key in document:
+        if key != "plugins":
+            raise ConfigError(f'{path}: unexpected top-level key "{key}" (allowed: plugins)')
+    items = document.get("plugins")
+    if items is None:
+        return []
+    if not isinstance(items, list):
+        raise ConfigError(f"{path}: plugins: must be a list of plugin entries, got {_kind(items)}")
+    entries: list[PluginEntry] = []
+    first_seen: dict[str, int] = {}
+    for index, item in enumerate(items):
+        entry = _entry(item, f"{path}: plugins[{index}]")
+        if (first := first_seen.get(entry.key)) is not None:
+            raise ConfigError(
+                f'{entry.origin}: duplicate id "{entry.key}" (first used at plugins[{first}])'
+            )
+        first_seen[entry.key] = index
+        entries.append(entry)
+    return entries
+
+
+def _entry(item: object, origin: str) -> PluginEntry:
+    if not isinstance(item, dict):
+        raise ConfigError(f'{origin}: must be a mapping with at least a "name", got {_kind(item)}')
+    key = item.get("id", item.get("name"))
+    label = f'{origin} (id "{key}")' if isinstance(key, str) else origin
+    try:
+        model = _Entry.model_validate(item)
+    except ValidationError as error:
+        raise ConfigError(f"{label}: {_problem(error)}") from None
+    return PluginEntry(
+        name=model.name,
+        id=model.id,
+        config=model.config or {},
+        disabled=model.disabled,
+        origin=origin,
+    )
+
+
+def _problem(error: ValidationError) -> str:
+    for details in error.errors(include_url=False):
+        key = location("", details["loc"])
+        if details["type"] == "extra_forbidden":
+            return f'unexpected key "{key}" (allowed: {_KEYS})'
+        if details["type"] == "missing":
+            return f'missing required key "{key}"'
+    return describe_validation_error(error)
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return f'the string "{value}"'
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, int | float):
+        return f"the number {value}"
+    return "null" if value is None else type(value).__name__

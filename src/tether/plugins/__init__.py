@@ -1,0 +1,3 @@
+"""tether.plugins."""
+
+__all__: list[str] = []

@@ -1,0 +1,68 @@
+"""The tool-call timeout policy: one `tools/execute` listener that enforces each tool's declared
+`timeout_ms` and turns *its own* expiry into `TOOL_TIMEOUT` (spec §4).
+
+Owns: the budget lookup (the definition visible to the caller), the deadline it installs on
+`exec.signal` for its delegated lifetime, and the classification. Does not own stopping the work:
+the deadline only aborts the signal; a tool that declares `timeout_ms` promises to forward
+`exec.signal` and reach quiescence. Tools without a budget pass through untouched (a wrapper after
+this one still sees the caller's own signal object). Nested deadlines compose by registration
+order, because `timeout_of` is code-scoped.
+
+Mount: `await ctx.plugin(tether.plugins.timeout_policy)` (entry point `tool-call-timeout-policy`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Final
+
+from ..core.timeout import deadline, format_ms, timeout_of
+from ..kernel import Context
+from ..tools.execution import ToolDispatchExecution
+from ..tools.results import (
+    TOOL_TIMEOUT,
+    ErrorDetail,
+    ErrorInfo,
+    ToolExecutionResult,
+    ToolFailure,
+    text_content,
+)
+
+__all__ = ["TOOL_TIMEOUT", "apply", "inject", "name", "timeout_result"]
+
+name: Final = "tool-call-timeout-policy"
+inject: Final = ("tools",)
+
+
+def timeout_result(timeout_ms: float) -> ToolFailure:
+    """`Error: tool call timed out after <ms>ms`, info `ToolTimeoutError`/`TOOL_TIMEOUT`."""
+    message = f"tool call timed out after {format_ms(timeout_ms)}ms"
+    return ToolFailure(
+        error=ErrorDetail(message, ErrorInfo("ToolTimeoutError", TOOL_TIMEOUT)),
+        content=text_content(f"Error: {message}"),
+    )
+
+
+def apply(ctx: Context, config: None = None) -> None:
+    """Register the one `tools/execute` listener (disposed with this plugin)."""
+    tools = ctx.tools
+
+    async def enforce_budget(
+        exec: ToolDispatchExecution, next: Callable[[], Awaitable[ToolExecutionResult]]
+    ) -> ToolExecutionResult:
+        definition = tools.get(exec.name, exec.agent)
+        budget = None if definition is None else definition.timeout_ms
+        if budget is None:
+            return await next()
+        upstream = exec.signal
+        with deadline(upstream, budget, TOOL_TIMEOUT) as limit:
+            exec.signal = limit.signal
+            try:
+                result = await next()
+            finally:
+                exec.signal = upstream
+            if timeout_of(limit.signal, TOOL_TIMEOUT) is not None:
+                return timeout_result(budget)
+            return result
+
+    ctx.on("tools/execute", enforce_budget)

@@ -1,0 +1,3 @@
+"""tether.testing."""
+
+__all__: list[str] = []

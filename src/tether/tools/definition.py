@@ -1,0 +1,234 @@
+"""Tool definitions: the raw `ToolDefinition`, `ToolOutput`, and the typed authoring helpers.
+
+Owns: what a tool declares (name, description, model-facing parameters, output schema and
+rendering, body, `finalize_content`, `timeout_ms`, `is_concurrency_safe`) and the compiled pieces
+built once per definition (output canonicalizer, argument validator). `define_tool` validates
+arguments *inside* the body wrapper, so `INVALID_ARGS` happens after policy and wrappers, exactly
+where the spec puts it. `@tool` infers a parameters model from a typed signature.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import math
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, cast, get_type_hints, overload
+
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+
+from ..core.json import JsonValue
+from .errors import ToolArgsError
+from .execution import ToolExecution, ToolRunContext
+from .results import ContentBlock, ToolExecutionResult, text_content
+from .schema import ValueCanonicalizer, compile_output_schema, model_facing_schema, violations
+
+__all__ = ["ToolDefinition", "ToolOutput", "define_tool", "render_text", "tool"]
+
+A = TypeVar("A")
+F = TypeVar("F", bound=Callable[..., object])
+
+Body = Callable[[Any, ToolRunContext], "Awaitable[object] | object"]
+FinalizeContent = Callable[[ToolExecution, ToolExecutionResult], "Sequence[ContentBlock] | None"]
+
+
+def render_text(_args: object, value: JsonValue) -> Sequence[ContentBlock]:
+    """Default rendering: a string value as one text block, anything else as compact JSON."""
+    if isinstance(value, str):
+        return text_content(value)
+    return text_content(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutput:
+    """How a success is canonicalized (`schema`) and shown to the model (`render`)."""
+
+    schema: object = None
+    render: Callable[[Any, JsonValue], Sequence[ContentBlock]] = render_text
+    presentation_meta: Callable[[Any, JsonValue], JsonValue] | None = None
+
+
+def _positive_finite(x: object) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) and x > 0
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDefinition:
+    """A tool as the registry stores it. A raw definition's body gets the frozen JSON arguments,
+    unvalidated; `define_tool` builds one whose body validates first."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, object]
+    output: ToolOutput
+    execute: Body
+    finalize_content: FinalizeContent | None = None
+    timeout_ms: float | None = None
+    is_concurrency_safe: Callable[[Any], bool] | None = None
+    canonicalize: ValueCanonicalizer = field(init=False, repr=False, compare=False)
+    is_async: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        schema = self.output.schema if isinstance(self.output, ToolOutput) else None
+        object.__setattr__(self, "canonicalize", compile_output_schema(schema))
+        object.__setattr__(self, "is_async", inspect.iscoroutinefunction(self.execute))
+
+
+def _frozen_model(model: type[BaseModel]) -> type[BaseModel]:
+    """A frozen subclass of the user's model, built once: bodies get immutable arguments."""
+    if model.model_config.get("frozen"):
+        return model
+    config = ConfigDict(**{**model.model_config, "frozen": True})
+    return cast(type[BaseModel], type(model.__name__, (model,), {"model_config": config}))
+
+
+def define_tool(
+    *,
+    name: str,
+    description: str,
+    parameters: type[BaseModel] | Mapping[str, object],
+    output: ToolOutput,
+    execute: Callable[[A, ToolRunContext], Awaitable[object] | object],
+    finalize_content: FinalizeContent | None = None,
+    timeout_ms: float | None = None,
+    is_concurrency_safe: Callable[[A], bool] | None = None,
+) -> ToolDefinition:
+    """Define a tool. With a pydantic `parameters` model, the model-facing schema is derived
+    from it and arguments are validated inside the body wrapper (`INVALID_ARGS`); the body gets
+    the validated, frozen model. A raw JSON-Schema mapping is passed through unvalidated."""
+    if timeout_ms is not None and not _positive_finite(timeout_ms):
+        raise ValueError(f"define_tool({name}): timeout_ms must be a positive finite number")
+    if not (isinstance(parameters, type) and issubclass(parameters, BaseModel)):
+        return ToolDefinition(
+            name=name,
+            description=description,
+            parameters=parameters,
+            output=output,
+            execute=execute,
+            finalize_content=finalize_content,
+            timeout_ms=timeout_ms,
+            is_concurrency_safe=is_concurrency_safe,
+        )
+    model = _frozen_model(parameters)
+    body_is_async = inspect.iscoroutinefunction(execute)
+
+    def validate(args: object) -> BaseModel:
+        try:
+            return model.model_validate(args)
+        except ValidationError as exc:
+            raise ToolArgsError(violations(exc, "arguments")) from None
+
+    async def run(args: object, exec: ToolRunContext) -> object:
+        validated = validate(args)
+        if body_is_async:
+            return await cast(Callable[[Any, ToolRunContext], Awaitable[object]], execute)(
+                validated, exec
+            )
+        import asyncio
+
+        result = await asyncio.to_thread(execute, cast(Any, validated), exec)
+        if inspect.isawaitable(result):
+            return await result
+        return result
+
+    classify: Callable[[Any], bool] | None = None
+    if is_concurrency_safe is not None:
+        user_classify = is_concurrency_safe
+
+        def classify(args: object) -> bool:
+            try:
+                validated = model.model_validate(args)
+            except ValidationError:
+                return False
+            return user_classify(cast(Any, validated)) is True
+
+    return ToolDefinition(
+        name=name,
+        description=description,
+        parameters=model_facing_schema(parameters),
+        output=output,
+        execute=run,
+        finalize_content=finalize_content,
+        timeout_ms=timeout_ms,
+        is_concurrency_safe=classify,
+    )
+
+
+def _signature_model(fn: Callable[..., object], name: str) -> tuple[type[BaseModel], str | None]:
+    hints = get_type_hints(fn, include_extras=True)
+    fields: dict[str, Any] = {}
+    exec_param: str | None = None
+    for param in inspect.signature(fn).parameters.values():
+        hint = hints.get(param.name, Any)
+        if param.name == "exec" or hint is ToolRunContext:
+            exec_param = param.name
+            continue
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise TypeError(f"@tool({name}): *args/**kwargs cannot become tool parameters")
+        default = ... if param.default is param.empty else param.default
+        fields[param.name] = (hint, default)
+    model = create_model(f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
+    return cast(type[BaseModel], model), exec_param
+
+
+@overload
+def tool(fn: F, /) -> ToolDefinition: ...
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    output: ToolOutput | None = None,
+    finalize_content: FinalizeContent | None = None,
+    timeout_ms: float | None = None,
+    is_concurrency_safe: Callable[[Any], bool] | None = None,
+) -> Callable[[F], ToolDefinition]: ...
+def tool(
+    fn: F | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    output: ToolOutput | None = None,
+    finalize_content: FinalizeContent | None = None,
+    timeout_ms: float | None = None,
+    is_concurrency_safe: Callable[[Any], bool] | None = None,
+) -> ToolDefinition | Callable[[F], ToolDefinition]:
+    """Decorator sugar over `define_tool`: parameters come from the function's typed signature
+    (a parameter named `exec`, or typed `ToolRunContext`, receives the execution); the
+    description defaults to the docstring; the output schema to the return annotation."""
+
+    def build(f: F) -> ToolDefinition:
+        tool_name = name or f.__name__
+        model, exec_param = _signature_model(f, tool_name)
+        out = output
+        if out is None:
+            ret = get_type_hints(f).get("return")
+            out = ToolOutput(schema=None if ret in (None, type(None), Any) else ret)
+        is_async = inspect.iscoroutinefunction(f)
+
+        async def call(args: BaseModel, exec: ToolRunContext) -> object:
+            kwargs = {k: getattr(args, k) for k in type(args).model_fields}
+            if exec_param is not None:
+                kwargs[exec_param] = exec
+            if is_async:
+                return await cast(Callable[..., Awaitable[object]], f)(**kwargs)
+            import asyncio
+
+            return await asyncio.to_thread(f, **kwargs)
+
+        return define_tool(
+            name=tool_name,
+            description=description or inspect.cleandoc(f.__doc__ or tool_name),
+            parameters=model,
+            output=out,
+            execute=call,
+            finalize_content=finalize_content,
+            timeout_ms=timeout_ms,
+            is_concurrency_safe=is_concurrency_safe,
+        )
+
+    if fn is not None:
+        return build(fn)
+    return build

@@ -1,0 +1,234 @@
+"""The tool registry service, `ctx.tools`: registration, lookup, guards, and the pipeline.
+
+Owns: the tool table (one global layer), the guard table (monotonic, live-iterated within a
+generation), `register`/`get`/`schemas`/`guard`/`execute`/`execution_mode`, and the staged API
+the agent loop drives (`prepare`/`dispatch`/`finalize`/`finish`, inherited from
+`tether.tools.pipeline`). Registrations made through a plugin's context belong to that plugin and
+are undone when it is disposed. Mounting the service provides `ctx.tools` and nothing else: no
+tools, listeners, guards or approval service.
+
+Not yet here (see the README's roadmap): agent-scoped layers and `restrict()`; every call sees
+the global layer.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable
+from typing import ClassVar, Literal
+
+from ..core.json import JsonValue, NotLosslessJson, snapshot, thaw
+from ..kernel import Context, Service
+from .definition import ToolDefinition, ToolOutput
+from .execution import ToolExecution, ToolExecutionInput
+from .pipeline import Pipeline
+
+__all__ = ["ToolGuard", "ToolRuntime"]
+
+_log = logging.getLogger("tether.tools")
+
+ToolGuard = Callable[[ToolExecution], "str | None"]
+
+
+def _check_definition(defn: ToolDefinition) -> None:
+    if not isinstance(defn, ToolDefinition):
+        raise TypeError(
+            "register() takes a ToolDefinition (see define_tool / @tool); "
+            f"got {type(defn).__name__}"
+        )
+    output = defn.output
+    if not (
+        isinstance(output, ToolOutput)
+        and callable(output.render)
+        and (output.presentation_meta is None or callable(output.presentation_meta))
+    ):
+        raise TypeError(
+            f'tool "{defn.name}" must declare output {{ schema, render, presentation_meta? }}'
+        )
+    t = defn.timeout_ms
+    if t is not None and (
+        isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t) or t <= 0
+    ):
+        raise ValueError(f'tool "{defn.name}" timeout_ms must be a positive finite number')
+
+
+class ToolRuntime(Service, Pipeline):
+    """`ctx.tools`. Mount with `await ctx.plugin(ToolRuntime)`."""
+
+    name: ClassVar[str] = "tools"
+
+    def __init__(self, ctx: Context, config: object = None) -> None:
+        self._ctx = ctx
+        self._bus = ctx
+        self._tools: dict[str, ToolDefinition] = {}
+        self._schemas: dict[int, tuple[ToolDefinition, JsonValue]] = {}
+        self._guards: list[ToolGuard | None] = []
+        self._live_guards = 0
+
+    def __tether_bind__(self, ctx: Context) -> ToolsView:
+        return ToolsView(self, ctx)
+
+    # -- the registry --------------------------------------------------------------------------
+
+    def register(
+        self, definition: ToolDefinition, *, owner: Context | None = None
+    ) -> Callable[[], None]:
+        """Add a tool; returns its disposer (also run when the owning plugin is disposed).
+
+        Raises `TypeError`/`ValueError` for a malformed definition and `ValueError` for a name
+        that is taken. If a `tools/change` listener raises, the registration is rolled back and
+        the error propagates.
+        """
+        _check_definition(definition)
+        name = definition.name
+        if name in self._tools:
+            raise ValueError(
+                f'tool "{name}" is already registered (for a per-agent variant, register '
+                "through that agent's context instead)"
+            )
+        self._tools[name] = definition
+        try:
+            self._ctx.emit("tools/change")
+        except BaseException:
+            del self._tools[name]
+            raise
+
+        def unregister() -> None:
+            if self._tools.get(name) is definition:
+                del self._tools[name]
+                self._schemas.pop(id(definition), None)
+                try:
+                    self._ctx.emit("tools/change")
+                except Exception:
+                    _log.warning(
+                        "tools/change listener failed after removing %r", name, exc_info=True
+                    )
+
+        if owner is not None:
+            return owner.effect(unregister)
+        return unregister
+
+    def get(self, name: str, agent: object | None = None) -> ToolDefinition | None:
+        """The definition visible to `agent` (or to everyone), or None."""
+        return self._tools.get(name)
+
+    def _visible(self, name: str, agent: object | None) -> ToolDefinition | None:
+        return self._tools.get(name)
+
+    def names(self, agent: object | None = None) -> list[str]:
+        """Visible tool names, in registration order."""
+        return list(self._tools)
+
+    def schemas(self, agent: object | None = None) -> list[dict[str, JsonValue]]:
+        """`{"name", "description", "parameters"}` per visible tool, in registration order; a
+        fresh deep copy each time. Never a callback, `timeout_ms` or output schema."""
+        out: list[dict[str, JsonValue]] = []
+        for defn in self._tools.values():
+            cached = self._schemas.get(id(defn))
+            if cached is None or cached[0] is not defn:
+                try:
+                    frozen = snapshot(dict(defn.parameters))
+                except NotLosslessJson:
+                    raise TypeError(
+                        f'tool "{defn.name}" parameters must be lossless JSON '
+                        "before schema projection"
+                    ) from None
+                cached = (defn, frozen)
+                self._schemas[id(defn)] = cached
+            out.append(
+                {"name": defn.name, "description": defn.description, "parameters": thaw(cached[1])}
+            )
+        return out
+
+    # -- guards --------------------------------------------------------------------------------
+
+    def guard(self, fn: ToolGuard, *, owner: Context | None = None) -> Callable[[], None]:
+        """Add a synchronous guard: a returned string denies the call (monotonic: nothing can
+        undo it). Evaluated only for allowed calls, in registration order."""
+        table = self._guards
+        table.append(fn)
+        index = len(table) - 1
+        self._live_guards += 1
+
+        def remove() -> None:
+            if index < len(table) and table is self._guards and table[index] is fn:
+                table[index] = None
+                self._live_guards -= 1
+                if self._live_guards == 0:
+                    self._guards = []  # a drained table starts a new generation
+
+        if owner is not None:
+            return owner.effect(remove)
+        return remove
+
+    def _deny_by_guard(self, exec: ToolExecution) -> str | None:
+        table = self._guards
+        i = 0
+        while i < len(table):
+            fn = table[i]
+            i += 1
+            if fn is None:
+                continue
+            verdict = fn(exec)
+            if verdict is not None:
+                if not isinstance(verdict, str):
+                    raise TypeError(
+                        f"a guard returns a denial reason (str) or None; got {verdict!r}"
+                    )
+                return verdict
+        return None
+
+    # -- scheduling ----------------------------------------------------------------------------
+
+    def execution_mode(self, input: ToolExecutionInput) -> Literal["parallel", "exclusive"]:
+        """`parallel` only when the tool's classifier returns exactly `True` for the raw
+        arguments; unknown tools, no classifier, anything else or a raise: `exclusive`."""
+        defn = self._tools.get(input.name)
+        if defn is None or defn.is_concurrency_safe is None:
+            return "exclusive"
+        try:
+            return "parallel" if defn.is_concurrency_safe(input.arguments) is True else "exclusive"
+        except Exception:
+            return "exclusive"
+
+
+class ToolsView:
+    """`ctx.tools` as seen from one plugin's context: registrations belong to that plugin."""
+
+    __slots__ = (
+        "_ctx",
+        "_runtime",
+        "execute",
+        "execution_mode",
+        "finish",
+        "get",
+        "prepare",
+        "schemas",
+    )
+
+    def __init__(self, runtime: ToolRuntime, ctx: Context) -> None:
+        self._runtime = runtime
+        self._ctx = ctx
+        self.execute = runtime.execute
+        self.get = runtime.get
+        self.schemas = runtime.schemas
+        self.execution_mode = runtime.execution_mode
+        self.prepare = runtime.prepare
+        self.finish = runtime.finish
+
+    @property
+    def runtime(self) -> ToolRuntime:
+        """The shared service (the staged scheduler API lives there)."""
+        return self._runtime
+
+    def register(self, definition: ToolDefinition) -> Callable[[], None]:
+        """See `ToolRuntime.register`; owned by this view's plugin."""
+        return self._runtime.register(definition, owner=self._ctx)
+
+    def guard(self, fn: ToolGuard) -> Callable[[], None]:
+        """See `ToolRuntime.guard`; owned by this view's plugin."""
+        return self._runtime.guard(fn, owner=self._ctx)
+
+    def names(self, agent: object | None = None) -> list[str]:
+        return self._runtime.names(agent)

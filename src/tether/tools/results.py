@@ -1,0 +1,196 @@
+"""Tool results: the frozen records a call ends with, and the registry's exact result texts.
+
+Owns: `ToolSuccess` / `ToolFailure` (and their wire form, `to_json`), `ErrorDetail` / `ErrorInfo`,
+`UserMessage` (a context a tool or policy attaches), the result codes, and the builders for the
+results the registry itself writes (aborts, denials, thrown values). Does not own when those
+results are chosen — that is the pipeline's precedence (`tether.tools.pipeline`).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final, Literal, TypeAlias, cast
+
+from ..core.errors import error_code_info, error_message
+from ..core.json import FrozenDict, FrozenList, JsonValue, snapshot
+
+__all__ = [
+    "TOOL_ABORTED",
+    "TOOL_ABORTED_BEFORE_DISPATCH",
+    "TOOL_TIMEOUT",
+    "ContentBlock",
+    "ErrorDetail",
+    "ErrorInfo",
+    "ToolExecutionResult",
+    "ToolFailure",
+    "ToolSuccess",
+    "UserMessage",
+    "aborted_before_dispatch_result",
+    "aborted_result",
+    "denial_result",
+    "failure_from",
+    "text_content",
+    "user_message",
+]
+
+TOOL_ABORTED: Final = "ABORTED"
+TOOL_ABORTED_BEFORE_DISPATCH: Final = "ABORTED_BEFORE_DISPATCH"
+TOOL_TIMEOUT: Final = "TOOL_TIMEOUT"
+
+ContentBlock: TypeAlias = Mapping[str, JsonValue]
+"""`{"type": "text", "text": str}` | `{"type": "image", ...}` | ... (frozen once in a result)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorInfo:
+    """The structured part of an error: which error (`name`) and its stable `code`."""
+
+    name: str
+    code: str
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorDetail:
+    """Why a call failed: `message` never carries the `Error: ` envelope the content has."""
+
+    message: str
+    info: ErrorInfo | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UserMessage:
+    """A context message that rides a result and becomes its own session message."""
+
+    id: str
+    content: Sequence[ContentBlock]
+    source: Mapping[str, JsonValue]
+    role: Literal["user"] = "user"
+
+
+def user_message(
+    content: Sequence[ContentBlock] | str, source: Mapping[str, JsonValue] | None = None
+) -> UserMessage:
+    """Mint a `UserMessage` with a fresh id; a `str` becomes one text block."""
+    blocks = text_content(content) if isinstance(content, str) else content
+    return UserMessage(
+        id=f"msg_{uuid.uuid4().hex}",
+        content=_frozen_blocks(blocks),
+        source=_frozen_mapping({"kind": "user"} if source is None else source),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSuccess:
+    """A successful call: `value` is the canonical JSON value, `content` what the model sees."""
+
+    value: JsonValue
+    content: Sequence[ContentBlock]
+    meta: JsonValue | None = None
+    additional_contexts: Sequence[UserMessage] = ()
+    concludes_turn: bool = False
+    is_error: Literal[False] = False
+    _owner: object = field(default=None, init=False, repr=False, compare=False)
+
+    def to_json(self) -> dict[str, JsonValue]:
+        """The durable/wire form: `is_error`, `content`, and `meta` when present."""
+        out: dict[str, JsonValue] = {"is_error": False, "content": _json_list(self.content)}
+        if self.meta is not None:
+            out["meta"] = self.meta
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class ToolFailure:
+    """A failed call: `error.message` plus model-facing `content` (usually `Error: <message>`)."""
+
+    error: ErrorDetail
+    content: Sequence[ContentBlock]
+    meta: JsonValue | None = None
+    additional_contexts: Sequence[UserMessage] = ()
+    is_error: Literal[True] = True
+
+    @property
+    def code(self) -> str | None:
+        """`error.info.code`, when the failure has one."""
+        return None if self.error.info is None else self.error.info.code
+
+    def to_json(self) -> dict[str, JsonValue]:
+        """The durable/wire form: `is_error`, `content`, `error`, and `meta` when present."""
+        error: dict[str, JsonValue] = {"message": self.error.message}
+        if self.error.info is not None:
+            error["info"] = {"name": self.error.info.name, "code": self.error.info.code}
+        out: dict[str, JsonValue] = {
+            "is_error": True,
+            "content": _json_list(self.content),
+            "error": error,
+        }
+        if self.meta is not None:
+            out["meta"] = self.meta
+        return out
+
+
+ToolExecutionResult: TypeAlias = ToolSuccess | ToolFailure
+
+
+def _json_list(blocks: Sequence[ContentBlock]) -> JsonValue:
+    if isinstance(blocks, FrozenList):
+        return blocks
+    return [dict(b) for b in blocks]
+
+
+def _frozen_blocks(blocks: Sequence[ContentBlock]) -> Sequence[ContentBlock]:
+    if isinstance(blocks, FrozenList):
+        return cast(Sequence[ContentBlock], blocks)
+    return cast(Sequence[ContentBlock], snapshot(list(blocks)))
+
+
+def _frozen_mapping(value: Mapping[str, JsonValue]) -> Mapping[str, JsonValue]:
+    if isinstance(value, FrozenDict):
+        return value
+    return cast(Mapping[str, JsonValue], snapshot(dict(value)))
+
+
+def text_content(text: str) -> Sequence[ContentBlock]:
+    """One frozen text block."""
+    return cast(Sequence[ContentBlock], FrozenList([{"type": "text", "text": text}]))
+
+
+def _failure(message: str, info: ErrorInfo | None, text: str | None = None) -> ToolFailure:
+    return ToolFailure(
+        error=ErrorDetail(message, info),
+        content=text_content(f"Error: {message}" if text is None else text),
+    )
+
+
+_ABORT_INFO: Final = ErrorInfo("AbortError", TOOL_ABORTED)
+_ABD_INFO: Final = ErrorInfo("AbortError", TOOL_ABORTED_BEFORE_DISPATCH)
+_ABORTED: Final = _failure("tool call aborted", _ABORT_INFO)
+_ABD: Final = _failure("tool call aborted before dispatch", _ABD_INFO)
+
+
+def aborted_result(contexts: Sequence[UserMessage] = ()) -> ToolFailure:
+    """`ABORTED`: the body was invoked and its success was superseded by cancellation."""
+    if not contexts:
+        return _ABORTED
+    return ToolFailure(_ABORTED.error, _ABORTED.content, additional_contexts=tuple(contexts))
+
+
+def aborted_before_dispatch_result(contexts: Sequence[UserMessage] = ()) -> ToolFailure:
+    """`ABORTED_BEFORE_DISPATCH`: cancellation prevented the body; no side effects possible."""
+    if not contexts:
+        return _ABD
+    return ToolFailure(_ABD.error, _ABD.content, additional_contexts=tuple(contexts))
+
+
+def denial_result(reason: str) -> ToolFailure:
+    """A policy denial: message = the reason, content `Error: <reason>`, no info."""
+    return _failure(reason, None)
+
+
+def failure_from(thrown: object) -> ToolFailure:
+    """The error result for a thrown value: its message, and `info` for a `HarnessError`."""
+    message = error_message(thrown)
+    pair = error_code_info(thrown)
+    return _failure(message, None if pair is None else ErrorInfo(*pair))

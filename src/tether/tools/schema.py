@@ -1,0 +1,111 @@
+"""Schemas at the model boundary: pydantic models to model-facing JSON Schema, and pydantic
+validation errors to the registry's violation texts.
+
+Owns: `model_facing_schema` (titles dropped, `$defs` inlined so every model can read it),
+`violations` (`<path>: <msg>`, list indices as `[i]`, the root written as `arguments`/`value`),
+and `ValueCanonicalizer` (an output schema compiled once per definition). Does not own when
+validation runs (the body wrapper for arguments, canonical success construction for values).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, cast
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from ..core.json import JsonValue, snapshot
+from .errors import ToolOutputError
+
+__all__ = ["ValueCanonicalizer", "compile_output_schema", "model_facing_schema", "violations"]
+
+
+def _path(loc: tuple[int | str, ...], root: str) -> str:
+    out = root if loc and isinstance(loc[0], int) else ""  # `value[1]`, not a bare `[1]`
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else part
+    return out or root
+
+
+def violations(error: ValidationError, root: str) -> list[str]:
+    """Each pydantic error as `<path>: <msg>`, in pydantic's order."""
+    return [f"{_path(e['loc'], root)}: {e['msg']}" for e in error.errors(include_url=False)]
+
+
+_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions")
+_SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+
+
+def _inline(node: object, defs: Mapping[str, object], depth: int = 0) -> object:
+    if not isinstance(node, dict):
+        return node
+    if depth > 64:
+        raise ValueError("parameter schema nests deeper than 64 levels (recursive model?)")
+    node = cast(dict[str, object], node)
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        target = defs.get(ref.removeprefix("#/$defs/"))
+        merged = {
+            **cast(dict[str, object], target),
+            **{k: v for k, v in node.items() if k != "$ref"},
+        }
+        return _inline(merged, defs, depth + 1)
+    out: dict[str, object] = {}
+    for key, value in node.items():
+        if key in ("title", "$defs"):
+            continue
+        if key in _SCHEMA_MAPS and isinstance(value, dict):
+            out[key] = {k: _inline(v, defs, depth + 1) for k, v in value.items()}
+        elif key in _SCHEMA_LISTS and isinstance(value, list):
+            out[key] = [_inline(v, defs, depth + 1) for v in value]
+        elif key in ("items", "additionalProperties", "not") and isinstance(value, dict):
+            out[key] = _inline(value, defs, depth + 1)
+        else:
+            out[key] = value
+    return out
+
+
+def model_facing_schema(model: type[BaseModel]) -> dict[str, object]:
+    """`model.model_json_schema()` (validation mode) without titles and with `$defs` inlined."""
+    raw = model.model_json_schema(mode="validation")
+    defs = cast(Mapping[str, object], raw.get("$defs", {}))
+    schema = cast(dict[str, object], _inline(raw, defs))
+    schema.setdefault("type", "object")
+    schema.setdefault("properties", {})
+    return schema
+
+
+ValueCanonicalizer = Callable[[str, object], JsonValue]
+"""`(tool_name, value) -> frozen canonical JSON`; raises `ToolOutputError`."""
+
+
+def _any_json(tool_name: str, value: object) -> JsonValue:
+    try:
+        return snapshot(value)
+    except TypeError:
+        raise ToolOutputError(tool_name, ["value is not lossless JSON"]) from None
+
+
+def compile_output_schema(schema: object) -> ValueCanonicalizer:
+    """Build the canonicalizer for an output schema once: `None` is any JSON value; a type is
+    validated with a pydantic `TypeAdapter` and dumped in JSON mode; a mapping is a JSON Schema
+    (the subset the registry enforces)."""
+    if schema is None:
+        return _any_json
+    if isinstance(schema, Mapping):
+        from .json_schema import compile_json_schema
+
+        return compile_json_schema(cast(Mapping[str, object], schema))
+    adapter: TypeAdapter[Any] = TypeAdapter(cast(Any, schema))
+
+    def canonical(tool_name: str, value: object) -> JsonValue:
+        try:
+            dumped = adapter.dump_python(adapter.validate_python(value), mode="json")
+        except ValidationError as exc:
+            raise ToolOutputError(tool_name, violations(exc, "value")) from None
+        return _any_json(tool_name, dumped)
+
+    return canonical
