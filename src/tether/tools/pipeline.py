@@ -17,6 +17,11 @@ and the body is still awaited — no `CancelledError` is thrown into it; the cal
 result and the `CancelledError` propagates. A cancelled caller before dispatch never starts the
 body. Only successes are superseded by cancellation codes; every failure is more specific.
 
+Python decision: a body that re-raises its own signal's abort (`async with
+exec.signal.cancels():`, `exec.signal.throw_if_aborted()`) has not failed on its own; its call
+is classified like a cooperative body that returned (`ABORTED`). Any other exception — a
+`HarnessError` raised on abort included — is tool-owned and kept.
+
 Results flow as values between stages (`Prepared`, `Dispatched`); nothing is signalled with
 exceptions except the asyncio cancellation of the awaiting task.
 """
@@ -24,11 +29,10 @@ exceptions except the asyncio cancellation of the awaiting task.
 from __future__ import annotations
 
 import asyncio
-import functools
 import inspect
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Final, Literal, Protocol, cast
 
@@ -231,7 +235,9 @@ class Pipeline:
         if service is None:
             return (
                 False,
-                ask.reason or f'tool "{name}" requires approval (not yet supported)',
+                ask.reason
+                if ask.reason is not None
+                else f'tool "{name}" requires approval (not yet supported)',
                 False,
             )
         if exec.agent is None:
@@ -328,7 +334,7 @@ class Pipeline:
                 raise
             result = failure_from(exc)
         except Exception as exc:
-            result = failure_from(exc)
+            result = aborted_result() if _is_own_abort(exc, body_signal) else failure_from(exc)
         finally:
             remove_wrapper()
             if remove_caller is not None:
@@ -340,29 +346,25 @@ class Pipeline:
     async def _run_body(
         self, tool: ToolDefinition, exec: Execution, body_signal: AbortSignal
     ) -> object:
-        loop = asyncio.get_running_loop()
-        task = loop.create_task(_call_body(tool, exec))
-        interrupted = False
-        while not task.done():
-            waiter = loop.create_future()
-            task.add_done_callback(functools.partial(_wake, waiter))
-            try:
-                await waiter
-            except asyncio.CancelledError:
-                interrupted = True
-                object.__setattr__(exec, "interrupted", True)
-                body_signal._abort(AbortError())
-        if interrupted:
-            try:
-                outcome: ToolExecutionResult = canonical_success(tool, exec, task.result())
-                if body_signal.aborted:
-                    outcome = aborted_result()
-            except BaseException as exc:  # the body's own failure, kept over cancellation
-                outcome = failure_from(exc)
-            raise _BodyInterrupted(outcome)
-        if task.cancelled():
-            raise asyncio.CancelledError("the tool body raised CancelledError on its own")
-        return task.result()
+        """Run the body in its own task and await it to quiescence, whatever happens to us."""
+
+        def forwarded() -> None:
+            object.__setattr__(exec, "interrupted", True)
+            body_signal._abort(AbortError())
+
+        task = _BodyTask(_call_body(tool, exec), forwarded)
+        try:
+            return await task
+        except asyncio.CancelledError:
+            if not exec.interrupted:
+                raise  # the body raised CancelledError on its own: a tool error upstream
+        try:
+            outcome: ToolExecutionResult = canonical_success(tool, exec, task.result())
+            if body_signal.aborted:
+                outcome = aborted_result()
+        except BaseException as exc:  # the body's own failure, kept over cancellation
+            outcome = aborted_result() if _is_own_abort(exc, body_signal) else failure_from(exc)
+        raise _BodyInterrupted(outcome)
 
     # -- finalize and finish -------------------------------------------------------------------
 
@@ -418,9 +420,37 @@ class Pipeline:
         return final
 
 
-def _wake(waiter: asyncio.Future[None], _task: object) -> None:
-    if not waiter.done():
-        waiter.set_result(None)
+def _is_own_abort(exc: BaseException, body_signal: AbortSignal) -> bool:
+    """Whether the body just propagated its own signal's abort (`signal.cancels()`,
+    `throw_if_aborted()`): that is the call's cancellation, not a tool-owned failure."""
+    if not body_signal.aborted:
+        return False
+    reason = body_signal.reason
+    return exc is reason or (isinstance(exc, AbortError) and exc.reason is reason)
+
+
+class _BodyTask(asyncio.Task[object]):
+    """The body's own task. It refuses the cancellation asyncio forwards to it from the task
+    awaiting it: that becomes an abort of the per-call signal instead (`on_forwarded`), and the
+    awaiting task receives its `CancelledError` only once the body has settled. A cancellation
+    the body asks for itself (its own `asyncio.timeout`, `signal.cancels()`) goes through."""
+
+    def __init__(
+        self, coro: Coroutine[object, object, object], on_forwarded: Callable[[], None]
+    ) -> None:
+        super().__init__(coro)
+        awaiter = asyncio.current_task()
+        self._awaiter = awaiter
+        self._seen = 0 if awaiter is None else awaiter.cancelling()
+        self._on_forwarded = on_forwarded
+
+    def cancel(self, msg: object = None) -> bool:
+        awaiter = self._awaiter
+        if awaiter is not None and not self.done() and awaiter.cancelling() > self._seen:
+            self._seen = awaiter.cancelling()
+            self._on_forwarded()
+            return False
+        return super().cancel(msg)
 
 
 def _interrupted_outcome(exec: Execution) -> ToolExecutionResult:
