@@ -1,0 +1,172 @@
+"""Verifying a session log: seq contiguity, call/result balance, turn structure.
+
+Owns: `check_events` (and `Defect`), which reads records and never raises or repairs. A healthy
+log returns `[]`. Defect codes:
+
+    INVALID_LINE      a line that is not a valid record (not the last line)
+    TORN_TAIL         the last line is incomplete or invalid (load cuts it)
+    SEQ_GAP           seq is not contiguous from 0 (a gap or a duplicate)
+    OPEN_TURN         the last turn has no turn/end (a crash; load closes it)
+    NESTED_TURN       turn/start while another turn is open
+    DUPLICATE_CALL    two tool/call events with one call id
+    MISSING_RESULT    a tool/call, or a tool call the model requested, without a tool/result
+    DUPLICATE_RESULT  more than one tool/result for one call id
+    ORPHAN_RESULT     a tool/result answering no recorded or requested call
+    INVALID_EVENT     a core event without its required fields
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from . import events as ev
+from .events import SessionEvent, assistant_call_ids, result_call_id
+from .files import LineProblem
+
+__all__ = ["Defect", "check_events"]
+
+
+@dataclass(frozen=True, slots=True)
+class Defect:
+    """One problem in a log; `message` is a full sentence naming where."""
+
+    code: str
+    message: str
+    seq: int | None = None
+    line: int | None = None
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def check_events(
+    events: Sequence[SessionEvent], problems: Sequence[LineProblem] = (), total_lines: int = 0
+) -> list[Defect]:
+    """Every defect of a parsed log, in file order within each kind of check."""
+    defects: list[Defect] = []
+    last_line = max(total_lines, max((p.line for p in problems), default=0))
+    for problem in problems:
+        code = "TORN_TAIL" if problem.line == last_line else "INVALID_LINE"
+        defects.append(Defect(code, f"line {problem.line}: {problem.reason}", line=problem.line))
+    for expected, event in enumerate(events):
+        if event.seq != expected:
+            defects.append(
+                Defect(
+                    "SEQ_GAP",
+                    f"seq {event.seq} ({event.type}) where {expected} was expected",
+                    seq=event.seq,
+                )
+            )
+            break
+    defects.extend(_structure(events))
+    return defects
+
+
+def _structure(events: Sequence[SessionEvent]) -> list[Defect]:
+    defects: list[Defect] = []
+    calls: dict[str, SessionEvent] = {}
+    requested: dict[str, SessionEvent] = {}  # call id -> the assistant/message that asked
+    results: dict[str, list[SessionEvent]] = {}
+    open_turn: SessionEvent | None = None
+    for event in events:
+        data = event.data
+        match event.type:
+            case ev.TURN_START:
+                if open_turn is not None:
+                    defects.append(
+                        Defect(
+                            "NESTED_TURN",
+                            f"turn/start at seq {event.seq} while turn"
+                            f" {open_turn.data.get('turn')} (seq {open_turn.seq}) is open",
+                            seq=event.seq,
+                        )
+                    )
+                open_turn = event
+            case ev.TURN_END:
+                open_turn = None
+            case ev.ASSISTANT_MESSAGE:
+                for call_id in assistant_call_ids(data):
+                    requested.setdefault(call_id, event)
+            case ev.TOOL_CALL:
+                recorded = data.get("call_id")
+                if not isinstance(recorded, str) or not isinstance(data.get("name"), str):
+                    defects.append(
+                        Defect(
+                            "INVALID_EVENT",
+                            f"tool/call at seq {event.seq} has no call_id or name",
+                            seq=event.seq,
+                        )
+                    )
+                elif recorded in calls:
+                    defects.append(
+                        Defect(
+                            "DUPLICATE_CALL",
+                            f'tool/call "{recorded}" at seq {event.seq} repeats seq'
+                            f" {calls[recorded].seq}",
+                            seq=event.seq,
+                        )
+                    )
+                else:
+                    calls[recorded] = event
+            case ev.TOOL_RESULT:
+                answer = result_call_id(data)
+                if answer is None:
+                    defects.append(
+                        Defect(
+                            "INVALID_EVENT",
+                            f"tool/result at seq {event.seq} names no call id",
+                            seq=event.seq,
+                        )
+                    )
+                else:
+                    results.setdefault(answer, []).append(event)
+    if open_turn is not None:
+        defects.append(
+            Defect(
+                "OPEN_TURN",
+                f"turn {open_turn.data.get('turn')} (seq {open_turn.seq}) has no turn/end:"
+                " the writer stopped mid-turn; loading the session closes it",
+                seq=open_turn.seq,
+            )
+        )
+    for call_id, call in calls.items():
+        if call_id not in results:
+            defects.append(
+                Defect(
+                    "MISSING_RESULT",
+                    f'tool/call "{call_id}" ({call.data.get("name")}, seq {call.seq}) has no'
+                    " tool/result",
+                    seq=call.seq,
+                )
+            )
+    for call_id, asked in requested.items():
+        if call_id not in results and call_id not in calls:
+            defects.append(
+                Defect(
+                    "MISSING_RESULT",
+                    f'tool call "{call_id}" requested by assistant/message seq {asked.seq} has'
+                    " no tool/result",
+                    seq=asked.seq,
+                )
+            )
+    for call_id, answers in results.items():
+        if len(answers) > 1:
+            seqs = ", ".join(str(a.seq) for a in answers)
+            defects.append(
+                Defect(
+                    "DUPLICATE_RESULT",
+                    f'tool call "{call_id}" has {len(answers)} tool/results (seqs {seqs})',
+                    seq=answers[1].seq,
+                )
+            )
+        if call_id not in calls and call_id not in requested:
+            defects.append(
+                Defect(
+                    "ORPHAN_RESULT",
+                    f'tool/result at seq {answers[0].seq} answers "{call_id}", which no'
+                    " tool/call or assistant message names",
+                    seq=answers[0].seq,
+                )
+            )
+    return defects

@@ -1,0 +1,147 @@
+"""Crash repair: the events that close a turn a crash left open (spec §7.6), exact texts.
+
+Owns: `interrupted_turn_closers(events)`, which computes — without writing anything — the
+synthetic `tool/result`s, `step/end` and `turn/end {reason: {kind: "interrupted"}}` that close the
+last turn when it has no `turn/end`. Does not own applying them (`SessionLog` appends them durably
+on open; a read-only load appends them in memory).
+
+For every tool call of the open step that has no `tool/result` — the tool-call blocks of its
+assistant messages, in model order, then any recorded `tool/call` no block names — one result:
+  * a `tool/call` was recorded: the outcome is unknown (the body may have run), code
+    `TOOL_OUTCOME_UNKNOWN`, citing the call's seq in `source_event_seqs`;
+  * none was recorded: the call never started, code `TOOL_NOT_STARTED`.
+Results are error results (`is_error: true`) with message id
+`interrupted-tool-result-<call_id>-<seq>`; seqs continue the log and `time` repeats the last
+event's time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from ...core.json import FrozenDict, JsonValue
+from ..messages import ToolResultMessage, message_to_json
+from . import events as ev
+from .events import SessionEvent, assistant_call_ids, result_call_id
+
+__all__ = [
+    "OUTCOME_UNKNOWN_TEXT",
+    "TOOL_NOT_STARTED",
+    "TOOL_NOT_STARTED_TEXT",
+    "TOOL_OUTCOME_UNKNOWN",
+    "interrupted_turn_closers",
+    "open_turn",
+]
+
+TOOL_OUTCOME_UNKNOWN: Final = "TOOL_OUTCOME_UNKNOWN"
+TOOL_NOT_STARTED: Final = "TOOL_NOT_STARTED"
+OUTCOME_UNKNOWN_TEXT: Final = (
+    "The tool call was interrupted after it was recorded, but no result was durably recorded."
+    " Its outcome is unknown. Decide whether to retry from the tool semantics: retry only if the"
+    " operation is read-only or idempotent; if it may have side effects, first verify external"
+    " state or ask the user. Do not retry blindly."
+)
+TOOL_NOT_STARTED_TEXT: Final = (
+    "The tool call was interrupted before the Harness recorded it as started."
+    " Retry it if it is still needed."
+)
+
+
+@dataclass(slots=True)
+class _Pending:
+    turn: int
+    step: int
+    call_seq: int | None = None
+
+
+def open_turn(events: Sequence[SessionEvent]) -> int | None:
+    """The number of the last turn when it has a `turn/start` but no `turn/end`, else None."""
+    current: int | None = None
+    for event in events:
+        if event.type == ev.TURN_START:
+            current = _int(event.data.get("turn"), 0)
+        elif event.type == ev.TURN_END:
+            current = None
+    return current
+
+
+def interrupted_turn_closers(events: Sequence[SessionEvent]) -> list[SessionEvent]:
+    """The events that close an open last turn (empty when the last turn is closed)."""
+    turn: int | None = None
+    step: tuple[int, int] | None = None
+    pending: dict[str, _Pending] = {}  # insertion order: blocks in model order, then calls
+    answered: set[str] = set()
+    for event in events:
+        data = event.data
+        match event.type:
+            case ev.TURN_START:
+                turn, step = _int(data.get("turn"), 0), None
+                pending.clear()
+                answered.clear()
+            case ev.TURN_END:
+                turn, step = None, None
+                pending.clear()
+            case ev.STEP_START:
+                step = (_int(data.get("turn"), turn or 0), _int(data.get("step"), 0))
+            case ev.STEP_END:
+                step = None
+                pending.clear()
+            case ev.ASSISTANT_MESSAGE:
+                where = (_int(data.get("turn"), turn or 0), _int(data.get("step"), 0))
+                for call_id in assistant_call_ids(data):
+                    pending.setdefault(call_id, _Pending(*where))
+            case ev.TOOL_CALL:
+                recorded_id = data.get("call_id")
+                if isinstance(recorded_id, str):
+                    entry = pending.setdefault(
+                        recorded_id,
+                        _Pending(_int(data.get("turn"), turn or 0), _int(data.get("step"), 0)),
+                    )
+                    entry.call_seq = event.seq
+            case ev.TOOL_RESULT:
+                answer = result_call_id(data)
+                if answer is not None:
+                    answered.add(answer)
+    if turn is None:
+        return []
+    seq = events[-1].seq + 1 if events else 0
+    when = events[-1].time if events else 0
+    closers: list[SessionEvent] = []
+    for call_id, entry in pending.items():
+        if call_id in answered:
+            continue
+        recorded = entry.call_seq is not None
+        message = ToolResultMessage(
+            id=f"interrupted-tool-result-{call_id}-{seq}",
+            call_id=call_id,
+            content=[
+                {
+                    "type": "text",
+                    "text": OUTCOME_UNKNOWN_TEXT if recorded else TOOL_NOT_STARTED_TEXT,
+                }
+            ],
+            is_error=True,
+        )
+        error: dict[str, JsonValue] = (
+            {"name": "ToolOutcomeUnknownError", "code": TOOL_OUTCOME_UNKNOWN}
+            if recorded
+            else {"name": "ToolNotStartedError", "code": TOOL_NOT_STARTED}
+        )
+        data_out = FrozenDict(
+            turn=entry.turn, step=entry.step, message=message_to_json(message), error=error
+        )
+        cites = None if entry.call_seq is None else (entry.call_seq,)
+        closers.append(SessionEvent(ev.TOOL_RESULT, seq, when, data_out, cites))
+        seq += 1
+    if step is not None:
+        closers.append(SessionEvent(ev.STEP_END, seq, when, FrozenDict(turn=step[0], step=step[1])))
+        seq += 1
+    reason = {"kind": "interrupted"}
+    closers.append(SessionEvent(ev.TURN_END, seq, when, FrozenDict(turn=turn, reason=reason)))
+    return closers
+
+
+def _int(value: object, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default

@@ -1,0 +1,116 @@
+"""Filesystem errors: one coded `FsError` and the translation of OS errors at the seam.
+
+Owns: the `FS_*` codes (spec §6.1), `FsError`, `os_error()` (an `OSError` -> the matching coded
+error with the cause chained) and `aborted()` (the `FS_ABORTED` error of a cancelled operation).
+Does not own: the model-facing remediation suffixes (tools.py adds them for write/edit only).
+
+    HarnessError
+     ├── FsError          .code in FS_CODES; .name == "FsError"
+     └── FsCallAborted    a tool body's report that its call was cancelled mid-run: `tool call
+                          aborted`, name `AbortError`, code `ABORTED` (the tools turn the seam's
+                          FS_ABORTED into it, so a cancelled fs call reads like any other)
+"""
+
+from __future__ import annotations
+
+import errno
+from typing import Final
+
+from ...core.errors import HarnessError
+from ...core.signals import AbortSignal, as_exception
+
+__all__ = [
+    "FS_ABORTED",
+    "FS_AMBIGUOUS_EDIT",
+    "FS_CODES",
+    "FS_EDIT_NOT_FOUND",
+    "FS_IO_ERROR",
+    "FS_NOT_DIRECTORY",
+    "FS_NOT_FOUND",
+    "FS_NOT_OBSERVED",
+    "FS_NOT_REGULAR_FILE",
+    "FS_NOT_TEXT",
+    "FS_PERMISSION_DENIED",
+    "FS_SANDBOX_DENIED",
+    "FS_STALE_VERSION",
+    "FS_TOO_LARGE",
+    "FsCallAborted",
+    "FsError",
+    "check_signal",
+    "os_error",
+]
+
+FS_NOT_FOUND: Final = "FS_NOT_FOUND"
+FS_NOT_DIRECTORY: Final = "FS_NOT_DIRECTORY"
+FS_NOT_TEXT: Final = "FS_NOT_TEXT"
+FS_NOT_REGULAR_FILE: Final = "FS_NOT_REGULAR_FILE"
+FS_TOO_LARGE: Final = "FS_TOO_LARGE"
+FS_PERMISSION_DENIED: Final = "FS_PERMISSION_DENIED"
+FS_SANDBOX_DENIED: Final = "FS_SANDBOX_DENIED"
+FS_IO_ERROR: Final = "FS_IO_ERROR"
+FS_STALE_VERSION: Final = "FS_STALE_VERSION"
+FS_NOT_OBSERVED: Final = "FS_NOT_OBSERVED"
+FS_AMBIGUOUS_EDIT: Final = "FS_AMBIGUOUS_EDIT"
+FS_EDIT_NOT_FOUND: Final = "FS_EDIT_NOT_FOUND"
+FS_ABORTED: Final = "FS_ABORTED"
+
+FS_CODES: Final = frozenset(
+    {
+        FS_NOT_FOUND,
+        FS_NOT_DIRECTORY,
+        FS_NOT_TEXT,
+        FS_NOT_REGULAR_FILE,
+        FS_TOO_LARGE,
+        FS_PERMISSION_DENIED,
+        FS_SANDBOX_DENIED,
+        FS_IO_ERROR,
+        FS_STALE_VERSION,
+        FS_NOT_OBSERVED,
+        FS_AMBIGUOUS_EDIT,
+        FS_EDIT_NOT_FOUND,
+        FS_ABORTED,
+    }
+)
+
+
+class FsError(HarnessError):
+    """A filesystem failure with one of the `FS_*` codes, e.g.
+    `FsError('cannot read "/w/a.txt": not found', FS_NOT_FOUND)`."""
+
+
+class FsCallAborted(HarnessError):
+    """`tool call aborted` (`ABORTED`, name `AbortError`), chained to the seam's FS_ABORTED."""
+
+    def __init__(self, cause: FsError) -> None:
+        super().__init__("tool call aborted", "ABORTED", cause=cause)
+
+    @property
+    def name(self) -> str:
+        return "AbortError"
+
+
+def check_signal(signal: AbortSignal, verb: str) -> None:
+    """Raise `FsError("<verb> aborted", FS_ABORTED)` (cause: the abort reason) if aborted.
+
+    Safe to call from a worker thread: it only reads `signal.aborted`/`signal.reason`.
+    """
+    if signal.aborted:
+        raise FsError(f"{verb} aborted", FS_ABORTED, cause=as_exception(signal.reason))
+
+
+_BY_ERRNO: Final = {
+    errno.ENOENT: (FS_NOT_FOUND, "not found"),
+    errno.ENOTDIR: (FS_NOT_DIRECTORY, "a parent is not a directory"),
+    errno.EEXIST: (FS_NOT_DIRECTORY, "a parent is not a directory"),  # makedirs over a file
+    errno.EISDIR: (FS_NOT_REGULAR_FILE, "not a regular file"),
+    errno.EACCES: (FS_PERMISSION_DENIED, "permission denied"),
+    errno.EPERM: (FS_PERMISSION_DENIED, "permission denied"),
+    errno.EROFS: (FS_PERMISSION_DENIED, "read-only file system"),
+    errno.EFBIG: (FS_TOO_LARGE, "file too large"),
+}
+
+
+def os_error(error: OSError, verb: str, display_path: str) -> FsError:
+    """`cannot <verb> "<path>": <what>` with the code matching `error.errno` (else FS_IO_ERROR)."""
+    code, what = _BY_ERRNO.get(error.errno or 0, (FS_IO_ERROR, error.strerror or str(error)))
+    return FsError(f'cannot {verb} "{display_path}": {what}', code, cause=error)

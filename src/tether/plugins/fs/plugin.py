@@ -1,0 +1,59 @@
+"""The `fs` plugin: the local filesystem seam, the read-before-write policy and the file tools.
+
+One entry point for the usual composition; each part is also a plugin of its own
+(`LocalFileSystem` provides `ctx.fs`, `observation` is `fs-observation-policy`, `tools` is
+`tool-fs`) for deployments that swap one out. Config:
+
+    root: str | None          workspace; relative paths resolve here (default: the cwd at mount)
+    confine: bool = True      refuse paths whose real location is outside the workspace
+    observation_policy: bool = True   require a read before overwriting or editing a file
+    read_limit, read_max_line_length, read_max_bytes, read_stream_min_size   (see tool-fs)
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from pydantic import BaseModel, ConfigDict
+
+from ...kernel import Context
+from . import observation, tools
+from .local import LocalFileSystem
+from .tools import Count
+
+__all__ = ["FsConfig", "apply", "inject", "name"]
+
+name: Final = "fs"
+inject: Final = ("tools",)
+
+
+class FsConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    root: str | None = None
+    confine: bool = True
+    observation_policy: bool = True
+    read_limit: Count = 2000
+    read_max_line_length: Count = 2000
+    read_max_bytes: Count = 51200
+    read_stream_min_size: Count = 10 * 1024 * 1024
+
+
+Config = FsConfig
+
+
+async def apply(ctx: Context, config: FsConfig) -> None:
+    """Mount the seam, then the policy (when enabled), then the tools — each owned by this
+    plugin and disposed with it, last mounted first."""
+    await ctx.plugin(LocalFileSystem, {"root": config.root, "confine": config.confine})
+    if config.observation_policy:
+        await ctx.plugin(observation)
+    await ctx.plugin(
+        tools,
+        {
+            "read_limit": config.read_limit,
+            "read_max_line_length": config.read_max_line_length,
+            "read_max_bytes": config.read_max_bytes,
+            "read_stream_min_size": config.read_stream_min_size,
+        },
+    )

@@ -1,0 +1,327 @@
+"""The model-facing `read`, `write` and `edit` tools over `ctx.fs` (spec §6.3). Plugin `tool-fs`.
+
+Owns: the tool definitions, their bodies (resolve against the session cwd, ask the intent
+waterfalls, call the seam, report what was observed), the remediation suffixes for write/edit
+failures, and the prompt texts. Does not own: I/O and its errors (the `fs` service), or the
+read-before-write rule (the observation policy answers the intent waterfalls; without it writes
+and edits are unconditional). None of these tools declares `timeout_ms`: file I/O is stopped by
+the caller's signal only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from contextlib import aclosing
+from typing import Annotated, Any, Final, Literal, cast
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, StrictInt, ValidationInfo
+from pydantic_core import PydanticCustomError
+from typing_extensions import TypedDict  # pydantic needs it on Python 3.11
+
+from ...core.errors import HarnessError
+from ...core.json import JsonValue
+from ...kernel import Context
+from ...tools.definition import ToolDefinition, ToolOutput, define_tool
+from ...tools.execution import ToolRunContext
+from ...tools.results import ContentBlock
+from . import render
+from .args import EditArgs, ReadArgs, WriteArgs, read_args_model
+from .errors import (
+    FS_ABORTED,
+    FS_NOT_FOUND,
+    FS_NOT_OBSERVED,
+    FS_NOT_REGULAR_FILE,
+    FS_STALE_VERSION,
+    FsCallAborted,
+    FsError,
+)
+from .seam import (
+    EDIT_INTENT,
+    OBSERVED,
+    WRITE_INTENT,
+    Absent,
+    EditGuard,
+    FileSystem,
+    Present,
+    WriteIntent,
+)
+from .window import WindowBuilder
+
+__all__ = [
+    "PROMPTS",
+    "Count",
+    "EditValue",
+    "ReadLine",
+    "ReadValue",
+    "ToolFsConfig",
+    "WriteValue",
+    "apply",
+    "fs_tools",
+    "inject",
+    "name",
+    "remediate",
+    "session_cwd",
+]
+
+name: Final = "tool-fs"
+inject: Final = ("tools", "fs")
+
+PROMPTS: Final = (
+    (
+        "tool:read",
+        100,
+        "Use the read tool — not shell commands like cat — to inspect text files. Results"
+        " include line numbers. Use offset and limit to continue reading large files.",
+    ),
+    (
+        "tool:write",
+        101,
+        "Use the write tool to create files or completely replace file contents. Existing files"
+        " are overwritten, so read an existing file first (the default fs-observation-policy"
+        " requires it) and prefer edit for targeted changes.",
+    ),
+    (
+        "tool:edit",
+        102,
+        "Use the edit tool for targeted changes to existing UTF-8 text files. It replaces"
+        " literal old_string with new_string; by default old_string must appear exactly once. If"
+        " old_string appears multiple times, provide a more specific old_string or set"
+        " replace_all to true. Read the file first (the default fs-observation-policy requires"
+        " it), unless you just created or edited it in this session.",
+    ),
+)
+"""(section id, order, text) for a system-prompt assembler."""
+
+
+def _positive(value: int, info: ValidationInfo) -> int:
+    if value < 1:
+        raise PydanticCustomError(
+            "value_error", f"tool-fs: {info.field_name} must be a positive integer"
+        )
+    return value
+
+
+Count = Annotated[StrictInt, AfterValidator(_positive)]
+"""A positive integer config value (`tool-fs: <key> must be a positive integer`)."""
+
+
+class ToolFsConfig(BaseModel):
+    """Limits of `read` (all positive integers)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    read_limit: Count = 2000
+    read_max_line_length: Count = 2000
+    read_max_bytes: Count = 51200
+    read_stream_min_size: Count = 10 * 1024 * 1024
+
+
+Config = ToolFsConfig
+
+
+class ReadLine(TypedDict):
+    number: int
+    text: str
+
+
+class ReadValue(TypedDict):
+    path: str
+    offset: int
+    lines: list[ReadLine]
+    total_lines: int
+
+
+class WriteValue(TypedDict):
+    path: str
+    operation: Literal["create", "update"]
+    before: str | None
+    after: str
+
+
+class EditValue(TypedDict):
+    path: str
+    before: str
+    after: str
+
+
+def session_cwd(agent: object) -> str | None:
+    """The calling agent's session cwd (`agent.session.header.cwd`), None without one."""
+    header = getattr(getattr(agent, "session", None), "header", None)
+    cwd = getattr(header, "cwd", None)
+    return cwd if isinstance(cwd, str) and cwd else None
+
+
+def remediate(error: FsError) -> HarnessError:
+    """Write/edit failures the model can fix get a next step; code kept, original chained.
+    FS_ABORTED becomes the call's `ABORTED` (the file was not written)."""
+    if error.code == FS_ABORTED:
+        return FsCallAborted(error)
+    if error.code == FS_STALE_VERSION:
+        return FsError(f"{error.message} — re-read the file, then retry", error.code, cause=error)
+    if error.code == FS_NOT_OBSERVED:
+        return FsError(f"{error.message} — read the file, then retry", error.code, cause=error)
+    return error
+
+
+async def _no_write_intent() -> WriteIntent:
+    return None
+
+
+async def _no_edit_guard() -> EditGuard | None:
+    return None
+
+
+def _argument(args: object, key: str) -> object:
+    return args.get(key) if isinstance(args, Mapping) else None
+
+
+def fs_tools(ctx: Context, fs: FileSystem, config: ToolFsConfig) -> list[ToolDefinition]:
+    """The three definitions, bound to `fs` and to `ctx` for the fs events."""
+    read_limit = config.read_limit
+
+    async def read(args: ReadArgs, exec: ToolRunContext) -> ReadValue:
+        try:
+            return await read_window(args, exec)
+        except FsError as error:
+            if error.code != FS_ABORTED:
+                raise
+            raise FsCallAborted(error) from error
+
+    async def read_window(args: ReadArgs, exec: ToolRunContext) -> ReadValue:
+        signal = exec.signal
+        target = await fs.resolve(args.file_path, cwd=session_cwd(exec.agent), signal=signal)
+        display = target.display_path
+        info = await fs.stat(target, signal=signal)
+        if info is None:
+            ctx.emit(OBSERVED, target, Absent(), exec.agent)
+            raise FsError(f'cannot read "{display}": not found', FS_NOT_FOUND)
+        if info.type != "file":
+            raise FsError(f'cannot read "{display}": not a regular file', FS_NOT_REGULAR_FILE)
+        offset = args.offset or 1
+        window = WindowBuilder(
+            offset, args.limit or read_limit, config.read_max_line_length, config.read_max_bytes
+        )
+        if info.size is not None and info.size < config.read_stream_min_size:
+            window.feed(await fs.read_text(target, signal=signal))
+        else:
+            async with aclosing(fs.stream_text(target, signal=signal)) as chunks:
+                async for chunk in chunks:
+                    window.feed(chunk)
+        result = window.finish()
+        total = result.total_lines
+        if not result.truncated_by_bytes and offset > total and not (total == 0 and offset == 1):
+            raise FsError(
+                f'offset {offset} is out of range for "{display}" ({total} lines)', FS_NOT_FOUND
+            )
+        ctx.emit(OBSERVED, target, Present(info.version), exec.agent)
+        lines = [ReadLine(number=n, text=text) for n, text in result.lines]
+        return ReadValue(path=display, offset=offset, lines=lines, total_lines=total)
+
+    def render_read(args: object, value: JsonValue) -> Sequence[ContentBlock]:
+        v = cast(ReadValue, value)
+        limit = _argument(args, "limit")
+        return render.read_text(
+            v["path"],
+            v["offset"],
+            [(line["number"], line["text"]) for line in v["lines"]],
+            v["total_lines"],
+            limit if isinstance(limit, int) and limit > 0 else read_limit,
+        )
+
+    def read_meta(args: object, value: JsonValue) -> JsonValue:
+        v = cast(ReadValue, value)
+        meta: dict[str, JsonValue] = {
+            "path": v["path"],
+            "offset": v["offset"],
+            "lines": cast(JsonValue, v["lines"]),
+            "total_lines": v["total_lines"],
+        }
+        lang = render.language_of(v["path"])
+        if lang is not None:
+            meta["lang"] = lang
+        return meta
+
+    async def write(args: WriteArgs, exec: ToolRunContext) -> WriteValue:
+        signal = exec.signal
+        try:
+            target = await fs.resolve(args.file_path, cwd=session_cwd(exec.agent), signal=signal)
+            intent = await ctx.waterfall(WRITE_INTENT, target, exec.agent, base=_no_write_intent)
+            done = await fs.write_text(target, args.content, intent=intent, signal=signal)
+        except FsError as error:
+            fixed = remediate(error)
+            if fixed is error:
+                raise
+            raise fixed from error
+        ctx.emit(OBSERVED, target, Present(done.version), exec.agent)
+        return WriteValue(
+            path=target.display_path, operation=done.operation, before=done.before, after=done.after
+        )
+
+    async def edit(args: EditArgs, exec: ToolRunContext) -> EditValue:
+        signal = exec.signal
+        try:
+            target = await fs.resolve(args.file_path, cwd=session_cwd(exec.agent), signal=signal)
+            guard = await ctx.waterfall(EDIT_INTENT, target, exec.agent, base=_no_edit_guard)
+            done = await fs.edit_text(
+                target,
+                old_string=args.old_string,
+                new_string=args.new_string,
+                replace_all=args.replace_all,
+                guard=guard,
+                signal=signal,
+            )
+        except FsError as error:
+            fixed = remediate(error)
+            if fixed is error:
+                raise
+            raise fixed from error
+        ctx.emit(OBSERVED, target, Present(done.version), exec.agent)
+        return EditValue(path=target.display_path, before=done.before, after=done.after)
+
+    def diff_meta(args: object, value: JsonValue) -> JsonValue:
+        v = cast(Mapping[str, Any], value)
+        return {"diffs": render.diff_hunks(v["path"], v["before"], v["after"])}
+
+    return [
+        define_tool(
+            name="read",
+            description="Read a UTF-8 text file and return line-numbered content.",
+            parameters=read_args_model(read_limit),
+            output=ToolOutput(schema=ReadValue, render=render_read, presentation_meta=read_meta),
+            execute=read,
+            is_concurrency_safe=lambda _args: True,
+        ),
+        define_tool(
+            name="write",
+            description="Create or fully replace a UTF-8 text file.",
+            parameters=WriteArgs,
+            output=ToolOutput(
+                schema=WriteValue,
+                render=lambda _a, v: render.write_text(
+                    cast(WriteValue, v)["path"], cast(WriteValue, v)["operation"]
+                ),
+                presentation_meta=diff_meta,
+            ),
+            execute=write,
+        ),
+        define_tool(
+            name="edit",
+            description="Edit an existing UTF-8 text file by replacing literal text.",
+            parameters=EditArgs,
+            output=ToolOutput(
+                schema=EditValue,
+                render=lambda a, v: render.edit_text(
+                    cast(EditValue, v)["path"], _argument(a, "replace_all") is True
+                ),
+                presentation_meta=diff_meta,
+            ),
+            execute=edit,
+        ),
+    ]
+
+
+def apply(ctx: Context, config: ToolFsConfig) -> None:
+    """Register `read`, `write` and `edit` on `ctx.tools` over `ctx.fs`."""
+    fs = cast(FileSystem, ctx.fs)
+    for definition in fs_tools(ctx, fs, config):
+        ctx.tools.register(definition)
