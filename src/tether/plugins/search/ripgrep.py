@@ -1,0 +1,110 @@
+"""The ripgrep backend: builds `rg` command lines and runs them through `ctx.shell`.
+
+Owns: the argument vectors (hidden files searched, `.git` skipped, `.gitignore` honoured even
+outside a git repository, no user config), quoting (`exec` + `shlex.join`, so `rg` replaces the
+shell and is the process-group leader), and turning a `ShellRunResult` into output lines or a
+coded error. Does not own the process: `ctx.shell` spawns it and stops its group when the
+signal this module forwards aborts.
+
+Exit codes: 0 matches, 1 none, 2 error (with matches from the readable files, the matches are
+kept).
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Final
+
+from ...core.signals import AbortSignal
+from ..shell.errors import ToolCallAborted
+from ..shell.seam import ShellExecutor, ShellRequest
+from .errors import SEARCH_FAILED, SEARCH_INVALID_ARGS, SEARCH_TIMEOUT, SearchError
+from .query import GlobQuery, GrepQuery
+
+__all__ = ["RgOutput", "glob_argv", "grep_argv", "run_rg"]
+
+_COMMON: Final = ("rg", "--no-config", "--color=never", "--hidden", "--no-require-git")
+_SKIP_GIT: Final = "--glob=!.git"
+
+
+def grep_argv(query: GrepQuery) -> list[str]:
+    """The `rg` argv for a content search (paths printed absolute: the root is absolute)."""
+    argv = [*_COMMON, _SKIP_GIT]
+    if query.mode == "files_with_matches":
+        argv.append("--files-with-matches")
+    elif query.mode == "count":
+        argv += ["--count", "--with-filename"]
+    else:
+        argv += ["--no-heading", "--with-filename", "--sort=path"]  # deterministic order
+        argv.append("--line-number" if query.line_numbers else "--no-line-number")
+        if query.before:
+            argv.append(f"--before-context={query.before}")
+        if query.after:
+            argv.append(f"--after-context={query.after}")
+    if query.ignore_case:
+        argv.append("--ignore-case")
+    if query.multiline:
+        argv += ["--multiline", "--multiline-dotall"]
+    argv += [f"--glob={glob}" for glob in query.globs]
+    if query.file_type is not None:
+        argv.append(f"--type={query.file_type}")
+    return [*argv, "--regexp", query.pattern, "--", query.root]
+
+
+def glob_argv(query: GlobQuery) -> list[str]:
+    """The `rg --files` argv listing files under the root that match the pattern."""
+    return [*_COMMON, "--files", _SKIP_GIT, f"--glob={query.pattern}", "--", query.root]
+
+
+class RgOutput:
+    """Output lines, and whether the capture cap cut the start of the output off."""
+
+    __slots__ = ("incomplete", "lines")
+
+    def __init__(self, lines: list[str], incomplete: bool) -> None:
+        self.lines = lines
+        self.incomplete = incomplete
+
+
+async def run_rg(
+    shell: ShellExecutor,
+    argv: list[str],
+    *,
+    workdir: str,
+    timeout_ms: float,
+    max_output_bytes: int,
+    signal: AbortSignal,
+) -> RgOutput:
+    """Run `argv` and return its stdout lines. `signal` is forwarded: when it aborts, the shell
+    terminates the process group and this raises `ToolCallAborted` (`ABORTED`).
+
+    Raises SearchError: SEARCH_INVALID_ARGS (regex or type rejected), SEARCH_FAILED (any other
+    error exit or a signal death), SEARCH_TIMEOUT (the shell's own backstop `timeout_ms`).
+    """
+    request = ShellRequest(
+        command=f"exec {shlex.join(argv)}",
+        workdir=workdir,
+        timeout_ms=timeout_ms,
+        stdout_max_bytes=max_output_bytes,
+    )
+    result = await shell.run(request, signal=signal)
+    if result.aborted:
+        raise ToolCallAborted()
+    if result.timed_out:
+        raise SearchError(f"search timed out after {result.timeout_ms:g}ms", SEARCH_TIMEOUT)
+    stdout = result.stdout
+    lines = stdout.text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if stdout.truncated and lines:
+        lines.pop(0)  # the tail starts inside a line
+    if result.exit_code in (0, 1) or (result.exit_code == 2 and lines):
+        return RgOutput(lines, stdout.truncated)
+    message = result.stderr.text.strip() or (
+        f"exit code {result.exit_code}"
+        if result.exit_code is not None
+        else f"killed by {result.signal_name}"
+    )
+    if "regex parse error" in message or "unrecognized file type" in message:
+        raise SearchError(f"invalid search: {message}", SEARCH_INVALID_ARGS)
+    raise SearchError(f"ripgrep failed: {message}", SEARCH_FAILED)

@@ -1,0 +1,270 @@
+"""The `grep` and `glob` tools (plugin `search-tools`), built the way the timeout-policy note
+anticipates: they forward `exec.signal` to whatever does the work and declare their own
+`timeout_ms` (from this plugin's config), so the tool-call timeout policy — not the tool —
+enforces the budget and reports `TOOL_TIMEOUT`.
+
+Backends: ripgrep through `ctx.shell` when `rg` is on PATH (the shell terminates rg's process
+group when the signal aborts), else a pure-Python walker in a worker thread that reads the
+signal between files. The shell request's own timeout is only a backstop (twice the budget) for
+deployments without the timeout policy (the shell caps it at its own `max_timeout_ms`). Results:
+`files_with_matches` and `glob` newest first (mtime, then path), `count` by path, `content` in
+path order; every mode capped (`head_limit`, default 250; `glob`: 100) with a notice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from collections.abc import Callable, Sequence
+from typing import Final, Literal, cast
+
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt
+from typing_extensions import TypedDict  # pydantic needs it on Python 3.11
+
+from ...core.json import JsonValue
+from ...core.signals import AbortSignal
+from ...core.timeout import MAX_TIMER_DELAY_MS
+from ...kernel import Context
+from ...tools.definition import ToolDefinition, ToolOutput, define_tool
+from ...tools.execution import ToolRunContext
+from ...tools.results import ContentBlock, text_content
+from ..shell.errors import ToolCallAborted
+from ..shell.seam import ShellExecutor
+from . import fallback, render, ripgrep
+from .args import GlobArgs, GrepArgs, grep_args_model
+from .errors import SEARCH_INVALID_ARGS, SEARCH_NOT_FOUND, SearchError
+from .query import GlobQuery, GrepQuery
+
+__all__ = [
+    "GlobValue",
+    "GrepValue",
+    "SearchToolsConfig",
+    "apply",
+    "inject",
+    "name",
+    "newest_first",
+    "search_tools",
+]
+
+name: Final = "search-tools"
+inject: Final = ("tools", "shell")
+
+GREP_DESCRIPTION: Final = (
+    "Search file contents with a regular expression (ripgrep syntax). Respects .gitignore and"
+    " skips .git. Use output_mode to get matching file paths (default, newest first), matching"
+    " lines with optional context, or per-file counts; filter files with glob or type. Use this"
+    " tool instead of running grep or rg through bash."
+)
+GLOB_DESCRIPTION: Final = (
+    'Find files by name with a glob pattern such as "**/*.js" or "src/**/*.ts". Returns'
+    " matching file paths sorted by modification time, newest first. Respects .gitignore and"
+    " skips .git."
+)
+
+
+class SearchToolsConfig(BaseModel):
+    """`root`: where relative paths start (default: the cwd at mount); `backend`: `auto` uses
+    ripgrep when `rg` is on PATH; `timeout_ms`: each tool's declared budget."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    root: str | None = None
+    backend: Literal["auto", "rg", "python"] = "auto"
+    timeout_ms: float = Field(default=60_000, gt=0, le=MAX_TIMER_DELAY_MS)
+    head_limit: PositiveInt = 250
+    glob_limit: PositiveInt = 100
+    max_line_length: PositiveInt = 1000
+    max_output_bytes: PositiveInt = 16 * 1024 * 1024
+
+
+Config = SearchToolsConfig
+
+
+class GrepValue(TypedDict):
+    output_mode: str
+    path: str
+    results: list[str]
+    total: int
+    matches: int
+    incomplete: bool
+
+
+class GlobValue(TypedDict):
+    path: str
+    files: list[str]
+    total: int
+    truncated: bool
+
+
+def newest_first(paths: Sequence[str], signal: AbortSignal) -> list[str]:
+    """Sort by mtime, newest first, then by path (blocking: call from a worker thread)."""
+    keyed = []
+    for index, path in enumerate(paths):
+        if index % 256 == 0 and signal.aborted:
+            raise fallback.SearchStopped
+        try:
+            mtime = os.stat(path).st_mtime_ns
+        except OSError:
+            mtime = 0
+        keyed.append((-mtime, path))
+    keyed.sort()
+    return [path for _, path in keyed]
+
+
+def _session_cwd(agent: object) -> str | None:
+    header = getattr(getattr(agent, "session", None), "header", None)
+    cwd = getattr(header, "cwd", None)
+    return cwd if isinstance(cwd, str) and cwd else None
+
+
+def _cut(line: str, width: int) -> str:
+    return line if len(line) <= width else f"{line[:width]}... (line truncated to {width} chars)"
+
+
+def search_tools(
+    shell: ShellExecutor, config: SearchToolsConfig, rg: str | None
+) -> list[ToolDefinition]:
+    """`grep` and `glob`; `rg` is ripgrep's path, or None for the Python backend."""
+    base = os.path.abspath(os.path.expanduser(config.root or os.getcwd()))
+    backstop_ms = min(config.timeout_ms * 2, MAX_TIMER_DELAY_MS)
+
+    def locate(path: str | None, agent: object, want_dir: bool) -> tuple[str, str]:
+        """(the absolute search root, the directory to run in)."""
+        cwd = _session_cwd(agent)
+        start = base if cwd is None else os.path.join(base, cwd)
+        root = os.path.normpath(os.path.join(start, os.path.expanduser(path or ".")))
+        if not os.path.exists(root):
+            raise SearchError(f'cannot search "{root}": not found', SEARCH_NOT_FOUND)
+        if os.path.isdir(root):
+            return root, root
+        if want_dir:
+            raise SearchError(f'cannot search "{root}": not a directory', SEARCH_INVALID_ARGS)
+        return root, os.path.dirname(root)
+
+    async def collect(
+        argv: list[str], workdir: str, signal: AbortSignal, local: Callable[[], list[str]]
+    ) -> tuple[list[str], bool]:
+        """ripgrep's output lines through the shell, or the Python backend's in a thread."""
+        if rg is not None:
+            out = await ripgrep.run_rg(
+                shell,
+                [rg, *argv[1:]],
+                workdir=workdir,
+                timeout_ms=backstop_ms,
+                max_output_bytes=config.max_output_bytes,
+                signal=signal,
+            )
+            return out.lines, out.incomplete
+        return await asyncio.to_thread(local), False
+
+    async def grep(args: GrepArgs, exec: ToolRunContext) -> GrepValue:
+        signal = exec.signal
+        root, workdir = locate(args.path, exec.agent, want_dir=False)
+        context = args.context or 0
+        query = GrepQuery(
+            pattern=args.pattern,
+            root=root,
+            mode=args.output_mode,
+            globs=() if args.glob is None else (args.glob,),
+            file_type=args.file_type,
+            ignore_case=bool(args.ignore_case),
+            line_numbers=args.line_numbers is not False,
+            before=args.before if args.before is not None else context,
+            after=args.after if args.after is not None else context,
+            multiline=bool(args.multiline),
+        )
+        try:
+            lines, incomplete = await collect(
+                ripgrep.grep_argv(query),
+                workdir,
+                signal,
+                lambda: fallback.grep_tree(query, signal),
+            )
+            if query.mode == "files_with_matches":
+                lines = await asyncio.to_thread(newest_first, lines, signal)
+            elif query.mode == "count":
+                lines.sort()
+        except fallback.SearchStopped:
+            raise ToolCallAborted() from None
+        limit = args.head_limit or config.head_limit
+        matches = 0
+        if query.mode == "count":
+            matches = sum(int(line.rpartition(":")[2] or 0) for line in lines)
+        shown = lines[:limit]
+        if query.mode == "content":
+            shown = [_cut(line, config.max_line_length) for line in shown]
+        return GrepValue(
+            output_mode=query.mode,
+            path=root,
+            results=shown,
+            total=len(lines),
+            matches=matches,
+            incomplete=incomplete,
+        )
+
+    def render_grep(_args: object, value: JsonValue) -> Sequence[ContentBlock]:
+        v = cast(GrepValue, value)
+        return text_content(
+            render.grep_text(
+                v["output_mode"], v["results"], v["total"], v["matches"], v["incomplete"]
+            )
+        )
+
+    async def glob(args: GlobArgs, exec: ToolRunContext) -> GlobValue:
+        signal = exec.signal
+        root, workdir = locate(args.path, exec.agent, want_dir=True)
+        query = GlobQuery(pattern=args.pattern, root=root)
+        try:
+            files, _ = await collect(
+                ripgrep.glob_argv(query), workdir, signal, lambda: fallback.glob_tree(query, signal)
+            )
+            files = await asyncio.to_thread(newest_first, files, signal)
+        except fallback.SearchStopped:
+            raise ToolCallAborted() from None
+        shown = files[: config.glob_limit]
+        return GlobValue(
+            path=root, files=shown, total=len(files), truncated=len(files) > len(shown)
+        )
+
+    def render_glob(_args: object, value: JsonValue) -> Sequence[ContentBlock]:
+        v = cast(GlobValue, value)
+        return text_content(render.glob_text(v["files"], v["truncated"]))
+
+    return [
+        define_tool(
+            name="grep",
+            description=GREP_DESCRIPTION,
+            parameters=grep_args_model(config.head_limit),
+            output=ToolOutput(schema=GrepValue, render=render_grep),
+            execute=grep,
+            timeout_ms=config.timeout_ms,
+            is_concurrency_safe=lambda _args: True,
+        ),
+        define_tool(
+            name="glob",
+            description=GLOB_DESCRIPTION,
+            parameters=GlobArgs,
+            output=ToolOutput(schema=GlobValue, render=render_glob),
+            execute=glob,
+            timeout_ms=config.timeout_ms,
+            is_concurrency_safe=lambda _args: True,
+        ),
+    ]
+
+
+def find_rg(backend: str) -> str | None:
+    """ripgrep's path for `backend` (`python`: None). Raises ValueError for `rg` without it."""
+    if backend == "python":
+        return None
+    found = shutil.which("rg")
+    if found is None and backend == "rg":
+        raise ValueError('search-tools: backend "rg" needs ripgrep (rg) on PATH')
+    return found
+
+
+def apply(ctx: Context, config: SearchToolsConfig) -> None:
+    """Register `grep` and `glob` on `ctx.tools`, running ripgrep through `ctx.shell`."""
+    shell = cast(ShellExecutor, ctx.shell)
+    for definition in search_tools(shell, config, find_rg(config.backend)):
+        ctx.tools.register(definition)

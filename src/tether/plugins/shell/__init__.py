@@ -1,0 +1,55 @@
+"""The shell capability: the `ctx.shell` seam, the local bash executor, the subprocess service
+and the `bash` tool.
+
+Plugins: `tether.plugins.shell.plugin` (`shell`, provides `ctx.shell`) and
+`tether.plugins.shell.bash` (`bash`, the tool). Modules:
+
+    seam.py          request/result types and the `ShellExecutor` protocol
+    local.py         `LocalBashExecutor` (resolve, run, start) and `BackgroundProcess`
+    subprocesses.py  `SubprocessService`: spawning, the live-group table, disposal
+    _process.py      one process group: settlement, SIGTERM → grace → SIGKILL
+    _spawn.py        starting a child: pipes, Popen in a new session, reaping, stdin
+    _group.py        group liveness, signalling, escaped descendants (psutil)
+    _collect.py      byte-exact tails and spill files
+    _env.py          the child's scrubbed environment
+    render.py        what the model sees of a result
+    errors.py        `ShellError`, `SpawnAbortedError`, `ToolCallAborted`
+"""
+
+from .config import ShellConfig as ShellConfig
+from .errors import ShellError as ShellError
+from .errors import SpawnAbortedError as SpawnAbortedError
+from .errors import ToolCallAborted as ToolCallAborted
+from .local import BASH_TIMEOUT as BASH_TIMEOUT
+from .local import BackgroundProcess as BackgroundProcess
+from .local import LocalBashExecutor as LocalBashExecutor
+from .seam import Collected as Collected
+from .seam import ExitStatus as ExitStatus
+from .seam import OutputDelta as OutputDelta
+from .seam import ProcessStatus as ProcessStatus
+from .seam import ResolvedShellRequest as ResolvedShellRequest
+from .seam import ShellExecutor as ShellExecutor
+from .seam import ShellProcess as ShellProcess
+from .seam import ShellRequest as ShellRequest
+from .seam import ShellRunResult as ShellRunResult
+from .subprocesses import SubprocessService as SubprocessService
+
+__all__ = [
+    "BASH_TIMEOUT",
+    "BackgroundProcess",
+    "Collected",
+    "ExitStatus",
+    "LocalBashExecutor",
+    "OutputDelta",
+    "ProcessStatus",
+    "ResolvedShellRequest",
+    "ShellConfig",
+    "ShellError",
+    "ShellExecutor",
+    "ShellProcess",
+    "ShellRequest",
+    "ShellRunResult",
+    "SpawnAbortedError",
+    "SubprocessService",
+    "ToolCallAborted",
+]

@@ -1,0 +1,340 @@
+"""One spawned process group: collection, settlement, and the termination escalation.
+
+Design note
+-----------
+Contract. A `Subprocess` is spawned in its own session (`start_new_session=True`, so its pid is
+its process group id). Its `done` future resolves exactly once, with the leader's `ExitStatus`,
+when the process has *settled*: the leader has exited and been reaped, both output pipes are
+closed (or the drain bound passed), and a termination that was started has finished. It never
+resolves with an exception. (Starting the child and its descriptors belong to `_spawn.py`.)
+`terminate()` is idempotent and synchronous; it starts the escalation, which the process owns:
+
+    snapshot escaped descendants (psutil, while the leader is alive: after SIGTERM the tree
+    is re-parented and lost) → SIGTERM to the group and to them → wait up to `grace_ms` for
+    all of them to be gone → SIGKILL to the group and to the survivors → confirm.
+
+The escalation is independent of the leader: a descendant that traps SIGTERM dies after the grace
+even though the leader exited at once.
+
+Settlement bound. A descendant that inherited stdout/stderr and outlives the leader would keep
+the pipes open forever; `grace_ms` after the leader exits the pipes are closed and the process
+settles anyway (what was still unread in the pipe is dropped). Such a lingering group is not
+killed by settlement; the owning service keeps it and terminates it when it is disposed.
+
+PID reuse. A group that was once seen gone (`ESRCH`, or only zombies left) is never signalled
+again. This process is the leader's only reaper, so until it reaps the leader the pid (= the
+pgid) cannot be reused and `killpg` is safe; after that the group is checked before every
+signal (a live group keeps its id reserved). Residual window: a group that empties between that
+check and the `killpg` (microseconds) and whose id is re-allocated to a new group leader within
+the same window. Escaped descendants are signalled through psutil, which refuses a pid that now
+names another process.
+
+Abort. `add_abort(signal)` wires a lifetime signal: its abort, while unsettled, records the
+reason as `stop_reason` (first only) and calls `terminate()`; the listener is removed at
+settlement.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import signal as signals
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Final
+
+import psutil
+
+from ...core.signals import AbortSignal
+from ._collect import CaptureLimits, SpillDirectory, StreamCollector
+from ._env import child_environment
+from ._group import (
+    escaped_descendants,
+    group_alive,
+    signal_group,
+    signal_processes,
+    still_running,
+)
+from ._spawn import STDERR, STDOUT, Launched
+
+__all__ = ["ExitStatus", "Phase", "SpawnSpec", "Subprocess", "signal_name"]
+
+_KILL_CONFIRM_S: Final = 2.0
+"""How long to keep confirming a SIGKILLed group's death (SIGKILL cannot be ignored)."""
+_POLL_FIRST_S: Final = 0.001
+_POLL_MAX_S: Final = 0.025
+
+
+class Phase(enum.Enum):
+    """Where a process is: the leader running, the leader gone but pipes draining, settled."""
+
+    RUNNING = "running"
+    DRAINING = "draining"
+    SETTLED = "settled"
+
+
+@dataclass(frozen=True, slots=True)
+class ExitStatus:
+    """How the leader ended: an exit code, or (`exit_code is None`) the signal that killed it.
+    Both None only when the status could not be read (another waiter reaped the leader)."""
+
+    exit_code: int | None
+    signal_name: str | None
+
+
+def signal_name(number: int) -> str:
+    """`SIGTERM` for 15; `SIG<n>` for a number with no name."""
+    try:
+        return signals.Signals(number).name
+    except ValueError:
+        return f"SIG{number}"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SpawnSpec:
+    """What to run. `argv` is never shell-interpreted; `env` entries overlay the scrubbed parent
+    environment (`None` removes a variable); `stdin` is written then closed (None: /dev/null)."""
+
+    argv: Sequence[str]
+    cwd: str
+    stdout: CaptureLimits
+    stderr: CaptureLimits
+    env: Mapping[str, str | None] = field(default_factory=lambda: MappingProxyType({}))
+    stdin: bytes | None = None
+    grace_ms: float = 3000
+
+
+class Subprocess:
+    """A live or settled process group. Build with `Subprocess.spawn(spec, spill_dir)`."""
+
+    __slots__ = (
+        "__weakref__",
+        "_done",
+        "_drain_timer",
+        "_exited",
+        "_grace_s",
+        "_group_gone",
+        "_killer",
+        "_launched",
+        "_loop",
+        "_open_pipes",
+        "_remove_abort",
+        "_returncode",
+        "phase",
+        "pid",
+        "stderr",
+        "stdout",
+        "stop_reason",
+    )
+
+    pid: int
+    """The leader's pid, which is also the process group id."""
+    phase: Phase
+    stop_reason: object
+    """The lifetime signal's reason when it aborted before settlement, else None."""
+
+    def __init__(self, spec: SpawnSpec, spill_dir: SpillDirectory) -> None:
+        self._loop = asyncio.get_running_loop()
+        self.stdout = StreamCollector(spec.stdout, spill_dir=spill_dir, label="stdout")
+        self.stderr = StreamCollector(spec.stderr, spill_dir=spill_dir, label="stderr")
+        self._grace_s = spec.grace_ms / 1000.0
+        self._done: asyncio.Future[ExitStatus] = self._loop.create_future()
+        self._exited: asyncio.Future[None] = self._loop.create_future()
+        self._open_pipes = {STDOUT, STDERR}
+        self._returncode: int | None = None
+        self._drain_timer: asyncio.TimerHandle | None = None
+        self._killer: asyncio.Task[None] | None = None
+        self._group_gone = False
+        self._remove_abort: Callable[[], None] | None = None
+        self._launched: Launched | None = None
+        self.phase = Phase.RUNNING
+        self.stop_reason = None
+        self.pid = 0
+
+    @classmethod
+    def spawn(cls, spec: SpawnSpec, spill_dir: SpillDirectory) -> Subprocess:
+        """Start `spec` in a new session (synchronously: there is no window in which a
+        cancellation could leave a half-started process). Raises `OSError` when it cannot be
+        spawned (bad cwd, missing program)."""
+        self = cls(spec, spill_dir)
+        self._launched = Launched.start(
+            spec.argv, cwd=spec.cwd, env=child_environment(spec.env), stdin=spec.stdin, events=self
+        )
+        self.pid = self._launched.pid
+        return self
+
+    # -- facts ---------------------------------------------------------------------------------
+
+    @property
+    def done(self) -> asyncio.Future[ExitStatus]:
+        """Resolves once, at settlement. Await it shielded (`asyncio.shield`) or via `settled()`."""
+        return self._done
+
+    @property
+    def leader_exited(self) -> bool:
+        """The leader has exited and been reaped."""
+        return self._exited.done()
+
+    @property
+    def terminating(self) -> bool:
+        """`terminate()` was called."""
+        return self._killer is not None
+
+    def group_gone(self) -> bool:
+        """True once no member of the group is alive (checked now; remembered once seen)."""
+        if not self._group_gone and self.leader_exited and not group_alive(self.pid):
+            self._group_gone = True
+        return self._group_gone
+
+    # -- lifetime ------------------------------------------------------------------------------
+
+    def add_abort(self, signal: AbortSignal) -> None:
+        """Terminate when `signal` aborts before settlement (see the module note)."""
+        if self.phase is not Phase.SETTLED and self._remove_abort is None:
+            self._remove_abort = signal.add_listener(self._aborted)
+
+    def _aborted(self, reason: object) -> None:
+        if self.phase is Phase.SETTLED:
+            return
+        if self.stop_reason is None:
+            self.stop_reason = reason
+        self.terminate()
+
+    def terminate(self) -> None:
+        """Start the SIGTERM → grace → SIGKILL escalation once; a gone group is left alone."""
+        if self._killer is not None or self._group_gone:
+            return
+        self._killer = self._loop.create_task(self._escalate())
+        self._killer.add_done_callback(self._killer_done)
+
+    async def settled(self) -> ExitStatus:
+        """Await settlement. If the awaiting task is cancelled, the group is terminated and still
+        awaited to settlement (never abandoned), then the cancellation propagates."""
+        try:
+            return await asyncio.shield(self._done)
+        except asyncio.CancelledError:
+            self.terminate()
+            while not self._done.done():
+                try:
+                    await asyncio.shield(self._done)
+                except asyncio.CancelledError:
+                    continue
+            raise
+
+    async def stopped(self) -> None:
+        """Await settlement and any termination in progress (for the owning service)."""
+        await asyncio.shield(self._done)
+        killer = self._killer
+        if killer is not None and not killer.done():
+            await asyncio.shield(killer)
+
+    # -- termination ---------------------------------------------------------------------------
+
+    async def _escalate(self) -> None:
+        escaped: list[psutil.Process] = []
+        if not self.leader_exited:
+            escaped = escaped_descendants(self.pid, self.pid)
+        self._signal(signals.SIGTERM)
+        signal_processes(escaped, signals.SIGTERM)
+        escaped = await self._wait_gone(self._grace_s, escaped)
+        if self._group_gone and not escaped:
+            return
+        self._signal(signals.SIGKILL)
+        signal_processes(escaped, signals.SIGKILL)
+        await self._wait_gone(_KILL_CONFIRM_S, escaped)
+
+    def _signal(self, sig: signals.Signals) -> None:
+        if self._group_gone:
+            return
+        if self.leader_exited and not group_alive(self.pid):
+            self._group_gone = True
+            return
+        if not signal_group(self.pid, sig):
+            self._group_gone = True
+
+    async def _wait_gone(
+        self, timeout_s: float, escaped: list[psutil.Process]
+    ) -> list[psutil.Process]:
+        """Poll (backing off from 1 ms to 25 ms, waking early when the leader exits) until the
+        group and `escaped` are gone or `timeout_s` passes; returns the escaped survivors."""
+        loop = self._loop
+        end = loop.time() + timeout_s
+        delay = _POLL_FIRST_S
+        while True:
+            escaped = still_running(escaped) if escaped else escaped
+            if self.group_gone() and not escaped:
+                return escaped
+            remaining = end - loop.time()
+            if remaining <= 0:
+                return escaped
+            step = min(delay, remaining)
+            if self._exited.done():
+                await asyncio.sleep(step)
+            else:
+                await asyncio.wait((self._exited,), timeout=step)
+            delay = min(delay * 2, _POLL_MAX_S)
+
+    def _killer_done(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            self._loop.call_exception_handler(
+                {"message": "process termination failed", "exception": task.exception()}
+            )
+        self._maybe_settle()
+
+    # -- events from the launched process (ProcessEvents) -------------------------------------
+
+    def on_output(self, stream: int, data: bytes) -> None:
+        (self.stdout if stream == STDOUT else self.stderr).feed(data)
+
+    def on_output_closed(self, stream: int) -> None:
+        self._open_pipes.discard(stream)
+        self._maybe_settle()
+
+    def on_exit(self, returncode: int | None) -> None:
+        if self.phase is not Phase.RUNNING:
+            return
+        self._returncode = returncode
+        self.phase = Phase.DRAINING
+        self._exited.set_result(None)
+        if self._open_pipes:
+            self._drain_timer = self._loop.call_later(self._grace_s, self._drain_expired)
+        self._maybe_settle()
+
+    def _drain_expired(self) -> None:
+        self._drain_timer = None
+        if self._launched is not None:
+            self._launched.close_output()
+
+    def _maybe_settle(self) -> None:
+        if self.phase is not Phase.DRAINING or self._open_pipes:
+            return
+        if self._killer is not None and not self._killer.done():
+            return
+        self.phase = Phase.SETTLED
+        if self._drain_timer is not None:
+            self._drain_timer.cancel()
+            self._drain_timer = None
+        if self._remove_abort is not None:
+            self._remove_abort()
+            self._remove_abort = None
+        if self._launched is not None:
+            self._launched.close()
+        self.stdout.seal()
+        self.stderr.seal()
+        code = self._returncode
+        if code is None or code >= 0:
+            status = ExitStatus(code, None)
+        else:
+            status = ExitStatus(None, signal_name(-code))
+        self._done.set_result(status)
+
+    def kill_now(self) -> None:
+        """At interpreter exit: SIGKILL whatever is left, synchronously (the exit hook)."""
+        if self._launched is not None and not self.leader_exited:
+            self._launched.kill_and_reap_now()
+        elif not self._group_gone and self.pid and group_alive(self.pid):
+            signal_group(self.pid, signals.SIGKILL)
+
+    def __repr__(self) -> str:
+        return f"<Subprocess pid={self.pid} {self.phase.value}>"

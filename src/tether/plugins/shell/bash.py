@@ -1,0 +1,274 @@
+"""The `bash` plugin: the model-facing `bash` tool over `ctx.shell` (and `ctx.jobs` for
+`run_in_background`).
+
+Owns: the parameters and description, value checks with their model-facing texts, building the
+request from named fields only (extra model keys such as `env` or `stdin` are never forwarded),
+workdir resolution against the calling agent's `cwd`, foreground runs, background starts as
+`bash` jobs, the value and its rendering. Does not own running or stopping anything (`ctx.shell`)
+or the job lifecycle (`ctx.jobs`).
+
+Cancellation: the body forwards `exec.signal` to `ctx.shell.run`; a run the signal cut short
+raises `ToolCallAborted`, so the result is `ABORTED` (`tool call aborted`). The definition
+declares no `timeout_ms`: bash enforces its own `BASH_TIMEOUT` and reports it as a normal result,
+so the timeout policy never applies. A background job started by a call that was cancelled
+meanwhile is killed (the model never saw its id).
+
+Mount after `shell` and `ToolRuntime`: `await ctx.plugin(tether.plugins.shell.bash)` (entry point
+`bash`); config `enable_run_in_background` (default true).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypedDict
+
+from ...core.json import JsonValue
+from ...core.timeout import format_ms
+from ...kernel import Context
+from ...tools import ToolDefinition, ToolOutput, ToolRunContext, define_tool
+from ...tools.results import ContentBlock, text_content
+from ..jobs.model import JobHooks, JobOutcome, JobStart, JobStatus
+from ..jobs.registry import JobRegistry
+from .errors import SpawnAbortedError, ToolCallAborted
+from .render import StreamValue, render_background_read, render_foreground
+from .seam import Collected, ProcessStatus, ShellExecutor, ShellProcess, ShellRequest
+
+__all__ = ["BashParameters", "Config", "apply", "bash_tool", "inject", "name"]
+
+name: Final = "bash"
+inject: Final = ("tools", "shell")
+
+_LABEL_MAX: Final = 200
+
+_DESCRIPTION: Final = (
+    "Execute a bash command (`bash -c`) and return its stdout/stderr. Each call runs in a fresh "
+    "shell: no state (cwd, variables, functions) persists between calls — pass `workdir` "
+    "instead of using `cd`. Non-zero exits are reported as `[exit code: N]`. Long output is "
+    "truncated to its tail; the full output is saved to a file whose path is reported when "
+    "available."
+)
+_BACKGROUND_ON: Final = (
+    " Set `run_in_background: true` for long-running commands: the call returns a job id "
+    "immediately; read its output with `job_output` and stop it with `job_kill`."
+)
+_BACKGROUND_OFF: Final = (
+    " Background execution is not available; long-running commands must finish within the timeout."
+)
+
+
+class Config(BaseModel):
+    """`enable_run_in_background`: offer `run_in_background` (needs the `jobs` plugin)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    enable_run_in_background: bool = True
+
+
+class BashParameters(BaseModel):
+    command: str = Field(description="The bash command to execute.")
+    description: str = Field(
+        description="Clear, concise description of what this command does in 5-10 words, in "
+        "active voice (e.g. 'List files in current directory', 'Install package "
+        "dependencies'). Shown to the user only."
+    )
+    timeout_ms: float | None = Field(
+        default=None,
+        description="Timeout in milliseconds; the executor applies its default and cap and "
+        "kills the command when it expires.",
+    )
+    workdir: str | None = Field(
+        default=None,
+        description="Working directory; defaults to the session workspace. A relative path is "
+        "resolved against it.",
+    )
+
+
+class BashBackgroundParameters(BashParameters):
+    run_in_background: bool = Field(
+        default=False,
+        description="Return a job id immediately instead of waiting; read the output with "
+        "job_output and stop it with job_kill. No timeout applies.",
+    )
+
+
+# The parameters when background runs are disabled: `run_in_background` is not offered, but a
+# model that sends it anyway gets a clear refusal instead of a foreground run. (No docstring: a
+# model's docstring would become the schema's description.)
+class ForegroundOnlyParameters(BashParameters):
+    model_config = ConfigDict(extra="allow")
+
+
+class ForegroundValue(TypedDict):
+    kind: Literal["foreground"]
+    exit_code: int | None
+    signal: str | None
+    timed_out: bool
+    aborted: bool
+    timeout_ms: float
+    stdout: StreamValue
+    stderr: StreamValue
+
+
+class BackgroundValue(TypedDict):
+    kind: Literal["background"]
+    job_id: str
+
+
+BashValue = ForegroundValue | BackgroundValue
+
+
+def _stream(collected: Collected) -> StreamValue:
+    value: StreamValue = {"text": collected.text, "truncated": collected.truncated}
+    if collected.spill_path is not None:
+        value["spill_path"] = collected.spill_path
+    return value
+
+
+def _render(_args: object, value: JsonValue) -> list[ContentBlock]:
+    v: Any = value
+    if v["kind"] == "background":
+        return list(text_content(f"started background job {v['job_id']}"))
+    text = render_foreground(
+        v["stdout"],
+        v["stderr"],
+        exit_code=v["exit_code"],
+        signal_name=v["signal"],
+        timed_out=v["timed_out"],
+        timeout_ms=v["timeout_ms"],
+    )
+    return list(text_content(text))
+
+
+def _presentation(args: Any, value: JsonValue) -> JsonValue:
+    v: Any = value
+    command = args.get("command", "") if hasattr(args, "get") else ""
+    if v["kind"] == "background":
+        return {"card": "generic", "title": command, "kind": "execute", "job_id": v["job_id"]}
+    meta: dict[str, JsonValue] = {"card": "terminal", "title": command}
+    description = args.get("description") if hasattr(args, "get") else None
+    if isinstance(description, str):
+        meta["description"] = description
+    if v["signal"] is not None:
+        meta["signal"] = v["signal"]
+    else:
+        meta["exit_code"] = v["exit_code"]
+    return meta
+
+
+def _check(args: BashParameters) -> None:
+    if not args.command.strip():
+        raise ValueError("invalid command: expected a non-empty string")
+    if not args.description.strip():
+        raise ValueError("invalid description: expected a non-empty string")
+    t = args.timeout_ms
+    if t is not None and not (t > 0 and t != float("inf")):
+        raise ValueError(f"invalid timeout_ms: expected a positive number, got {format_ms(t)}")
+
+
+def _workdir(requested: str | None, agent: object | None) -> str | None:
+    """The agent's `cwd` (when it has one) is the base: absent ⇒ it, relative ⇒ joined onto it.
+    Without one the executor resolves against its own cwd."""
+    base = getattr(agent, "cwd", None) if agent is not None else None
+    if not isinstance(base, str | os.PathLike):
+        return requested
+    base = os.path.realpath(base)
+    return base if requested is None else os.path.join(base, requested)
+
+
+def _label(command: str) -> str:
+    label = " ".join(command.split())
+    return label if len(label) <= _LABEL_MAX else label[: _LABEL_MAX - 1] + "…"
+
+
+async def _outcome(process: ShellProcess) -> JobOutcome:
+    status = await process.done
+    if process.status is ProcessStatus.KILLED:
+        detail = f"signal: {status.signal_name}" if status.signal_name else "killed before exit"
+        return JobOutcome(JobStatus.KILLED, detail)
+    return JobOutcome(JobStatus.COMPLETED, f"exit code: {status.exit_code or 0}")
+
+
+def bash_tool(ctx: Context, config: Config) -> ToolDefinition:
+    """The `bash` definition bound to `ctx` (`ctx.shell` now, `ctx.jobs` at call time)."""
+    shell: ShellExecutor = ctx.shell
+    background_enabled = config.enable_run_in_background
+
+    async def start_background(
+        request: ShellRequest, command: str, exec: ToolRunContext
+    ) -> BackgroundValue:
+        jobs = ctx.get("jobs")
+        if not isinstance(jobs, JobRegistry):
+            raise RuntimeError('background jobs unavailable: load the "jobs" plugin')
+        signal = exec.signal
+        if signal.aborted:
+            raise ToolCallAborted()
+        resolved = shell.resolve(request)
+
+        async def run() -> JobHooks:
+            process = await shell.start(resolved, signal=signal)
+            return JobHooks(
+                cancel=lambda _reason: process.kill(),
+                done=asyncio.ensure_future(_outcome(process)),
+                read_output=lambda: render_background_read(process.read_output()),
+            )
+
+        try:
+            job_id = await jobs.start(
+                JobStart(kind="bash", label=_label(command), owner=exec.agent, run=run),
+                signal=signal,
+            )
+        except SpawnAbortedError:
+            raise ToolCallAborted() from None
+        if signal.aborted:  # cancelled while starting: the model will never see this id
+            jobs.kill(job_id, exec.agent, "tool call aborted")
+            raise ToolCallAborted()
+        return {"kind": "background", "job_id": job_id}
+
+    async def execute(args: BashParameters, exec: ToolRunContext) -> BashValue:
+        _check(args)
+        request = ShellRequest(
+            command=args.command,
+            workdir=_workdir(args.workdir, exec.agent),
+            timeout_ms=args.timeout_ms,
+        )
+        if isinstance(args, BashBackgroundParameters):
+            if args.run_in_background:
+                return await start_background(request, args.command, exec)
+        elif (args.model_extra or {}).get("run_in_background") is True:
+            raise ValueError(
+                "run_in_background is disabled for this deployment "
+                "(enable_run_in_background: false)"
+            )
+        try:
+            result = await shell.run(request, signal=exec.signal)
+        except SpawnAbortedError:
+            raise ToolCallAborted() from None
+        if result.aborted:
+            raise ToolCallAborted()
+        return {
+            "kind": "foreground",
+            "exit_code": result.exit_code,
+            "signal": result.signal_name,
+            "timed_out": result.timed_out,
+            "aborted": result.aborted,
+            "timeout_ms": result.timeout_ms,
+            "stdout": _stream(result.stdout),
+            "stderr": _stream(result.stderr),
+        }
+
+    return define_tool(
+        name="bash",
+        description=_DESCRIPTION + (_BACKGROUND_ON if background_enabled else _BACKGROUND_OFF),
+        parameters=BashBackgroundParameters if background_enabled else ForegroundOnlyParameters,
+        output=ToolOutput(schema=BashValue, render=_render, presentation_meta=_presentation),
+        execute=execute,
+    )
+
+
+def apply(ctx: Context, config: Config) -> None:
+    """Register the `bash` tool (unregistered when the plugin is disposed)."""
+    ctx.tools.register(bash_tool(ctx, config))

@@ -1,0 +1,46 @@
+"""The `shell` plugin's configuration (the local bash executor's defaults and caps).
+
+Owns the fields, their defaults and the load-time checks, with the messages
+`bash-local: <field> must be a positive finite number` and
+`bash-local: <field> must be no greater than 2147483647` (for values that arm a timer).
+"""
+
+from __future__ import annotations
+
+import math
+
+from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
+
+from ...core.timeout import MAX_TIMER_DELAY_MS
+
+__all__ = ["ShellConfig"]
+
+
+class ShellConfig(BaseModel):
+    """`cwd`: default workdir (the process's cwd when unset); `timeout_ms`: default foreground
+    timeout; `max_timeout_ms`: cap for per-call timeouts; `max_output_bytes`: per-stream tail kept
+    in memory; `max_spill_bytes`: per-stream cap of the full-output spill file; `grace_ms`:
+    SIGTERM→SIGKILL grace, and how long pipes may drain after the leader exits."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    cwd: str | None = None
+    timeout_ms: float = 120_000
+    max_timeout_ms: float = 600_000
+    max_output_bytes: int = 64_000
+    max_spill_bytes: int = 64 * 1024 * 1024
+    grace_ms: float = 3000
+
+    @field_validator(
+        "timeout_ms", "max_timeout_ms", "max_output_bytes", "max_spill_bytes", "grace_ms"
+    )
+    @classmethod
+    def _positive_finite(cls, value: float, info: ValidationInfo) -> float:
+        if not math.isfinite(value) or value <= 0:
+            raise ValueError(f"bash-local: {info.field_name} must be a positive finite number")
+        timer = info.field_name in ("timeout_ms", "max_timeout_ms", "grace_ms")
+        if timer and value > MAX_TIMER_DELAY_MS:
+            raise ValueError(
+                f"bash-local: {info.field_name} must be no greater than {MAX_TIMER_DELAY_MS}"
+            )
+        return value

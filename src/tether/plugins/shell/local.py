@@ -1,0 +1,218 @@
+"""The local bash executor, `ctx.shell`: `bash -c <command>` in a fresh shell per call.
+
+Owns: resolving a request against the config (defaults, caps, workdir), the child's fixed
+environment overlay (`NO_COLOR=1`, `TERM=dumb`, `PAGER=cat`, `GIT_PAGER=cat`, then the request's
+`env`), the foreground deadline (`deadline(signal, timeout_ms, "BASH_TIMEOUT")`) and the
+first-cause classification of a run, and the background handle (`BackgroundProcess`: status,
+consuming output cursors, `kill()`). Does not own spawning or stopping processes (the
+`SubprocessService` it holds, which also owns background processes until it is closed).
+
+No state persists between calls: bash is non-login and reads no rc files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+from collections.abc import Awaitable, Mapping
+from types import MappingProxyType
+from typing import Final
+
+from ...core.signals import AbortSignal
+from ...core.timeout import TimeoutReason, clamp_timeout, deadline
+from ._collect import CaptureLimits
+from ._process import ExitStatus, SpawnSpec, Subprocess
+from .config import ShellConfig
+from .errors import SpawnAbortedError
+from .seam import (
+    OutputDelta,
+    ProcessStatus,
+    ResolvedShellRequest,
+    ShellRequest,
+    ShellRunResult,
+)
+from .subprocesses import SubprocessService
+
+__all__ = ["BASH_TIMEOUT", "BackgroundProcess", "LocalBashExecutor"]
+
+BASH_TIMEOUT: Final = "BASH_TIMEOUT"
+"""The code of the foreground deadline (`timeout_of(signal, BASH_TIMEOUT)`)."""
+
+_OVERLAY: Final = MappingProxyType(
+    {"NO_COLOR": "1", "TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat"}
+)
+
+
+class LocalBashExecutor:
+    """Runs commands with local bash. Close with `await executor.aclose()` (kills everything)."""
+
+    __slots__ = ("_config", "_subprocesses")
+
+    def __init__(
+        self, config: ShellConfig | None = None, *, subprocesses: SubprocessService | None = None
+    ) -> None:
+        self._config = ShellConfig() if config is None else config
+        self._subprocesses = SubprocessService() if subprocesses is None else subprocesses
+
+    @property
+    def config(self) -> ShellConfig:
+        return self._config
+
+    @property
+    def subprocesses(self) -> SubprocessService:
+        """The service that owns this executor's processes."""
+        return self._subprocesses
+
+    def resolve(self, request: ShellRequest) -> ResolvedShellRequest:
+        """Apply defaults and caps. Raises `ValueError`:
+        `bash-local: request.timeout_ms must be a positive finite number`,
+        `bash-local: request.stdout_max_bytes must be a positive finite number`."""
+        config = self._config
+        timeout_ms = clamp_timeout(
+            request.timeout_ms,
+            config.timeout_ms,
+            config.max_timeout_ms,
+            "bash-local: request.timeout_ms",
+        )
+        cap = request.stdout_max_bytes
+        if cap is None:
+            cap = config.max_output_bytes
+        elif (
+            isinstance(cap, bool)
+            or not isinstance(cap, int | float)
+            or not (math.isfinite(cap) and cap > 0)
+        ):
+            raise ValueError(
+                "bash-local: request.stdout_max_bytes must be a positive finite number"
+            )
+        base = config.cwd if config.cwd is not None else os.getcwd()
+        workdir = base if request.workdir is None else os.path.join(base, request.workdir)
+        stdin = request.stdin.encode() if isinstance(request.stdin, str) else request.stdin
+        return ResolvedShellRequest(
+            command=request.command,
+            workdir=workdir,
+            timeout_ms=timeout_ms,
+            stdout_max_bytes=math.ceil(cap),
+            stdin=stdin,
+            env=request.env,
+        )
+
+    def _spawn_spec(self, request: ResolvedShellRequest, stdout_max_bytes: int) -> SpawnSpec:
+        config = self._config
+        env: Mapping[str, str | None] = _OVERLAY
+        if request.env:
+            env = {**_OVERLAY, **request.env}
+        return SpawnSpec(
+            argv=("bash", "-c", request.command),
+            cwd=request.workdir,
+            env=env,
+            stdin=request.stdin,
+            stdout=CaptureLimits(stdout_max_bytes, config.max_spill_bytes),
+            stderr=CaptureLimits(config.max_output_bytes, config.max_spill_bytes),
+            grace_ms=config.grace_ms,
+        )
+
+    async def run(
+        self, request: ShellRequest | ResolvedShellRequest, *, signal: AbortSignal
+    ) -> ShellRunResult:
+        """Run in the foreground until the command settles. The deadline and `signal` terminate
+        the process group (SIGTERM, then SIGKILL after `grace_ms`); the result says which of
+        them fired first (`timed_out` / `aborted`).
+
+        Raises `ValueError` from `resolve`, `SpawnAbortedError` when `signal` has already
+        aborted, `ShellError` when bash cannot be started (e.g. `ENOENT` for a missing workdir).
+        If the awaiting task is cancelled, the group is terminated and awaited, then
+        `CancelledError` propagates.
+        """
+        spec = request if isinstance(request, ResolvedShellRequest) else self.resolve(request)
+        with deadline(signal, spec.timeout_ms, BASH_TIMEOUT) as limit:
+            process = await self._subprocesses.spawn(
+                self._spawn_spec(spec, spec.stdout_max_bytes), signal=limit.signal
+            )
+            status = await process.settled()
+        reason = process.stop_reason
+        timed_out = isinstance(reason, TimeoutReason) and reason.code == BASH_TIMEOUT
+        return ShellRunResult(
+            exit_code=status.exit_code,
+            signal_name=status.signal_name,
+            timed_out=timed_out,
+            aborted=reason is not None and not timed_out,
+            timeout_ms=spec.timeout_ms,
+            stdout=process.stdout.result(),
+            stderr=process.stderr.result(),
+        )
+
+    async def start(
+        self, request: ShellRequest | ResolvedShellRequest, *, signal: AbortSignal
+    ) -> BackgroundProcess:
+        """Start in the background, without a timeout; stdout keeps `max_output_bytes`.
+
+        `signal` cancels only the start: `SpawnAbortedError` when it has already aborted. Once
+        started, the process belongs to the returned handle (stop it with `kill()`) and to the
+        subprocess service (closing it kills the process). Raises like `run` otherwise.
+        """
+        spec = request if isinstance(request, ResolvedShellRequest) else self.resolve(request)
+        if signal.aborted:
+            raise SpawnAbortedError(signal.reason)
+        process = await self._subprocesses.spawn(
+            self._spawn_spec(spec, self._config.max_output_bytes), signal=AbortSignal.never()
+        )
+        return BackgroundProcess(process)
+
+    async def aclose(self) -> None:
+        """Kill and await every process this executor's service owns."""
+        await self._subprocesses.aclose()
+
+
+class BackgroundProcess:
+    """A background command's handle (implements `ShellProcess`)."""
+
+    __slots__ = ("_killed", "_process", "_stderr_at", "_stdout_at")
+
+    def __init__(self, process: Subprocess) -> None:
+        self._process = process
+        self._killed = False
+        self._stdout_at = 0
+        self._stderr_at = 0
+
+    @property
+    def pid(self) -> int:
+        """The leader's pid (= its process group id)."""
+        return self._process.pid
+
+    @property
+    def status(self) -> ProcessStatus:
+        """`killed` once `kill()` was called or when the leader died by a signal."""
+        if self._killed:
+            return ProcessStatus.KILLED
+        status = self.exit_status
+        if status is None:
+            return ProcessStatus.RUNNING
+        return ProcessStatus.COMPLETED if status.signal_name is None else ProcessStatus.KILLED
+
+    @property
+    def exit_status(self) -> ExitStatus | None:
+        done = self._process.done
+        return done.result() if done.done() else None
+
+    @property
+    def done(self) -> Awaitable[ExitStatus]:
+        return asyncio.shield(self._process.done)
+
+    def read_output(self) -> OutputDelta:
+        out = self._process.stdout.read_from(self._stdout_at)
+        err = self._process.stderr.read_from(self._stderr_at)
+        self._stdout_at, self._stderr_at = out.next_offset, err.next_offset
+        delta = out.text
+        if err.text:
+            sep = "\n" if delta and not delta.endswith("\n") else ""
+            delta = f"{delta}{sep}[stderr]\n{err.text}"
+        return OutputDelta(delta, out.lossy or err.lossy, out.spill_path, err.spill_path)
+
+    def kill(self) -> bool:
+        if self._killed or self._process.done.done():
+            return False
+        self._killed = True
+        self._process.terminate()
+        return True

@@ -1,0 +1,150 @@
+"""The `ctx.shell` seam: what callers ask a shell executor for, and what they get back.
+
+Owns the vocabulary shared by every executor and its callers (the `bash` tool, hooks, grep/glob):
+`ShellRequest` (what a caller asks; unset fields take the executor's defaults),
+`ResolvedShellRequest` (every default and cap applied), `ShellRunResult` (a foreground run),
+`ShellProcess` (a background handle) and the `ShellExecutor` protocol. Does not own how commands
+run (`local.py`) or how results are shown to a model (`render.py`).
+
+Every asynchronous method takes `signal` as a required keyword argument. `run` rejects only for
+infrastructure failures (`ShellError`: unusable workdir, missing shell, aborted before spawn); a
+nonzero exit, a timeout kill and an abort kill are results. `timed_out` and `aborted` are
+mutually exclusive first-cause facts; a command that kills itself reports neither.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Awaitable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Protocol
+
+from ...core.signals import AbortSignal
+from ._collect import Collected
+from ._process import ExitStatus
+
+__all__ = [
+    "Collected",
+    "ExitStatus",
+    "OutputDelta",
+    "ProcessStatus",
+    "ResolvedShellRequest",
+    "ShellExecutor",
+    "ShellProcess",
+    "ShellRequest",
+    "ShellRunResult",
+]
+
+
+def _no_env() -> Mapping[str, str | None]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ShellRequest:
+    """A command to run with `bash -c`. `timeout_ms` (foreground only), `workdir` (relative paths
+    are resolved against the executor's cwd) and `stdout_max_bytes` default to the executor's
+    config; `stdin` is written then closed (None: /dev/null); `env` overlays the child's scrubbed
+    environment (`None` removes a variable)."""
+
+    command: str
+    workdir: str | None = None
+    timeout_ms: float | None = None
+    stdout_max_bytes: int | None = None
+    stdin: str | bytes | None = None
+    env: Mapping[str, str | None] = field(default_factory=_no_env)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ResolvedShellRequest:
+    """A request with every default and cap applied (`ShellExecutor.resolve`)."""
+
+    command: str
+    workdir: str
+    timeout_ms: float
+    stdout_max_bytes: int
+    stdin: bytes | None
+    env: Mapping[str, str | None]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ShellRunResult:
+    """A finished foreground run. `exit_code is None` means the leader died by `signal_name`.
+
+    Invariant: not (`timed_out` and `aborted`); both are False when the command ended on its
+    own, however it ended.
+    """
+
+    exit_code: int | None
+    signal_name: str | None
+    timed_out: bool
+    aborted: bool
+    timeout_ms: float
+    """The effective timeout."""
+    stdout: Collected
+    stderr: Collected
+
+
+class ProcessStatus(enum.Enum):
+    """A background process: `running` until it settles (or is killed), then terminal."""
+
+    RUNNING = "running"
+    COMPLETED = "completed"
+    KILLED = "killed"
+
+
+@dataclass(frozen=True, slots=True)
+class OutputDelta:
+    """Output since the previous read: stdout, then `[stderr]` and stderr when there is any.
+    `lossy`: some of it slid out of memory before it was read (the spill files have it)."""
+
+    delta: str
+    lossy: bool
+    stdout_spill_path: str | None = None
+    stderr_spill_path: str | None = None
+
+
+class ShellProcess(Protocol):
+    """A background command. It belongs to its handle's owner once `start` returned."""
+
+    @property
+    def status(self) -> ProcessStatus: ...
+    @property
+    def exit_status(self) -> ExitStatus | None:
+        """The leader's exit, once settled."""
+        ...
+
+    @property
+    def done(self) -> Awaitable[ExitStatus]:
+        """Settlement, for the owner's watcher; never raises (cancelling a wait on it does not
+        cancel the process)."""
+        ...
+
+    def read_output(self) -> OutputDelta:
+        """Consuming: consecutive reads never repeat output; still works after exit."""
+        ...
+
+    def kill(self) -> bool:
+        """Terminate it: True once while running, False afterwards and for finished ones."""
+        ...
+
+
+class ShellExecutor(Protocol):
+    """The `ctx.shell` service."""
+
+    def resolve(self, request: ShellRequest) -> ResolvedShellRequest:
+        """Apply defaults and caps; raises `ValueError` naming a bad field."""
+        ...
+
+    async def run(
+        self, request: ShellRequest | ResolvedShellRequest, *, signal: AbortSignal
+    ) -> ShellRunResult:
+        """Run in the foreground, bounded by the request's timeout and by `signal`."""
+        ...
+
+    async def start(
+        self, request: ShellRequest | ResolvedShellRequest, *, signal: AbortSignal
+    ) -> ShellProcess:
+        """Start in the background (no timeout). `signal` only cancels the start itself."""
+        ...

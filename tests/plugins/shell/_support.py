@@ -1,0 +1,68 @@
+"""Helpers for tests that run real processes: liveness as the OS reports it, and bounded polls."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import psutil
+
+from tether.core.signals import AbortController, AbortSignal
+from tether.kernel import Context
+from tether.tools import ToolExecutionInput, ToolExecutionResult
+
+
+def alive(pid: int) -> bool:
+    """The process exists and is not a zombie (an unreaped dead process counts as gone)."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+async def until(condition: Callable[[], bool], *, within_s: float = 5.0) -> None:
+    """Poll a real condition (bounded); fail if it does not hold in time."""
+    end = time.monotonic() + within_s
+    while not condition():
+        if time.monotonic() > end:
+            raise AssertionError(f"condition not met within {within_s}s")
+        await asyncio.sleep(0.005)
+
+
+def pids(path: Path) -> list[int]:
+    """The pids a command wrote to `path`, one per line (none yet: empty)."""
+    try:
+        return [int(line) for line in path.read_text().split()]
+    except FileNotFoundError:
+        return []
+
+
+async def call(
+    ctx: Context,
+    arguments: dict[str, object],
+    *,
+    name: str = "bash",
+    signal: AbortSignal | None = None,
+    agent: object | None = None,
+) -> ToolExecutionResult:
+    """Execute one tool call with a fresh caller signal unless one is given."""
+    result: ToolExecutionResult = await ctx.tools.execute(
+        ToolExecutionInput(
+            call_id="c1",
+            name=name,
+            arguments=arguments,
+            signal=AbortController().signal if signal is None else signal,
+            agent=agent,
+        )
+    )
+    return result
+
+
+def text(result: ToolExecutionResult) -> str:
+    """The single text block of a result."""
+    (block,) = result.content
+    value = block["text"]
+    assert isinstance(value, str)
+    return value
