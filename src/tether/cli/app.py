@@ -10,6 +10,8 @@ from collections.abc import Sequence
 
 import cyclopts
 
+from .commands import agent as agent_commands
+from .commands import sessions as sessions_commands
 from .commands import tools as tools_commands
 
 __all__ = ["app", "main", "run"]
@@ -19,7 +21,10 @@ app = cyclopts.App(
     help="tether: an agent harness whose tool runtime gets cancellation right.",
     version_flags=["--version", "-V"],
 )
+app.command(agent_commands.run, name="run")
+app.command(agent_commands.chat, name="chat")
 app.command(tools_commands.app, name="tools")
+app.command(sessions_commands.app, name="sessions")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -14,19 +14,25 @@ from pathlib import Path
 from ..kernel import Context, PluginEntry, boot, default_config_paths, load_config
 from ..tools import ToolRuntime
 
-__all__ = ["BUILTINS", "builtin_entries", "start"]
+__all__ = ["BUILTINS", "BUILTIN_CONFIG", "builtin_entries", "start"]
 
 BUILTINS: tuple[tuple[str, str], ...] = (
     ("timeout-policy", "tether.plugins.timeout_policy"),
-    ("shell", "tether.plugins.shell"),
-    ("jobs", "tether.plugins.jobs"),
+    ("shell", "tether.plugins.shell.plugin"),
+    ("jobs", "tether.plugins.jobs.plugin"),
     ("bash", "tether.plugins.shell.bash"),
-    ("fs", "tether.plugins.fs"),
-    ("search-tools", "tether.plugins.search"),
-    ("todo", "tether.plugins.todo"),
+    ("fs", "tether.plugins.fs.plugin"),
+    ("search-tools", "tether.plugins.search.tools"),
+    ("todo", "tether.plugins.todo.tool"),
     ("web", "tether.plugins.web"),
+    ("llm", "tether.agent.llm.plugin"),
 )
 """(id, module) of the default plugin set; entries whose module is absent are skipped."""
+
+BUILTIN_CONFIG: dict[str, dict[str, object]] = {
+    "todo": {"allow_parallel_in_progress": False},
+}
+"""Config the built-ins start from (the `fs` root and such are filled in from `cwd`)."""
 
 
 def builtin_entries(cwd: Path) -> list[PluginEntry]:
@@ -35,7 +41,10 @@ def builtin_entries(cwd: Path) -> list[PluginEntry]:
     for plugin_id, module in BUILTINS:
         if importlib.util.find_spec(module) is None:
             continue
-        entries.append(PluginEntry(id=plugin_id, name=module, origin="built-in"))
+        config = dict(BUILTIN_CONFIG.get(plugin_id, {}))
+        if plugin_id == "fs":
+            config["root"] = str(cwd)
+        entries.append(PluginEntry(id=plugin_id, name=module, config=config, origin="built-in"))
     return entries
 
 

@@ -28,6 +28,12 @@ ConfigOpt = Annotated[Path | None, cyclopts.Parameter(name="--config", help="A t
 CwdOpt = Annotated[Path | None, cyclopts.Parameter(name="--cwd", help="The workspace directory.")]
 
 
+def _first_sentence(text: str, limit: int = 90) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    sentence = line.split(". ")[0].rstrip(".")
+    return sentence if len(sentence) <= limit else sentence[: limit - 1] + "…"
+
+
 @app.command(name="list")
 async def list_tools(*, config: ConfigOpt = None, cwd: CwdOpt = None) -> int:
     """List the tools the configured plugins register, with their budgets."""
@@ -44,9 +50,7 @@ async def list_tools(*, config: ConfigOpt = None, cwd: CwdOpt = None) -> int:
             budget = (
                 "" if definition.timeout_ms is None else f"  [timeout {definition.timeout_ms:g} ms]"
             )
-            summary = (
-                str(schema["description"]).strip().splitlines()[0] if schema["description"] else ""
-            )
+            summary = _first_sentence(str(schema["description"] or ""))
             print(f"{name:<14} {summary}{budget}")
     finally:
         await ctx.dispose()

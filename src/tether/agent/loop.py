@@ -1,0 +1,274 @@
+"""The agent loop: turns and steps over the model, the tool registry and the durable session.
+
+Owns: one turn's algorithm (capabilities spec §7.3–§7.5) — `turn/start`, steps (claim the inbox,
+model request with the tool schemas, stream and record the assistant message, run its tool calls
+through the step scheduler), the turn-end reason, and `turn/end` on every path — plus the
+next-step inbox where tool contexts wait, and progress events for a UI. Does not own the model
+transport (`tether.agent.llm`), the log format (`tether.agent.session`) or scheduling
+(`tether.agent.scheduler`).
+
+Cancellation: the caller owns the turn's `AbortSignal` (the CLI aborts it on Ctrl-C). The signal
+reaches the model stream (closed on abort) and every tool call; started calls are awaited and
+recorded, unstarted ones get synthetic `ABORTED_BEFORE_DISPATCH` pairs, and the turn ends
+`{"kind": "aborted"}`. Contexts accepted during an aborted turn stay parked for the next turn.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..core.errors import error_message
+from ..core.json import JsonValue
+from ..core.signals import AbortSignal
+from ..tools.registry import ToolRuntime
+from ..tools.results import ToolExecutionResult, UserMessage, user_message
+from .llm import LlmError, LlmRequest
+from .llm.service import Llm
+from .messages import StreamChunk, TextDelta, TokenUsage
+from .scheduler import StepRecorder, ToolCallRequest, execute_tool_calls
+from .session import SessionLog
+
+__all__ = [
+    "Agent",
+    "AgentEvent",
+    "AgentSettings",
+    "StepStarted",
+    "TextStreamed",
+    "ToolFinished",
+    "ToolStarted",
+    "TurnOutcome",
+    "default_system_prompt",
+]
+
+
+def default_system_prompt(cwd: Path) -> str:
+    """The built-in system prompt: who the agent is, where it works, how it uses tools."""
+    return (
+        "You are tether, a coding agent working in a terminal on the user's machine.\n"
+        f"Workspace: {cwd}\n"
+        "Use the tools to inspect and change files and to run commands; read a file before "
+        "editing it; prefer small, verifiable steps. When a tool call fails, read the error and "
+        "decide what to do next instead of retrying blindly. When the task is done, answer with "
+        "a short summary of what you did and what you verified."
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSettings:
+    """How the loop runs. `max_steps` bounds model requests per turn."""
+
+    cwd: Path
+    system_prompt: str | None = None
+    max_steps: int = 50
+    max_parallel_tool_calls: int = 10
+    max_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.max_steps, bool) or self.max_steps < 1:
+            raise ValueError("max_steps must be a positive integer")
+        mp = self.max_parallel_tool_calls
+        if isinstance(mp, bool) or not isinstance(mp, int) or mp < 1:
+            raise ValueError("max_parallel_tool_calls must be a positive integer")
+
+
+@dataclass(frozen=True, slots=True)
+class TurnOutcome:
+    """How a turn ended: `reason` is the durable `turn/end` reason; `text` the last answer."""
+
+    turn: int
+    reason: Mapping[str, JsonValue]
+    text: str
+
+    @property
+    def kind(self) -> str:
+        return str(self.reason.get("kind"))
+
+    @property
+    def completed(self) -> bool:
+        return self.kind == "completed"
+
+
+@dataclass(frozen=True, slots=True)
+class StepStarted:
+    turn: int
+    step: int
+
+
+@dataclass(frozen=True, slots=True)
+class TextStreamed:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolStarted:
+    call_id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolFinished:
+    call_id: str
+    name: str
+    result: ToolExecutionResult
+    duration_ms: float
+
+
+AgentEvent = StepStarted | TextStreamed | ToolStarted | ToolFinished
+
+
+@dataclass(slots=True)
+class _Recorder(StepRecorder):
+    session: SessionLog
+    turn: int
+    step: int
+    emit: Callable[[AgentEvent], None]
+    started: dict[str, float] = field(default_factory=dict)
+
+    async def tool_call(self, call: ToolCallRequest) -> int:
+        event = self.session.tool_call(self.turn, self.step, call.id, call.name, call.arguments)
+        self.started[call.id] = time.monotonic()
+        self.emit(ToolStarted(call.id, call.name, call.arguments))
+        return event.seq
+
+    async def tool_result(
+        self, call: ToolCallRequest, call_seq: int, result: ToolExecutionResult
+    ) -> None:
+        self.session.tool_outcome(self.turn, self.step, call.id, result, call_seq=call_seq)
+        began = self.started.pop(call.id, time.monotonic())
+        self.emit(ToolFinished(call.id, call.name, result, (time.monotonic() - began) * 1000))
+
+
+class _TurnAborted(Exception):
+    pass
+
+
+class Agent:
+    """One agent over one session. `await agent.run_turn(prompt, signal=...)` runs a turn."""
+
+    def __init__(
+        self,
+        *,
+        tools: ToolRuntime,
+        llm: Llm,
+        session: SessionLog,
+        settings: AgentSettings,
+        on_event: Callable[[AgentEvent], None] | None = None,
+    ) -> None:
+        self.tools = tools
+        self.llm = llm
+        self.session = session
+        self.settings = settings
+        self._on_event = on_event
+        self._next_step: list[UserMessage] = []
+
+    @property
+    def parked_contexts(self) -> Sequence[UserMessage]:
+        """Contexts accepted from tool results that the next step (or turn) will deliver."""
+        return tuple(self._next_step)
+
+    def _emit(self, event: AgentEvent) -> None:
+        if self._on_event is not None:
+            self._on_event(event)
+
+    async def run_turn(self, prompt: str | UserMessage, *, signal: AbortSignal) -> TurnOutcome:
+        """Run one turn for `prompt`; always ends with a durable `turn/end`.
+
+        Model and tool failures end the turn (reason `error`), not the caller; an aborted
+        `signal` ends it `aborted`. Cancelling the awaiting task records `aborted` and re-raises.
+        """
+        session = self.session
+        turn = session.last_turn + 1
+        message = prompt if isinstance(prompt, UserMessage) else user_message(prompt)
+        reason: dict[str, JsonValue] = {"kind": "completed"}
+        text = ""
+        session.turn_start(turn)
+        try:
+            signal.throw_if_aborted()
+            entering: list[UserMessage] = [message]
+            for step in range(1, self.settings.max_steps + 1):
+                entering += self._next_step
+                self._next_step.clear()
+                session.step_start(turn, step)
+                self._emit(StepStarted(turn, step))
+                for item in entering:
+                    session.user_message(item)
+                entering = []
+                try:
+                    ending, answer = await self._step(turn, step, signal)
+                finally:
+                    session.step_end(turn, step)
+                text = answer or text
+                if ending == "max-tokens":
+                    reason = {"kind": "max-tokens"}
+                    break
+                if ending == "completed" and not self._next_step:
+                    break
+            else:
+                reason = {"kind": "max-steps", "steps": self.settings.max_steps}
+        except Exception as exc:
+            reason = _failure_reason(exc, signal)
+        except BaseException:
+            session.turn_end(turn, {"kind": "aborted", "reason": {"kind": "interrupted"}})
+            raise
+        session.turn_end(turn, reason)
+        return TurnOutcome(turn, reason, text)
+
+    async def _step(self, turn: int, step: int, signal: AbortSignal) -> tuple[str, str]:
+        session = self.session
+        request = LlmRequest(
+            messages=session.messages(),
+            system=self.settings.system_prompt or default_system_prompt(self.settings.cwd),
+            tools=self.tools.schemas(),
+            max_tokens=self.settings.max_tokens,
+            session_id=session.id,
+        )
+        chunk_seqs: list[int] = []
+
+        def on_chunk(chunk: StreamChunk) -> None:
+            chunk_seqs.append(session.assistant_chunk(turn, step, chunk).seq)
+            if isinstance(chunk, TextDelta):
+                self._emit(TextStreamed(chunk.text))
+
+        try:
+            generation = await self.llm.generate(request, signal=signal, on_chunk=on_chunk)
+        except LlmError as exc:
+            if exc.partial is not None and signal.aborted:
+                session.assistant_message(
+                    turn, step, exc.partial, interrupted=True, source_event_seqs=chunk_seqs
+                )
+            raise
+        message = generation.message
+        usage: TokenUsage | None = generation.usage
+        session.assistant_message(turn, step, message, usage=usage, source_event_seqs=chunk_seqs)
+        if generation.finish.kind == "max-tokens":
+            return "max-tokens", message.text
+        calls = message.tool_calls
+        if not calls:
+            return "completed", message.text
+        outcome = await execute_tool_calls(
+            self.tools,
+            [ToolCallRequest(c.id, c.name, c.arguments) for c in calls],
+            signal=signal,
+            agent=self,
+            recorder=_Recorder(session, turn, step, self._emit),
+            accept_context=self._next_step.append,
+            max_parallel=self.settings.max_parallel_tool_calls,
+        )
+        if outcome.aborted:
+            raise _TurnAborted
+        return ("completed" if outcome.concluded else "continue"), message.text
+
+
+def _failure_reason(exc: BaseException, signal: AbortSignal) -> dict[str, JsonValue]:
+    if signal.aborted or isinstance(exc, _TurnAborted):
+        return {"kind": "aborted", "reason": {"kind": "user"}}
+    if isinstance(exc, LlmError):
+        error: dict[str, JsonValue] = {"message": exc.message, "code": exc.code}
+        if exc.failure.status is not None:
+            error["status"] = exc.failure.status
+        return {"kind": "error", "error": error}
+    return {"kind": "error", "error": {"message": error_message(exc), "code": "UNKNOWN"}}

@@ -1,0 +1,272 @@
+"""The step scheduler: runs one assistant message's tool calls (tool-runtime spec §5.2–§5.4).
+
+Owns: grouping (an exclusive call is a barrier; a parallel group is a rolling pool of at most
+`max_parallel` dispatches, re-classifying each later call just before it starts), the one ordered
+lane (durable `tool/call`, `prepare`, and commits — `finalize`/`finish`, durable `tool/result`,
+contexts — strictly in model order; only `dispatch` overlaps), turn cancellation and scheduler
+failure. Does not own the durable log's format (the `StepRecorder` writes it) or the pipeline.
+
+Turn cancellation (the turn signal aborts): no new call starts; started calls run to quiescence
+and are committed normally (the registry classifies them); every call that never started gets a
+synthetic durable pair — `tool/call` then a `tool/result` of `ABORTED_BEFORE_DISPATCH` — that
+bypasses the registry. Every model tool call therefore ends with exactly one durable result.
+
+Scheduler failure (a stage or the recorder raises): no new call starts, every in-flight dispatch
+is awaited, then the first failure is raised; no results are fabricated. Cancelling the task that
+runs the scheduler is treated as a turn abort for what has not started; in-flight dispatches are
+still awaited and committed before the `CancelledError` propagates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..core.signals import AbortSignal
+from ..tools.execution import Execution, ToolExecutionInput
+from ..tools.outcomes import supersede
+from ..tools.pipeline import Dispatched, Prepared
+from ..tools.registry import ToolRuntime
+from ..tools.results import ToolExecutionResult, UserMessage, aborted_before_dispatch_result
+
+__all__ = [
+    "StepOutcome",
+    "StepRecorder",
+    "ToolCallRequest",
+    "execute_tool_calls",
+    "parse_arguments",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRequest:
+    """One tool call as the model asked for it; `arguments` is the raw JSON text."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+class StepRecorder(Protocol):
+    """Writes the durable pair of each call. `tool_call` returns the event's seq."""
+
+    async def tool_call(self, call: ToolCallRequest) -> int: ...
+
+    async def tool_result(
+        self, call: ToolCallRequest, call_seq: int, result: ToolExecutionResult
+    ) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class StepOutcome:
+    """What a step's tool calls came to, in model order."""
+
+    results: tuple[ToolExecutionResult, ...]
+    concluded: bool
+    aborted: bool
+    started: int
+
+
+def parse_arguments(raw: str) -> object:
+    """`{}` for an empty string, the parsed JSON when it parses, else the raw string itself (so a
+    typed tool answers `INVALID_ARGS`)."""
+    if raw.strip() == "":
+        return {}
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
+@dataclass(slots=True)
+class _Slot:
+    exec: Execution
+    call_seq: int
+    result: ToolExecutionResult | None = None
+    needs_post: bool = False
+
+
+class _Step:
+    def __init__(
+        self,
+        runtime: ToolRuntime,
+        calls: Sequence[ToolCallRequest],
+        signal: AbortSignal,
+        agent: object | None,
+        recorder: StepRecorder,
+        accept_context: Callable[[UserMessage], None],
+        max_parallel: int,
+    ) -> None:
+        self.runtime = runtime
+        self.calls = calls
+        self.signal = signal
+        self.recorder = recorder
+        self.accept_context = accept_context
+        self.max_parallel = max_parallel
+        self.inputs = [
+            ToolExecutionInput(
+                call_id=c.id,
+                name=c.name,
+                arguments=parse_arguments(c.arguments),
+                agent=agent,
+                signal=signal,
+            )
+            for c in calls
+        ]
+        self.slots: dict[int, _Slot] = {}
+        self.results: list[ToolExecutionResult | None] = [None] * len(calls)
+        self.in_flight: dict[asyncio.Task[Dispatched], int] = {}
+        self.next_start = 0
+        self.commit_cursor = 0
+        self.stopped = False  # aborted, failed or cancelled: start nothing more
+        self.cancelled = False
+        self.failure: BaseException | None = None
+        self.concluded = False
+
+    def _halted(self) -> bool:
+        if self.signal.aborted:
+            self.stopped = True
+        return self.stopped
+
+    async def run(self) -> StepOutcome:
+        n = len(self.calls)
+        while self.next_start < n and not self._halted():
+            parallel = self.runtime.execution_mode(self.inputs[self.next_start]) == "parallel"
+            await self._group(parallel)
+        if self.failure is not None:
+            raise self.failure
+        started = self.next_start
+        for index in range(started, n):
+            await self._synthesize(index)
+        if self.cancelled:
+            raise asyncio.CancelledError
+        results = tuple(r for r in self.results if r is not None)
+        return StepOutcome(results, self.concluded, self.signal.aborted, started)
+
+    async def _group(self, parallel: bool) -> None:
+        first = self.next_start
+        group_open = True
+        while True:
+            while (
+                group_open
+                and not self._halted()
+                and self.next_start < len(self.calls)
+                and len(self.in_flight) < self.max_parallel
+            ):
+                if self.next_start > first and (
+                    not parallel
+                    or self.runtime.execution_mode(self.inputs[self.next_start]) != "parallel"
+                ):
+                    group_open = False
+                    break
+                await self._guarded(self._start(self.next_start))
+                await self._guarded(self._commit_ready())
+            if not self.in_flight:
+                return
+            await self._wait_any()
+            await self._guarded(self._commit_ready())
+
+    async def _guarded(self, step: Awaitable[None]) -> None:
+        try:
+            await step
+        except asyncio.CancelledError:
+            self.cancelled = self.stopped = True
+        except Exception as exc:
+            if self.failure is None:
+                self.failure = exc
+            self.stopped = True
+
+    async def _start(self, index: int) -> None:
+        self.next_start = index + 1
+        call_seq = await self.recorder.tool_call(self.calls[index])
+        prepared: Prepared = self.runtime.create(self.inputs[index])
+        slot = self.slots[index] = _Slot(exec=prepared.exec, call_seq=call_seq)
+        if prepared.kind == "dispatch":
+            try:
+                prepared = await self.runtime.policy(prepared.exec)
+            except asyncio.CancelledError:
+                object.__setattr__(prepared.exec, "interrupted", True)
+                slot.result = aborted_before_dispatch_result()
+                raise
+        if prepared.kind == "dispatch":
+            if self.stopped:  # a failure elsewhere: prepared, but never dispatched
+                return
+            task = asyncio.get_running_loop().create_task(self.runtime.dispatch(prepared.exec))
+            self.in_flight[task] = index
+        else:
+            slot.result = prepared.result
+            slot.needs_post = prepared.kind == "post-result"
+
+    async def _wait_any(self) -> None:
+        while True:
+            try:
+                done, _ = await asyncio.wait(
+                    set(self.in_flight), return_when=asyncio.FIRST_COMPLETED
+                )
+                break
+            except asyncio.CancelledError:
+                # Our task is being cancelled: start nothing more, but never abandon a dispatch.
+                self.cancelled = self.stopped = True
+        for task in done:
+            index = self.in_flight.pop(task)
+            try:
+                dispatched = task.result()
+            except BaseException as exc:  # only an invariant violation reaches here
+                if self.failure is None:
+                    self.failure = exc
+                self.stopped = True
+                continue
+            slot = self.slots[index]
+            slot.result = dispatched.result
+            slot.needs_post = dispatched.kind == "post-result"
+
+    async def _commit_ready(self) -> None:
+        while self.failure is None:
+            slot = self.slots.get(self.commit_cursor)
+            if slot is None or slot.result is None:
+                return
+            index = self.commit_cursor
+            if slot.needs_post:
+                try:
+                    final = await self.runtime.finalize(slot.exec, slot.result)
+                except asyncio.CancelledError:
+                    self.cancelled = self.stopped = True
+                    object.__setattr__(slot.exec, "interrupted", True)
+                    final = self.runtime.finish(slot.exec, supersede(slot.exec, slot.result))
+            else:
+                final = self.runtime.finish(slot.exec, slot.result)
+            self.results[index] = final
+            self.commit_cursor += 1
+            del self.slots[index]
+            await self.recorder.tool_result(self.calls[index], slot.call_seq, final)
+            for context in final.additional_contexts:
+                self.accept_context(context)
+            if not final.is_error and final.concludes_turn:
+                self.concluded = True
+
+    async def _synthesize(self, index: int) -> None:
+        call = self.calls[index]
+        call_seq = await self.recorder.tool_call(call)
+        result = aborted_before_dispatch_result()
+        self.results[index] = result
+        await self.recorder.tool_result(call, call_seq, result)
+
+
+async def execute_tool_calls(
+    runtime: ToolRuntime,
+    calls: Sequence[ToolCallRequest],
+    *,
+    signal: AbortSignal,
+    agent: object | None,
+    recorder: StepRecorder,
+    accept_context: Callable[[UserMessage], None],
+    max_parallel: int = 10,
+) -> StepOutcome:
+    """Run `calls` in model order through the registry's staged API (see the module note)."""
+    if isinstance(max_parallel, bool) or not isinstance(max_parallel, int) or max_parallel < 1:
+        raise ValueError("max_parallel_tool_calls must be a positive integer")
+    step = _Step(runtime, calls, signal, agent, recorder, accept_context, max_parallel)
+    return await step.run()

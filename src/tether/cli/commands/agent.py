@@ -1,0 +1,165 @@
+"""`tether run "<task>"` (one shot) and `tether chat` (interactive): the agent in a terminal.
+
+`run` streams tool progress to stderr, prints the final answer on stdout, and exits 0 iff the
+turn completed; otherwise stderr says `tether: <code>: <message>`. `chat` streams text, shows one
+line per tool call with its status and duration, and quits on `/exit` or end of input. In both,
+the first Ctrl-C aborts the running turn through its signal; tools are cancelled and every
+outcome is recorded in the session log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Annotated
+
+import cyclopts
+
+from ...agent.loop import TurnOutcome
+from ...agent.session import SessionError
+from ...core.signals import AbortController
+from ...kernel import ConfigError
+from ..render import TurnRenderer
+from ..session import Interrupts, notice, open_runner
+
+__all__ = ["chat", "exit_code", "run"]
+
+ConfigOpt = Annotated[Path | None, cyclopts.Parameter(name="--config", help="A tether.yml to use.")]
+ModelOpt = Annotated[str | None, cyclopts.Parameter(name="--model", help="The model to ask.")]
+CwdOpt = Annotated[Path | None, cyclopts.Parameter(name="--cwd", help="The workspace.")]
+
+
+def exit_code(outcome: TurnOutcome) -> int:
+    """0 for a completed turn; 130 for an aborted one; 1 otherwise (with the stderr line)."""
+    if outcome.completed:
+        return 0
+    if outcome.kind == "aborted":
+        notice("ABORTED: the turn was aborted; tool outcomes are recorded in the session")
+        return 130
+    if outcome.kind == "error":
+        error = outcome.reason.get("error")
+        code = message = "?"
+        if isinstance(error, dict):
+            code, message = str(error.get("code")), str(error.get("message"))
+        sys.stderr.write(f"tether: {code}: {message}\n")
+        return 1
+    sys.stderr.write(f"tether: {outcome.kind.upper()}: the turn ended before completing\n")
+    return 1
+
+
+async def run(
+    task: str,
+    /,
+    *,
+    config: ConfigOpt = None,
+    model: ModelOpt = None,
+    cwd: CwdOpt = None,
+) -> int:
+    """Answer one task, print the final answer, and exit (0 iff the turn completed).
+
+    Parameters
+    ----------
+    task
+        What to do, e.g. "run the tests and fix what fails".
+    """
+    if not task.strip():
+        sys.stderr.write('tether: a task is required, for example: tether run "run the tests"\n')
+        return 2
+    workdir = (cwd or Path.cwd()).resolve()
+    renderer = TurnRenderer(text_out=sys.stderr)
+    async with AsyncExitStack() as stack:
+        try:
+            runner = await open_runner(
+                stack, cwd=workdir, config=config, model=model, resume=None, on_event=renderer
+            )
+        except (ConfigError, SessionError) as exc:
+            sys.stderr.write(f"tether: {exc}\n")
+            return 2
+        interrupts = Interrupts(notice)
+        interrupts.install()
+        stack.callback(interrupts.uninstall)
+        controller = AbortController()
+        interrupts.arm(controller)
+        sys.stderr.write(f"tether: session {runner.session.id} · model {runner.llm.model}\n")
+        try:
+            outcome = await runner.agent.run_turn(task, signal=controller.signal)
+        except asyncio.CancelledError:
+            notice("quit; the session log is closed and balanced")
+            return 130
+        renderer.end_turn()
+        sys.stdout.write(outcome.text + "\n")
+        sys.stdout.flush()
+        return exit_code(outcome)
+
+
+async def _lines() -> asyncio.StreamReader | None:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    except (ValueError, OSError):
+        return None
+    return reader
+
+
+async def _readline(reader: asyncio.StreamReader | None) -> str:
+    if reader is None:
+        return await asyncio.to_thread(sys.stdin.readline)
+    return (await reader.readline()).decode("utf-8", "replace")
+
+
+async def chat(
+    *,
+    config: ConfigOpt = None,
+    model: ModelOpt = None,
+    cwd: CwdOpt = None,
+    resume: Annotated[str | None, cyclopts.Parameter(name="--resume")] = None,
+) -> int:
+    """Talk to the agent. Ctrl-C aborts the running turn; twice quits; /exit quits."""
+    workdir = (cwd or Path.cwd()).resolve()
+    renderer = TurnRenderer(text_out=sys.stdout)
+    async with AsyncExitStack() as stack:
+        try:
+            runner = await open_runner(
+                stack, cwd=workdir, config=config, model=model, resume=resume, on_event=renderer
+            )
+        except (ConfigError, SessionError) as exc:
+            sys.stderr.write(f"tether: {exc}\n")
+            return 2
+        for line in runner.session.repair.describe() if runner.session.repair else ():
+            notice(f"repaired the session log: {line}")
+        interrupts = Interrupts(notice)
+        interrupts.install()
+        stack.callback(interrupts.uninstall)
+        reader = await _lines()
+        sys.stderr.write(
+            f"tether chat · session {runner.session.id} · model {runner.llm.model}\n"
+            "Ctrl-C aborts a turn, twice quits; /exit quits.\n"
+        )
+        try:
+            while True:
+                interrupts.arm(None)
+                sys.stdout.write("› ")
+                sys.stdout.flush()
+                line = await _readline(reader)
+                if not line:
+                    break
+                text = line.strip()
+                if not text:
+                    continue
+                if text in ("/exit", "/quit"):
+                    break
+                controller = AbortController()
+                interrupts.arm(controller)
+                outcome = await runner.agent.run_turn(text, signal=controller.signal)
+                renderer.end_turn()
+                if outcome.kind == "aborted":
+                    notice("turn aborted; tool outcomes are recorded")
+                elif not outcome.completed:
+                    exit_code(outcome)
+        except asyncio.CancelledError:
+            notice("quit; the session log is closed and balanced")
+            return 130
+    return 0
