@@ -5,12 +5,15 @@ Owns: the command tree and exit codes. Each command lives in `tether.cli.command
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 
 import cyclopts
 
+from ..core.errors import error_message
 from .commands import agent as agent_commands
+from .commands import demo as demo_commands
 from .commands import sessions as sessions_commands
 from .commands import tools as tools_commands
 
@@ -23,6 +26,7 @@ app = cyclopts.App(
 )
 app.command(agent_commands.run, name="run")
 app.command(agent_commands.chat, name="chat")
+app.command(demo_commands.demo, name="demo")
 app.command(tools_commands.app, name="tools")
 app.command(sessions_commands.app, name="sessions")
 
@@ -37,6 +41,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exit:
         code = exit.code
         return code if isinstance(code, int) else 0
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        if os.environ.get("TETHER_DEBUG"):
+            raise
+        sys.stderr.write(f"tether: {error_message(exc)} (TETHER_DEBUG=1 shows the traceback)\n")
+        return 1
     return result if isinstance(result, int) else 0
 
 

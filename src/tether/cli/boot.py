@@ -24,7 +24,12 @@ BUILTINS: tuple[tuple[str, str], ...] = (
     ("fs", "tether.plugins.fs.plugin"),
     ("search-tools", "tether.plugins.search.tools"),
     ("todo", "tether.plugins.todo.tool"),
-    ("web", "tether.plugins.web"),
+    ("web", "tether.plugins.web.service:WebService"),
+    ("web-fetch-http", "tether.plugins.web.fetch_http"),
+    ("web-search-exa", "tether.plugins.web.search_exa"),
+    ("web-search-brave", "tether.plugins.web.search_brave"),
+    ("web-search-tavily", "tether.plugins.web.search_tavily"),
+    ("tool-web", "tether.plugins.web.tools"),
     ("llm", "tether.agent.llm.plugin"),
 )
 """(id, module) of the default plugin set; entries whose module is absent are skipped."""
@@ -39,7 +44,7 @@ def builtin_entries(cwd: Path) -> list[PluginEntry]:
     """The built-in entries that exist in this installation, configured for `cwd`."""
     entries = [PluginEntry(id="tools", name="tools", plugin=ToolRuntime, origin="built-in")]
     for plugin_id, module in BUILTINS:
-        if importlib.util.find_spec(module) is None:
+        if importlib.util.find_spec(module.partition(":")[0]) is None:
             continue
         config = dict(BUILTIN_CONFIG.get(plugin_id, {}))
         if plugin_id == "fs":

@@ -69,7 +69,8 @@ def _describe(event: SessionEvent) -> str | None:
             error = data.get("error")
             status = error.get("code") if isinstance(error, dict) else "ok"
             message = data.get("message")
-            call_id = message.get("call_id") if isinstance(message, dict) else "?"
+            source = message.get("source") if isinstance(message, dict) else None
+            call_id = source.get("call_id") if isinstance(source, dict) else "?"
             return f"    result {call_id} {status}"
     return None
 
