@@ -98,6 +98,11 @@ async def main() -> None:
         for _ in range(n):
             await bare_body(args, None)
 
+    async def tasked(n: int) -> None:
+        loop = asyncio.get_running_loop()
+        for _ in range(n):
+            await loop.create_task(bare_body(args, None))
+
     plain_ctx = await build(with_policy=False)
     full_ctx = await build(with_policy=True)
 
@@ -116,6 +121,10 @@ async def main() -> None:
 
     rows = [
         ("bare await body(args)", await measure(bare, opts.calls, opts.rounds)),
+        (
+            "create_task(body(args)) + await (the floor)",
+            await measure(tasked, opts.calls, opts.rounds),
+        ),
         ("tools.execute, no plugins", await measure(pipeline(plain_ctx), opts.calls, opts.rounds)),
         (
             "tools.execute + timeout policy + pre + post",

@@ -38,6 +38,7 @@ from .tools import ErrorInfo as ErrorInfo
 from .tools import PostToolDecision as PostToolDecision
 from .tools import PreToolDecision as PreToolDecision
 from .tools import ToolArgsError as ToolArgsError
+from .tools import ToolCallAborted as ToolCallAborted
 from .tools import ToolDefinition as ToolDefinition
 from .tools import ToolDispatchExecution as ToolDispatchExecution
 from .tools import ToolExecution as ToolExecution
@@ -88,6 +89,7 @@ __all__ = [
     "PreToolDecision",
     "TimeoutReason",
     "ToolArgsError",
+    "ToolCallAborted",
     "ToolDefinition",
     "ToolDispatchExecution",
     "ToolExecution",

@@ -588,3 +588,28 @@ def test_is_json_value_agrees_with_snapshot(value: object) -> None:
         assert is_json_value(value) is False
     else:
         assert is_json_value(value) is True
+
+
+def test_frozen_record_and_array_build_frozen_containers_of_flat_items() -> None:
+    from tether.core.json import frozen_array, frozen_record
+
+    block = frozen_record(type="text", text="hi")
+    blocks = frozen_array(block, 1, None)
+    assert blocks == [{"type": "text", "text": "hi"}, 1, None]
+    assert isinstance(block, FrozenDict)
+    assert isinstance(blocks, FrozenList)
+    assert snapshot(blocks) is blocks
+
+
+def test_frozen_record_refuses_a_nested_plain_container_with_its_path() -> None:
+    from tether.core.json import frozen_record
+
+    with pytest.raises(NotLosslessJson, match=r"\$\.items"):
+        frozen_record(items=[1, 2])  # a plain list is not frozen: use snapshot()
+
+
+def test_frozen_array_refuses_a_non_finite_float_with_its_index() -> None:
+    from tether.core.json import frozen_array
+
+    with pytest.raises(NotLosslessJson, match=r"\$\[1\]"):
+        frozen_array(1.0, float("nan"))

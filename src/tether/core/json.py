@@ -37,6 +37,8 @@ __all__ = [
     "FrozenList",
     "JsonValue",
     "NotLosslessJson",
+    "frozen_array",
+    "frozen_record",
     "is_json_value",
     "snapshot",
     "thaw",
@@ -185,6 +187,38 @@ def thaw(value: JsonValue) -> JsonValue:
     Frozen and plain containers alike are copied; raises `NotLosslessJson` if `value` is not JSON.
     """
     return _walk(value, _THAW)
+
+
+def _check_flat_item(where: str, item: object) -> None:
+    kind = type(item)
+    if kind in _FROZEN_LEAVES:
+        return
+    if kind is float:
+        if _is_lossless_float(cast(float, item)):
+            return
+        raise NotLosslessJson(where, _float_problem(cast(float, item)))
+    raise NotLosslessJson(where, _not_json(kind))
+
+
+def frozen_record(**fields: JsonValue) -> FrozenDict:
+    """A frozen object of scalar or already-frozen values, built without a walk (a hot-path
+    shortcut for records like content blocks). Raises `NotLosslessJson` for anything else."""
+    for key, item in fields.items():
+        if type(item) not in _FROZEN_LEAVES:
+            _check_flat_item(f"$.{key}", item)
+    record = _new_dict(FrozenDict)
+    _dict_update(record, fields)
+    return record
+
+
+def frozen_array(*items: JsonValue) -> FrozenList:
+    """A frozen array of scalar or already-frozen items, built without a walk."""
+    for index, item in enumerate(items):
+        if type(item) not in _FROZEN_LEAVES:
+            _check_flat_item(f"$[{index}]", item)
+    array = _new_list(FrozenList)
+    _list_extend(array, items)
+    return array
 
 
 # --- the walk ---------------------------------------------------------------------------------

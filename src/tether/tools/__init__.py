@@ -16,6 +16,7 @@ from .definition import define_tool as define_tool
 from .definition import tool as tool
 from .errors import JsonSchemaError as JsonSchemaError
 from .errors import ToolArgsError as ToolArgsError
+from .errors import ToolCallAborted as ToolCallAborted
 from .errors import ToolNotFoundError as ToolNotFoundError
 from .errors import ToolOutputError as ToolOutputError
 from .errors import ToolTimeoutError as ToolTimeoutError
@@ -62,6 +63,7 @@ __all__ = [
     "PreToolDecision",
     "Prepared",
     "ToolArgsError",
+    "ToolCallAborted",
     "ToolDefinition",
     "ToolDispatchExecution",
     "ToolExecution",

@@ -9,6 +9,7 @@ where the spec puts it. `@tool` infers a parameters model from a typed signature
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 import math
@@ -113,21 +114,17 @@ def define_tool(
     model = _frozen_model(parameters)
     body_is_async = inspect.iscoroutinefunction(execute)
 
-    def validate(args: object) -> BaseModel:
-        try:
-            return model.model_validate(args)
-        except ValidationError as exc:
-            raise ToolArgsError(violations(exc, "arguments")) from None
+    validate_model = model.model_validate
+    body: Callable[[Any, ToolRunContext], Any] = execute
 
     async def run(args: object, exec: ToolRunContext) -> object:
-        validated = validate(args)
+        try:
+            validated = validate_model(args)
+        except ValidationError as exc:
+            raise ToolArgsError(violations(exc, "arguments")) from None
         if body_is_async:
-            return await cast(Callable[[Any, ToolRunContext], Awaitable[object]], execute)(
-                validated, exec
-            )
-        import asyncio
-
-        result = await asyncio.to_thread(execute, cast(Any, validated), exec)
+            return await body(validated, exec)
+        result = await asyncio.to_thread(body, validated, exec)
         if inspect.isawaitable(result):
             return await result
         return result
@@ -207,15 +204,14 @@ def tool(
             ret = get_type_hints(f).get("return")
             out = ToolOutput(schema=None if ret in (None, type(None), Any) else ret)
         is_async = inspect.iscoroutinefunction(f)
+        fn_async = cast(Callable[..., Awaitable[object]], f)
 
         async def call(args: BaseModel, exec: ToolRunContext) -> object:
             kwargs = {k: getattr(args, k) for k in type(args).model_fields}
             if exec_param is not None:
                 kwargs[exec_param] = exec
             if is_async:
-                return await cast(Callable[..., Awaitable[object]], f)(**kwargs)
-            import asyncio
-
+                return await fn_async(**kwargs)
             return await asyncio.to_thread(f, **kwargs)
 
         return define_tool(

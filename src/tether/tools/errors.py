@@ -14,10 +14,22 @@ from ..core.errors import HarnessError
 __all__ = [
     "JsonSchemaError",
     "ToolArgsError",
+    "ToolCallAborted",
     "ToolNotFoundError",
     "ToolOutputError",
     "ToolTimeoutError",
 ]
+
+
+class ToolCallAborted(HarnessError):
+    """What a capability tool raises when its call's signal aborted after the body started work:
+    the registry records it exactly like its own `ABORTED` result (`tool call aborted`, name
+    `AbortError`). `cause` keeps the capability's own error (e.g. the seam's abort)."""
+
+    name = "AbortError"
+
+    def __init__(self, *, cause: BaseException | None = None) -> None:
+        super().__init__("tool call aborted", "ABORTED", cause=cause)
 
 
 class ToolNotFoundError(HarnessError):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Final, Literal, TypeAlias, cast
 
 from ..core.errors import error_code_info, error_message
-from ..core.json import FrozenDict, FrozenList, JsonValue, snapshot
+from ..core.json import FrozenDict, FrozenList, JsonValue, frozen_array, frozen_record, snapshot
 
 __all__ = [
     "TOOL_ABORTED",
@@ -154,7 +154,7 @@ def _frozen_mapping(value: Mapping[str, JsonValue]) -> Mapping[str, JsonValue]:
 
 def text_content(text: str) -> Sequence[ContentBlock]:
     """One frozen text block."""
-    return cast(Sequence[ContentBlock], FrozenList([{"type": "text", "text": text}]))
+    return cast(Sequence[ContentBlock], frozen_array(frozen_record(type="text", text=text)))
 
 
 def _failure(message: str, info: ErrorInfo | None, text: str | None = None) -> ToolFailure:

@@ -89,6 +89,9 @@ def _any_json(tool_name: str, value: object) -> JsonValue:
         raise ToolOutputError(tool_name, ["value is not lossless JSON"]) from None
 
 
+_EXACT_SCALARS: dict[type, type] = {str: str, int: int, bool: bool}
+
+
 def compile_output_schema(schema: object) -> ValueCanonicalizer:
     """Build the canonicalizer for an output schema once: `None` is any JSON value; a type is
     validated with a pydantic `TypeAdapter` and dumped in JSON mode; a mapping is a JSON Schema
@@ -100,8 +103,11 @@ def compile_output_schema(schema: object) -> ValueCanonicalizer:
 
         return compile_json_schema(cast(Mapping[str, object], schema))
     adapter: TypeAdapter[Any] = TypeAdapter(cast(Any, schema))
+    exact = _EXACT_SCALARS.get(schema) if isinstance(schema, type) else None
 
     def canonical(tool_name: str, value: object) -> JsonValue:
+        if exact is not None and type(value) is exact:
+            return cast(JsonValue, value)  # already its own canonical JSON form
         try:
             dumped = adapter.dump_python(adapter.validate_python(value), mode="json")
         except ValidationError as exc:

@@ -11,10 +11,9 @@ Plugins: `tether.plugins.fs.plugin` (`fs`: all three below), `tether.plugins.fs.
     args.py         model-facing parameters and their validation texts
     window.py       the `read` line window
     render.py       result envelopes, footers, diff hunks
-    errors.py       `FsError` and the `FS_*` codes, `FsCallAborted`
+    errors.py       `FsError` and the `FS_*` codes
 """
 
-from .errors import FsCallAborted as FsCallAborted
 from .errors import FsError as FsError
 from .local import LocalFileSystem as LocalFileSystem
 from .local import LocalFsConfig as LocalFsConfig
@@ -45,7 +44,6 @@ __all__ = [
     "EditGuard",
     "EditResult",
     "FileSystem",
-    "FsCallAborted",
     "FsConfig",
     "FsError",
     "FsStat",

@@ -5,10 +5,10 @@ error with the cause chained) and `aborted()` (the `FS_ABORTED` error of a cance
 Does not own: the model-facing remediation suffixes (tools.py adds them for write/edit only).
 
     HarnessError
-     ├── FsError          .code in FS_CODES; .name == "FsError"
-     └── FsCallAborted    a tool body's report that its call was cancelled mid-run: `tool call
-                          aborted`, name `AbortError`, code `ABORTED` (the tools turn the seam's
-                          FS_ABORTED into it, so a cancelled fs call reads like any other)
+     └── FsError          .code in FS_CODES; .name == "FsError"
+
+The tools turn the seam's FS_ABORTED into `tether.tools.ToolCallAborted` (`ABORTED`), so a
+cancelled fs call reads like any other cancelled call.
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ __all__ = [
     "FS_SANDBOX_DENIED",
     "FS_STALE_VERSION",
     "FS_TOO_LARGE",
-    "FsCallAborted",
     "FsError",
     "check_signal",
     "os_error",
@@ -76,17 +75,6 @@ FS_CODES: Final = frozenset(
 class FsError(HarnessError):
     """A filesystem failure with one of the `FS_*` codes, e.g.
     `FsError('cannot read "/w/a.txt": not found', FS_NOT_FOUND)`."""
-
-
-class FsCallAborted(HarnessError):
-    """`tool call aborted` (`ABORTED`, name `AbortError`), chained to the seam's FS_ABORTED."""
-
-    def __init__(self, cause: FsError) -> None:
-        super().__init__("tool call aborted", "ABORTED", cause=cause)
-
-    @property
-    def name(self) -> str:
-        return "AbortError"
 
 
 def check_signal(signal: AbortSignal, verb: str) -> None:

@@ -22,6 +22,7 @@ from ...core.errors import HarnessError
 from ...core.json import JsonValue
 from ...kernel import Context
 from ...tools.definition import ToolDefinition, ToolOutput, define_tool
+from ...tools.errors import ToolCallAborted
 from ...tools.execution import ToolRunContext
 from ...tools.results import ContentBlock
 from . import render
@@ -32,7 +33,6 @@ from .errors import (
     FS_NOT_OBSERVED,
     FS_NOT_REGULAR_FILE,
     FS_STALE_VERSION,
-    FsCallAborted,
     FsError,
 )
 from .seam import (
@@ -155,7 +155,7 @@ def remediate(error: FsError) -> HarnessError:
     """Write/edit failures the model can fix get a next step; code kept, original chained.
     FS_ABORTED becomes the call's `ABORTED` (the file was not written)."""
     if error.code == FS_ABORTED:
-        return FsCallAborted(error)
+        return ToolCallAborted(cause=error)
     if error.code == FS_STALE_VERSION:
         return FsError(f"{error.message} — re-read the file, then retry", error.code, cause=error)
     if error.code == FS_NOT_OBSERVED:
@@ -185,7 +185,7 @@ def fs_tools(ctx: Context, fs: FileSystem, config: ToolFsConfig) -> list[ToolDef
         except FsError as error:
             if error.code != FS_ABORTED:
                 raise
-            raise FsCallAborted(error) from error
+            raise ToolCallAborted(cause=error) from error
 
     async def read_window(args: ReadArgs, exec: ToolRunContext) -> ReadValue:
         signal = exec.signal

@@ -5,10 +5,9 @@ HarnessError
  ├── ShellError              an infrastructure failure: the command could not be run at all
  │    │                      (`SHELL_SPAWN_FAILED`: bad workdir, missing shell)
  │    └── SpawnAbortedError  the signal was already aborted before spawning (`ABORTED`)
- └── ToolCallAborted         a tool body's own report that its call was cancelled mid-run:
-                             `tool call aborted`, name `AbortError`, code `ABORTED` (the same
-                             record the registry writes for a superseded success)
 ```
+`ToolCallAborted` (re-exported from `tether.tools`) is what the bash tool raises when its call
+was cancelled mid-run: the same record the registry writes for a superseded success.
 A nonzero exit, a timeout kill and an abort kill are not errors: `run()` returns them.
 """
 
@@ -17,6 +16,7 @@ from __future__ import annotations
 from typing import Final
 
 from ...core.errors import HarnessError, error_message
+from ...tools.errors import ToolCallAborted
 
 __all__ = ["SPAWN_FAILED", "ShellError", "SpawnAbortedError", "ToolCallAborted"]
 
@@ -38,14 +38,3 @@ class SpawnAbortedError(ShellError):
         shown = "aborted" if reason is None else error_message(reason)
         super().__init__(f"aborted before spawn: {shown}", "ABORTED")
         self.reason = reason
-
-
-class ToolCallAborted(HarnessError):
-    """Raised by a tool body whose call was cancelled after it started work."""
-
-    def __init__(self) -> None:
-        super().__init__("tool call aborted", "ABORTED")
-
-    @property
-    def name(self) -> str:
-        return "AbortError"

@@ -23,13 +23,12 @@ from typing import Annotated, Final
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from ...core.errors import HarnessError
 from ...core.signals import AbortController, AbortSignal
 from ...core.timeout import MAX_TIMER_DELAY_MS
 from ...kernel import Context
 from ...tools.definition import ToolDefinition, ToolOutput, define_tool
+from ...tools.errors import ToolCallAborted
 from ...tools.execution import ToolRunContext
-from ...tools.results import TOOL_ABORTED
 from .errors import WEB_ABORTED, WebError
 from .render import (
     FetchRenderer,
@@ -85,17 +84,6 @@ class ToolWebConfig(BaseModel):
     fetch_timeout_ms: Budget = 30_000
     search_timeout_ms: Budget = 30_000
     fetch_max_output_chars: Positive = 200_000
-
-
-class ToolCallAborted(HarnessError):
-    """The caller aborted the call after the body started: the registry's `ABORTED` result."""
-
-    def __init__(self) -> None:
-        super().__init__("tool call aborted", TOOL_ABORTED)
-
-    @property
-    def name(self) -> str:
-        return "AbortError"
 
 
 def _forwarded(error: WebError, signal: AbortSignal) -> Exception:
