@@ -9,9 +9,9 @@ blocks. Messages and chunks round-trip through their JSON forms exactly.
 
 import pytest
 
+from tether.agent.assembly import BlockAssembler
 from tether.agent.messages import (
     AssistantMessage,
-    BlockAssembler,
     BlockEnd,
     BlockStart,
     Finish,

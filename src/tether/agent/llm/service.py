@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 from ...core.errors import HarnessError, error_message
 from ...core.signals import AbortError, AbortSignal
+from ..assembly import BlockAssembler
 from ..messages import (
     AssistantMessage,
-    BlockAssembler,
     Finish,
     LlmFailure,
     StreamChunk,
