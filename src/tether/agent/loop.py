@@ -7,6 +7,21 @@ next-step inbox where tool contexts wait, and progress events for a UI. Does not
 transport (`tether.agent.llm`), the log format (`tether.agent.session`) or scheduling
 (`tether.agent.scheduler`).
 
+Extension points, dispatched on the context the agent is given (`Agent(ctx=...)`; none without
+one). Listeners receive the agent first; plugins reach its session as `agent.session` and park
+context messages for the next step with `agent.inject(message)`:
+
+    agent/session-start  parallel  (agent, source, signal) -> None, before the first turn this
+                                   agent runs (inside it); source "startup" (turn 1) or "resume"
+    agent/prompt         serial    (agent, prompt, signal) -> str | None: a str rejects the prompt
+                                   — the turn ends {"kind": "blocked", "message": <str>} with no
+                                   model request, the prompt is not recorded, and contexts injected
+                                   while screening it are dropped
+    agent/turn-stopping  serial    (agent, turn, stop_hook_active, signal) -> UserMessage | None,
+                                   when a step ends the turn normally: a message continues the turn
+                                   with another step (bounded by max_steps); stop_hook_active is
+                                   true once a listener has continued this turn
+
 Cancellation: the caller owns the turn's `AbortSignal` (the CLI aborts it on Ctrl-C). The signal
 reaches the model stream (closed on abort) and every tool call; started calls are awaited and
 recorded, unstarted ones get synthetic `ABORTED_BEFORE_DISPATCH` pairs, and the turn ends
@@ -19,10 +34,12 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Final
 
 from ..core.errors import error_message
 from ..core.json import JsonValue
 from ..core.signals import AbortSignal
+from ..kernel import Context
 from ..tools.registry import ToolRuntime
 from ..tools.results import ToolExecutionResult, UserMessage, user_message
 from .llm import LlmError, LlmRequest
@@ -32,6 +49,9 @@ from .scheduler import StepRecorder, ToolCallRequest, execute_tool_calls
 from .session import SessionLog
 
 __all__ = [
+    "PROMPT_EVENT",
+    "SESSION_START_EVENT",
+    "TURN_STOPPING_EVENT",
     "Agent",
     "AgentEvent",
     "AgentSettings",
@@ -42,6 +62,11 @@ __all__ = [
     "TurnOutcome",
     "default_system_prompt",
 ]
+
+
+SESSION_START_EVENT: Final = "agent/session-start"
+PROMPT_EVENT: Final = "agent/prompt"
+TURN_STOPPING_EVENT: Final = "agent/turn-stopping"
 
 
 def default_system_prompt(cwd: Path) -> str:
@@ -157,18 +182,25 @@ class Agent:
         session: SessionLog,
         settings: AgentSettings,
         on_event: Callable[[AgentEvent], None] | None = None,
+        ctx: Context | None = None,
     ) -> None:
         self.tools = tools
         self.llm = llm
         self.session = session
         self.settings = settings
         self._on_event = on_event
+        self._ctx = ctx
         self._next_step: list[UserMessage] = []
+        self._session_started = False
 
     @property
     def parked_contexts(self) -> Sequence[UserMessage]:
         """Contexts accepted from tool results that the next step (or turn) will deliver."""
         return tuple(self._next_step)
+
+    def inject(self, message: UserMessage) -> None:
+        """Park a context message for the next step (it follows the step's other input)."""
+        self._next_step.append(message)
 
     def _emit(self, event: AgentEvent) -> None:
         if self._on_event is not None:
@@ -188,27 +220,35 @@ class Agent:
         session.turn_start(turn)
         try:
             signal.throw_if_aborted()
-            entering: list[UserMessage] = [message]
-            for step in range(1, self.settings.max_steps + 1):
-                entering += self._next_step
-                self._next_step.clear()
-                session.step_start(turn, step)
-                self._emit(StepStarted(turn, step))
-                for item in entering:
-                    session.user_message(item)
-                entering = []
-                try:
-                    ending, answer = await self._step(turn, step, signal)
-                finally:
-                    session.step_end(turn, step)
-                text = answer or text
-                if ending == "max-tokens":
-                    reason = {"kind": "max-tokens"}
-                    break
-                if ending == "completed" and not self._next_step:
-                    break
+            await self._start_session(turn, signal)
+            rejection = await self._screen(message, signal)
+            if rejection is not None:
+                reason = {"kind": "blocked", "message": rejection}
             else:
-                reason = {"kind": "max-steps", "steps": self.settings.max_steps}
+                entering: list[UserMessage] = [message]
+                stop_hook_active = False
+                for step in range(1, self.settings.max_steps + 1):
+                    entering += self._next_step
+                    self._next_step.clear()
+                    session.step_start(turn, step)
+                    self._emit(StepStarted(turn, step))
+                    for item in entering:
+                        session.user_message(item)
+                    entering = []
+                    try:
+                        ending, answer = await self._step(turn, step, signal)
+                    finally:
+                        session.step_end(turn, step)
+                    text = answer or text
+                    if ending == "max-tokens":
+                        reason = {"kind": "max-tokens"}
+                        break
+                    if ending == "completed" and not self._next_step:
+                        if not await self._keep_going(turn, stop_hook_active, signal):
+                            break
+                        stop_hook_active = True
+                else:
+                    reason = {"kind": "max-steps", "steps": self.settings.max_steps}
         except Exception as exc:
             reason = _failure_reason(exc, signal)
         except BaseException:
@@ -216,6 +256,36 @@ class Agent:
             raise
         session.turn_end(turn, reason)
         return TurnOutcome(turn, reason, text)
+
+    async def _start_session(self, turn: int, signal: AbortSignal) -> None:
+        if self._ctx is None or self._session_started:
+            return
+        self._session_started = True
+        source = "startup" if turn == 1 else "resume"
+        await self._ctx.parallel(SESSION_START_EVENT, self, source, signal)
+
+    async def _screen(self, prompt: UserMessage, signal: AbortSignal) -> str | None:
+        """`agent/prompt`: the rejection reason, or None to go ahead."""
+        if self._ctx is None:
+            return None
+        parked = len(self._next_step)
+        rejection = await self._ctx.serial(PROMPT_EVENT, self, prompt, signal)
+        if rejection is None:
+            return None
+        del self._next_step[parked:]
+        return rejection if isinstance(rejection, str) and rejection else "prompt rejected"
+
+    async def _keep_going(self, turn: int, stop_hook_active: bool, signal: AbortSignal) -> bool:
+        """`agent/turn-stopping`: whether a listener continued the turn with a message."""
+        if self._ctx is None:
+            return False
+        follow_up = await self._ctx.serial(
+            TURN_STOPPING_EVENT, self, turn, stop_hook_active, signal
+        )
+        if not isinstance(follow_up, UserMessage):
+            return False
+        self._next_step.append(follow_up)
+        return True
 
     async def _step(self, turn: int, step: int, signal: AbortSignal) -> tuple[str, str]:
         session = self.session

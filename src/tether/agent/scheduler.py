@@ -11,10 +11,16 @@ and are committed normally (the registry classifies them); every call that never
 synthetic durable pair — `tool/call` then a `tool/result` of `ABORTED_BEFORE_DISPATCH` — that
 bypasses the registry. Every model tool call therefore ends with exactly one durable result.
 
-Scheduler failure (a stage or the recorder raises): no new call starts, every in-flight dispatch
-is awaited, then the first failure is raised; no results are fabricated. Cancelling the task that
-runs the scheduler is treated as a turn abort for what has not started; in-flight dispatches are
-still awaited and committed before the `CancelledError` propagates.
+Scheduler failure (a stage or the recorder raises, or a dispatch task fails): it is recorded the
+moment it happens — a `prepare` that completes afterwards is not dispatched — then no new call
+starts, every in-flight dispatch is awaited, and the first failure is raised; no results are
+fabricated.
+
+Cancelling the task that runs the scheduler is a turn abort for this step: the calls' signal is
+the turn signal fused with a step-owned controller, which the cancellation aborts, so started
+bodies get their abort through `exec.signal` (as `ToolRuntime.execute` does for a cancelled
+caller); they are awaited and committed, unstarted calls get synthetic pairs, and then the
+`CancelledError` propagates.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..core.signals import AbortSignal
+from ..core.signals import AbortController, AbortError, AbortSignal
 from ..tools.execution import Execution, ToolExecutionInput
 from ..tools.outcomes import supersede
 from ..tools.pipeline import Dispatched, Prepared
@@ -106,13 +112,15 @@ class _Step:
         self.recorder = recorder
         self.accept_context = accept_context
         self.max_parallel = max_parallel
+        self.cancellation = AbortController()  # aborted when our task is cancelled
+        self.call_signal = AbortSignal.any(signal, self.cancellation.signal)
         self.inputs = [
             ToolExecutionInput(
                 call_id=c.id,
                 name=c.name,
                 arguments=parse_arguments(c.arguments),
                 agent=agent,
-                signal=signal,
+                signal=self.call_signal,
             )
             for c in calls
         ]
@@ -131,7 +139,30 @@ class _Step:
             self.stopped = True
         return self.stopped
 
+    def _cancelled(self) -> None:
+        """Our task is being cancelled: start nothing more; started bodies see an abort."""
+        self.cancelled = self.stopped = True
+        self.cancellation.abort(AbortError())
+
+    def _fail(self, exc: BaseException) -> None:
+        if self.failure is None:
+            self.failure = exc
+        self.stopped = True
+
+    def _settled(self, task: asyncio.Task[Dispatched]) -> None:
+        # A done callback, so a failure is known before the lane resumes (e.g. from a prepare).
+        if not task.cancelled():
+            exc = task.exception()
+            if exc is not None:
+                self._fail(exc)
+
     async def run(self) -> StepOutcome:
+        try:
+            return await self._run()
+        finally:
+            self.call_signal.dispose()
+
+    async def _run(self) -> StepOutcome:
         n = len(self.calls)
         while self.next_start < n and not self._halted():
             parallel = self.runtime.execution_mode(self.inputs[self.next_start]) == "parallel"
@@ -173,11 +204,9 @@ class _Step:
         try:
             await step
         except asyncio.CancelledError:
-            self.cancelled = self.stopped = True
+            self._cancelled()
         except Exception as exc:
-            if self.failure is None:
-                self.failure = exc
-            self.stopped = True
+            self._fail(exc)
 
     async def _start(self, index: int) -> None:
         self.next_start = index + 1
@@ -195,6 +224,7 @@ class _Step:
             if self.stopped:  # a failure elsewhere: prepared, but never dispatched
                 return
             task = asyncio.get_running_loop().create_task(self.runtime.dispatch(prepared.exec))
+            task.add_done_callback(self._settled)
             self.in_flight[task] = index
         else:
             slot.result = prepared.result
@@ -209,15 +239,13 @@ class _Step:
                 break
             except asyncio.CancelledError:
                 # Our task is being cancelled: start nothing more, but never abandon a dispatch.
-                self.cancelled = self.stopped = True
+                self._cancelled()
         for task in done:
             index = self.in_flight.pop(task)
             try:
                 dispatched = task.result()
             except BaseException as exc:  # only an invariant violation reaches here
-                if self.failure is None:
-                    self.failure = exc
-                self.stopped = True
+                self._fail(exc)
                 continue
             slot = self.slots[index]
             slot.result = dispatched.result
@@ -233,7 +261,7 @@ class _Step:
                 try:
                     final = await self.runtime.finalize(slot.exec, slot.result)
                 except asyncio.CancelledError:
-                    self.cancelled = self.stopped = True
+                    self._cancelled()
                     object.__setattr__(slot.exec, "interrupted", True)
                     final = self.runtime.finish(slot.exec, supersede(slot.exec, slot.result))
             else:

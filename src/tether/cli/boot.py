@@ -14,7 +14,7 @@ from pathlib import Path
 from ..kernel import Context, PluginEntry, boot, default_config_paths, load_config
 from ..tools import ToolRuntime
 
-__all__ = ["BUILTINS", "BUILTIN_CONFIG", "builtin_entries", "start"]
+__all__ = ["BUILTINS", "BUILTIN_CONFIG", "INTERACTIVE_ONLY", "builtin_entries", "start"]
 
 BUILTINS: tuple[tuple[str, str], ...] = (
     ("timeout-policy", "tether.plugins.timeout_policy"),
@@ -30,30 +30,47 @@ BUILTINS: tuple[tuple[str, str], ...] = (
     ("web-search-brave", "tether.plugins.web.search_brave"),
     ("web-search-tavily", "tether.plugins.web.search_tavily"),
     ("tool-web", "tether.plugins.web.tools"),
+    ("hooks-claude-code", "tether.plugins.hooks.claude_code"),
+    ("permissions", "tether.plugins.permissions.plugin:Permissions"),
+    ("approval", "tether.plugins.approval.service:Approval"),
     ("llm", "tether.agent.llm.plugin"),
 )
 """(id, module) of the default plugin set; entries whose module is absent are skipped."""
+
+INTERACTIVE_ONLY: frozenset[str] = frozenset({"permissions"})
+"""Built-ins mounted only for an interactive front end (`tether chat`): the permission rules ask
+the user, so `tether run` and `tether tools` get them only when a config file adds them."""
 
 BUILTIN_CONFIG: dict[str, dict[str, object]] = {
     "todo": {"allow_parallel_in_progress": False},
 }
 """Config the built-ins start from (the `fs` root and such are filled in from `cwd`)."""
 
+_WORKSPACE_KEYS: dict[str, str] = {
+    "fs": "root",
+    "hooks-claude-code": "project_dir",
+    "permissions": "workspace",
+}
 
-def builtin_entries(cwd: Path) -> list[PluginEntry]:
+
+def builtin_entries(cwd: Path, *, interactive: bool = False) -> list[PluginEntry]:
     """The built-in entries that exist in this installation, configured for `cwd`."""
     entries = [PluginEntry(id="tools", name="tools", plugin=ToolRuntime, origin="built-in")]
     for plugin_id, module in BUILTINS:
+        if plugin_id in INTERACTIVE_ONLY and not interactive:
+            continue
         if importlib.util.find_spec(module.partition(":")[0]) is None:
             continue
         config = dict(BUILTIN_CONFIG.get(plugin_id, {}))
-        if plugin_id == "fs":
-            config["root"] = str(cwd)
+        if (key := _WORKSPACE_KEYS.get(plugin_id)) is not None:
+            config[key] = str(cwd)
         entries.append(PluginEntry(id=plugin_id, name=module, config=config, origin="built-in"))
     return entries
 
 
-async def start(*, cwd: Path, config_paths: Sequence[Path] | None = None) -> Context:
+async def start(
+    *, cwd: Path, config_paths: Sequence[Path] | None = None, interactive: bool = False
+) -> Context:
     """A root context with the built-ins and the configured plugins mounted.
 
     Raises `tether.kernel.ConfigError` (one line) for any bad config.
@@ -61,5 +78,5 @@ async def start(*, cwd: Path, config_paths: Sequence[Path] | None = None) -> Con
     paths = list(config_paths) if config_paths is not None else default_config_paths(cwd)
     config = load_config(paths)
     ctx = Context()
-    await boot(ctx, config, builtins=builtin_entries(cwd))
+    await boot(ctx, config, builtins=builtin_entries(cwd, interactive=interactive))
     return ctx

@@ -26,8 +26,8 @@ from ...core.json import FrozenDict, JsonValue, snapshot
 
 __all__ = [
     "AGENT_INBOX_SPLICED",
-    "APPROVAL_REQUESTED",
-    "APPROVAL_RESOLVED",
+    "APPROVAL_ASKED",
+    "APPROVAL_DECIDED",
     "ASSISTANT_CHUNK",
     "ASSISTANT_MESSAGE",
     "DURABLE_TYPES",
@@ -73,10 +73,11 @@ REQUEST_HEADER: Final = "request/header"  # {header: {config, system?, tools?}, 
 REQUEST_CONTEXT: Final = "request/context"  # {provider, model, context_window?}
 SESSION_END_SEED: Final = "session/end-seed"  # {}
 AGENT_INBOX_SPLICED: Final = "agent/inbox/spliced"
-HOOK_INVOKED: Final = "hook/invoked"
+HOOK_INVOKED: Final = "hook/invoked"  # {turn, point, dialect, matcher?, handler_id}
+# {turn, point, handler_id, decision, exit_code?, stderr_summary?, duration_ms}:
 HOOK_RESULT: Final = "hook/result"
-APPROVAL_REQUESTED: Final = "approval/requested"
-APPROVAL_RESOLVED: Final = "approval/resolved"
+APPROVAL_ASKED: Final = "approval/asked"  # {turn?, call_id, tool_name, reason?, fingerprint, ...}
+APPROVAL_DECIDED: Final = "approval/decided"  # {turn?, call_id, outcome, answered_by, fingerprint}
 LLM_RETRY: Final = "llm/retry"
 LLM_RETRY_STARTED: Final = "llm/retry-started"
 

@@ -16,11 +16,15 @@ from pathlib import Path
 from typing import Annotated
 
 import cyclopts
+from rich.console import Console
 
 from ...agent.loop import TurnOutcome
 from ...agent.session import SessionError
 from ...core.signals import AbortController
-from ...kernel import ConfigError
+from ...kernel import ConfigError, Context
+from ...plugins.approval import Approval
+from ...plugins.permissions import Permissions
+from ..approval import TerminalPrompter
 from ..render import TurnRenderer
 from ..session import Interrupts, notice, open_runner
 
@@ -29,6 +33,22 @@ __all__ = ["chat", "exit_code", "run"]
 ConfigOpt = Annotated[Path | None, cyclopts.Parameter(name="--config", help="A tether.yml to use.")]
 ModelOpt = Annotated[str | None, cyclopts.Parameter(name="--model", help="The model to ask.")]
 CwdOpt = Annotated[Path | None, cyclopts.Parameter(name="--cwd", help="The workspace.")]
+YoloOpt = Annotated[
+    bool,
+    cyclopts.Parameter(
+        name="--yolo",
+        negative=(),
+        help="Run every tool call that no deny rule forbids, without asking "
+        "(permission mode bypassPermissions).",
+    ),
+]
+
+
+def _yolo(ctx: Context) -> None:
+    permissions = ctx.get("permissions")
+    if isinstance(permissions, Permissions):
+        permissions.set_mode("bypassPermissions")
+        notice("--yolo: tool calls run without asking; deny rules still apply")
 
 
 def exit_code(outcome: TurnOutcome) -> int:
@@ -38,6 +58,9 @@ def exit_code(outcome: TurnOutcome) -> int:
     if outcome.kind == "aborted":
         notice("ABORTED: the turn was aborted; tool outcomes are recorded in the session")
         return 130
+    if outcome.kind == "blocked":
+        sys.stderr.write(f"tether: BLOCKED: {outcome.reason.get('message')}\n")
+        return 1
     if outcome.kind == "error":
         error = outcome.reason.get("error")
         code = message = "?"
@@ -56,6 +79,7 @@ async def run(
     config: ConfigOpt = None,
     model: ModelOpt = None,
     cwd: CwdOpt = None,
+    yolo: YoloOpt = False,
 ) -> int:
     """Answer one task, print the final answer, and exit (0 iff the turn completed).
 
@@ -77,6 +101,8 @@ async def run(
         except (ConfigError, SessionError) as exc:
             sys.stderr.write(f"tether: {exc}\n")
             return 2
+        if yolo:
+            _yolo(runner.ctx)
         interrupts = Interrupts(notice)
         interrupts.install()
         stack.callback(interrupts.uninstall)
@@ -89,8 +115,9 @@ async def run(
             notice("quit; the session log is closed and balanced")
             return 130
         renderer.end_turn()
-        sys.stdout.write(outcome.text + "\n")
-        sys.stdout.flush()
+        if outcome.text:
+            sys.stdout.write(outcome.text + "\n")
+            sys.stdout.flush()
         return exit_code(outcome)
 
 
@@ -116,14 +143,25 @@ async def chat(
     model: ModelOpt = None,
     cwd: CwdOpt = None,
     resume: Annotated[str | None, cyclopts.Parameter(name="--resume")] = None,
+    yolo: YoloOpt = False,
 ) -> int:
-    """Talk to the agent. Ctrl-C aborts the running turn; twice quits; /exit quits."""
+    """Talk to the agent. Ctrl-C aborts the running turn; twice quits; /exit quits.
+
+    Tool calls the permission rules ask about are shown with their arguments and wait for an
+    answer: y (allow once), a (always allow the shown rule this session) or n (reject).
+    """
     workdir = (cwd or Path.cwd()).resolve()
     renderer = TurnRenderer(text_out=sys.stdout)
     async with AsyncExitStack() as stack:
         try:
             runner = await open_runner(
-                stack, cwd=workdir, config=config, model=model, resume=resume, on_event=renderer
+                stack,
+                cwd=workdir,
+                config=config,
+                model=model,
+                resume=resume,
+                on_event=renderer,
+                interactive=True,
             )
         except (ConfigError, SessionError) as exc:
             sys.stderr.write(f"tether: {exc}\n")
@@ -134,6 +172,14 @@ async def chat(
         interrupts.install()
         stack.callback(interrupts.uninstall)
         reader = await _lines()
+        approval = runner.ctx.get("approval")
+        if isinstance(approval, Approval):
+            prompter = TerminalPrompter(
+                lambda: _readline(reader), Console(stderr=True, highlight=False)
+            )
+            stack.callback(approval.attach(prompter))
+        if yolo:
+            _yolo(runner.ctx)
         sys.stderr.write(
             f"tether chat · session {runner.session.id} · model {runner.llm.model}\n"
             "Ctrl-C aborts a turn, twice quits; /exit quits.\n"

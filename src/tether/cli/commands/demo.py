@@ -85,6 +85,11 @@ class _DemoTools:
     apply = staticmethod(_apply_demo_tools)
 
 
+_DEMO_SKIPS = frozenset({"llm", "hooks-claude-code", "permissions", "approval"})
+"""Not in the demo: its model is the scripted server, and a user's own Claude Code hooks or
+permission rules must not run (or prompt) inside it."""
+
+
 def _script() -> list[object]:
     return [
         # turn 1
@@ -127,7 +132,9 @@ async def _run(console: Console, workspace: Path, home: Path) -> int:
         ctx = Context()
         stack.push_async_callback(ctx.dispose)
         entries = [
-            e for e in builtin_entries(workspace) if e.id != "llm" and "web" not in (e.id or "")
+            e
+            for e in builtin_entries(workspace)
+            if e.id not in _DEMO_SKIPS and "web" not in (e.id or "")
         ] + [PluginEntry(id="demo-tools", name="demo-tools", plugin=_DemoTools, origin="demo")]
         await boot(ctx, TetherConfig(), builtins=entries)
         llm = build_llm(

@@ -72,6 +72,11 @@ def _describe(event: SessionEvent) -> str | None:
             source = message.get("source") if isinstance(message, dict) else None
             call_id = source.get("call_id") if isinstance(source, dict) else "?"
             return f"    result {call_id} {status}"
+        case "hook/result":
+            return f"    hook {data.get('handler_id')} {data.get('decision')}"
+        case "approval/decided":
+            answer = f"{data.get('outcome')} by {data.get('answered_by')}"
+            return f"    approval {data.get('call_id')} {data.get('tool_name')} {answer}"
     return None
 
 

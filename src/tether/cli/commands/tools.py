@@ -108,7 +108,8 @@ async def call(
         await ctx.dispose()
     for block in result.content:
         if block.get("type") == "text":
-            print(block.get("text"))
+            shown = str(block.get("text"))
+            print(shown, end="" if shown.endswith("\n") else "\n")
         else:
             print(json.dumps(dict(block)))
     if isinstance(result, ToolFailure):

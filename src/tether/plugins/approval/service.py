@@ -1,0 +1,269 @@
+"""The `approval` service (CONTRACT §4.4): how an `Ask` becomes an answer.
+
+Mount: `await ctx.plugin(Approval, {"non_interactive": "unavailable"})` (entry point
+`approval`); provides `ctx.approval`. The registry calls `await ctx.approval.request(request)`
+for every `Ask` that has an agent; the answer is one of the four `ApprovalOutcome`s.
+
+Who answers:
+  * a `Prompter` attached with `approval.attach(prompter)` (the terminal in `tether chat`): it is
+    shown an `ApprovalQuestion` — the tool, its arguments, the ask's reason and, when the
+    `permissions` service can name one, the rule "always allow" would add — and answers
+    `allow-once`, `allow-session` (the rule is added to `ctx.permissions` for the rest of the
+    session, then `allowed-once`) or `reject` (`rejected`);
+  * without a prompter, the configured `non_interactive` answer: `unavailable` (default),
+    `allow` (`allowed-once`) or `deny` (`rejected`).
+
+Cancellation: the pending question observes the request's signal (the caller's). If it is
+already aborted the prompter is not asked; if it aborts while the prompter waits, the prompter is
+cancelled (`signal.cancels()`) and the answer is `cancelled` — which the registry turns into
+`ABORTED_BEFORE_DISPATCH`. A prompter that raises, or answers something else, counts as
+`unavailable` (logged).
+
+Audit: every request appends `approval/asked` and `approval/decided` to the agent's session (when
+it has one), both carrying `fingerprint` — `sha256:<hex>` of the call's arguments as canonical
+JSON (sorted keys, no whitespace, UTF-8) — so the log says exactly what was approved:
+
+    approval/asked    {turn?, call_id, tool_name, reason?, fingerprint, session_rule?}
+    approval/decided  {turn?, call_id, tool_name, outcome, answered_by, fingerprint,
+                       session_rule?}
+
+`answered_by` is `user`, `policy` (no prompter) or `signal` (cancelled before any answer).
+The arguments are found through a `tools/pre-execute` listener that remembers each call until its
+`tools/result`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, Literal, Protocol, TypeAlias
+
+from pydantic import BaseModel, ConfigDict
+
+from ...core.errors import error_message
+from ...core.json import JsonValue
+from ...kernel import Service
+from ...tools.approval import ApprovalOutcome, ApprovalRequest
+from ...tools.decisions import PreToolDecision
+from ...tools.execution import ToolExecution
+from ...tools.results import ToolExecutionResult
+from ..hooks.journal import session_of
+
+if TYPE_CHECKING:
+    from ...kernel import Context
+
+__all__ = [
+    "Approval",
+    "ApprovalAnswer",
+    "ApprovalConfig",
+    "ApprovalQuestion",
+    "Prompter",
+    "fingerprint",
+]
+
+_log = logging.getLogger("tether.plugins.approval")
+
+ApprovalAnswer: TypeAlias = Literal["allow-once", "allow-session", "reject"]
+
+
+def fingerprint(arguments: JsonValue | None) -> str:
+    """`sha256:<hex>` of the canonical JSON of `arguments`."""
+    canonical = json.dumps(
+        arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalQuestion:
+    """What a prompter shows. `session_rule` is None when "always allow" is not offered."""
+
+    tool_name: str
+    call_id: str
+    arguments: JsonValue | None
+    reason: str | None
+    session_rule: str | None
+    fingerprint: str
+
+
+class Prompter(Protocol):
+    """An interactive channel. `ask` may be cancelled at any await (the call was aborted)."""
+
+    async def ask(self, question: ApprovalQuestion) -> ApprovalAnswer: ...
+
+
+class ApprovalConfig(BaseModel):
+    """`non_interactive`: the answer when no prompter is attached."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    non_interactive: Literal["unavailable", "allow", "deny"] = "unavailable"
+
+
+_POLICY_OUTCOME: dict[str, ApprovalOutcome] = {
+    "unavailable": "unavailable",
+    "allow": "allowed-once",
+    "deny": "rejected",
+}
+
+
+class _SessionRules(Protocol):
+    def suggest_rule(self, tool: str, arguments: JsonValue | None) -> str | None: ...
+    def allow_for_session(self, rule: str) -> None: ...
+
+
+class Approval(Service):
+    """`ctx.approval` (see the module note)."""
+
+    name: ClassVar[str] = "approval"
+    Config: ClassVar[type[ApprovalConfig]] = ApprovalConfig
+
+    def __init__(self, ctx: Context, config: ApprovalConfig | None = None) -> None:
+        super().__init__(ctx, config)
+        self._config = ApprovalConfig() if config is None else config
+        self._prompter: Prompter | None = None
+        self._calls: dict[str, ToolExecution] = {}
+
+    async def start(self) -> None:
+        self.ctx.on("tools/pre-execute", self._remember, prepend=True)
+        self.ctx.on("tools/result", self._forget)
+
+    async def _remember(
+        self, exec: ToolExecution, next: Callable[[], Awaitable[PreToolDecision]]
+    ) -> PreToolDecision:
+        self._calls[exec.call_id] = exec
+        return await next()
+
+    def _forget(self, exec: ToolExecution, result: ToolExecutionResult) -> None:
+        if self._calls.get(exec.call_id) is exec:
+            del self._calls[exec.call_id]
+
+    # -- the service ---------------------------------------------------------------------------
+
+    def attach(self, prompter: Prompter) -> Callable[[], None]:
+        """Answer with `prompter` until the returned remover runs. Raises RuntimeError when one
+        is already attached."""
+        if self._prompter is not None:
+            raise RuntimeError("an approval prompter is already attached")
+        self._prompter = prompter
+
+        def detach() -> None:
+            if self._prompter is prompter:
+                self._prompter = None
+
+        return detach
+
+    @property
+    def interactive(self) -> bool:
+        """Whether a prompter is attached."""
+        return self._prompter is not None
+
+    async def request(self, request: ApprovalRequest) -> ApprovalOutcome:
+        """Answer one `Ask` (see the module note). Never raises but for the cancellation of the
+        awaiting task."""
+        exec = self._calls.get(request.call_id)
+        arguments = exec.arguments if exec is not None and exec.name == request.tool_name else None
+        rules = self._session_rules()
+        rule = None
+        if rules is not None and self._prompter is not None:
+            try:
+                rule = rules.suggest_rule(request.tool_name, arguments)
+            except Exception as exc:
+                _log.warning("approval: could not suggest a session rule: %s", error_message(exc))
+        question = ApprovalQuestion(
+            tool_name=request.tool_name,
+            call_id=request.call_id,
+            arguments=arguments,
+            reason=request.reason,
+            session_rule=rule,
+            fingerprint=fingerprint(arguments),
+        )
+        audit = _Audit(request.agent, question)
+        audit.asked()
+        outcome, answered_by, added = await self._answer(request, question, rules)
+        audit.decided(outcome, answered_by, added)
+        return outcome
+
+    async def _answer(
+        self, request: ApprovalRequest, question: ApprovalQuestion, rules: _SessionRules | None
+    ) -> tuple[ApprovalOutcome, str, str | None]:
+        if request.signal.aborted:
+            return "cancelled", "signal", None
+        prompter = self._prompter
+        if prompter is None:
+            return _POLICY_OUTCOME[self._config.non_interactive], "policy", None
+        try:
+            async with request.signal.cancels():
+                answer: object = await prompter.ask(question)
+        except Exception as exc:
+            if request.signal.aborted:
+                return "cancelled", "signal", None
+            _log.warning("approval: the prompter failed: %s", error_message(exc))
+            return "unavailable", "user", None
+        if answer == "allow-once":
+            return "allowed-once", "user", None
+        if answer == "reject":
+            return "rejected", "user", None
+        if answer == "allow-session" and question.session_rule is not None and rules is not None:
+            try:
+                rules.allow_for_session(question.session_rule)
+            except Exception as exc:
+                _log.warning("approval: could not add the session rule: %s", error_message(exc))
+                return "allowed-once", "user", None
+            return "allowed-once", "user", question.session_rule
+        _log.warning("approval: the prompter answered %r, which is not an answer", answer)
+        return "unavailable", "user", None
+
+    def _session_rules(self) -> _SessionRules | None:
+        service = self.ctx.get("permissions")
+        suggest = getattr(service, "suggest_rule", None)
+        add = getattr(service, "allow_for_session", None)
+        return service if callable(suggest) and callable(add) else None  # type: ignore[return-value]
+
+
+class _Audit:
+    """Writes the two audit events into the requesting agent's session, if it has one."""
+
+    __slots__ = ("_question", "_session")
+
+    def __init__(self, agent: object, question: ApprovalQuestion) -> None:
+        self._session = session_of(agent)
+        self._question = question
+
+    def asked(self) -> None:
+        q = self._question
+        data: dict[str, object] = {"call_id": q.call_id, "tool_name": q.tool_name}
+        if q.reason is not None:
+            data["reason"] = q.reason
+        data["fingerprint"] = q.fingerprint
+        if q.session_rule is not None:
+            data["session_rule"] = q.session_rule
+        self._append("approval/asked", data)
+
+    def decided(self, outcome: ApprovalOutcome, answered_by: str, added: str | None) -> None:
+        q = self._question
+        data: dict[str, object] = {
+            "call_id": q.call_id,
+            "tool_name": q.tool_name,
+            "outcome": outcome,
+            "answered_by": answered_by,
+            "fingerprint": q.fingerprint,
+        }
+        if added is not None:
+            data["session_rule"] = added
+        self._append("approval/decided", data)
+
+    def _append(self, type: str, data: dict[str, object]) -> None:
+        session = self._session
+        if session is None:
+            return
+        turn = getattr(session, "open_turn", None)
+        if isinstance(turn, int) and not isinstance(turn, bool):
+            data = {"turn": turn, **data}
+        try:
+            session.append(type, data)
+        except Exception as exc:
+            _log.warning('approval: could not record "%s": %s', type, error_message(exc))

@@ -1,0 +1,416 @@
+"""The Claude Code hook bridge, plugin `hooks-claude-code` (spec §5.3): a user's existing Claude
+Code command hooks run, unchanged, at tether's interception points.
+
+Mount: `await ctx.plugin(tether.plugins.hooks.claude_code, {...})` (entry point
+`hooks-claude-code`; `inject = ["shell"]`). Config (`Config`):
+
+    config_path              a hooks.json or settings file (or a list); relative to project_dir
+    discover (true)          also read .claude/settings.json and .claude/settings.local.json
+                             under project_dir, and ~/.claude/settings.json
+    project_dir              the project root (default: the process cwd); exported to every
+                             hook as CLAUDE_PROJECT_DIR and substituted for ${CLAUDE_PROJECT_DIR}
+    plugin_root              substituted for ${CLAUDE_PLUGIN_ROOT}, exported as well
+    default_timeout_ms       600000: a hook's timeout when it sets no `timeout` (seconds)
+    stderr_summary_max_chars 500: how much stderr a `hook/result` event keeps
+    tool_names               Claude Code name → tether tool name (`DEFAULT_TOOL_NAMES`)
+
+Files are read once, at mount. A file that cannot be read or parsed is contained: it is logged
+as `hooks-claude-code: could not load hook config "<path>": <error> — no hooks registered` and
+contributes nothing; the agent keeps running. Without any hooks the plugin registers nothing.
+
+Points (Claude Code event → tether event):
+
+    PreToolUse        tools/pre-execute      matcher: the Claude Code tool name. Merged deny
+                      (exit 2 included) ⇒ Deny(reason or "blocked by PreToolUse hook"), which
+                      the model sees as `Error: <reason>`; ask ⇒ Ask(reason), combined with
+                      the rest of the waterfall (deny > ask > allow); allow or nothing ⇒ next()
+                      (a hook's allow does not pre-approve anything).
+    PostToolUse       tools/post-execute     successes only. Merged deny ⇒ Block(feedback =
+                      reason or "blocked by PostToolUse hook"); additional context rides the
+                      decision (prepended to the downstream one's contexts).
+    UserPromptSubmit  agent/prompt           deny ⇒ the prompt is rejected (the turn ends
+                      `blocked`, no model request); context (JSON additionalContext or plain
+                      stdout) is injected after the prompt.
+    Stop              agent/turn-stopping    deny ⇒ the turn continues with a user message
+                      (reason or "continue: blocked by Stop hook"); `stop_hook_active` is true
+                      once a Stop hook has continued this turn.
+    SessionStart      agent/session-start    matcher: `startup` or `resume`; context injected.
+
+SubagentStart / SubagentStop are parsed but not run (tether has no subagents yet). Hooks of one
+point run serially in config order, with cwd = the session's cwd, env CLAUDE_PROJECT_DIR, and the
+point's signal (a tool call's or the turn's): cancelling it kills the running hook. Each run is
+recorded as `hook/invoked` / `hook/result` when the agent has a session with an open turn.
+Hook context messages are user messages with source `{"kind": "plugin", "plugin":
+"hooks-claude-code"}`. Exit codes other than 0 and 2, timeouts and kills are non-blocking and
+logged; `updatedInput` and `systemMessage` are logged as ignored.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Final
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ...core.errors import error_message
+from ...core.json import JsonValue
+from ...core.signals import AbortSignal
+from ...core.timeout import MAX_TIMER_DELAY_MS, format_ms
+from ...kernel import Context
+from ...tools.decisions import Accept, Ask, Block, Deny, PostToolDecision, PreToolDecision
+from ...tools.execution import ToolExecution
+from ...tools.results import ToolExecutionResult, UserMessage, text_content, user_message
+from .claude_config import ClaudeHookSet, ConfiguredHook, parse_claude_hooks
+from .journal import HookJournal, session_of
+from .matcher import matches
+from .merge import MergedHookOutcome, merge_hook_outputs
+from .names import DEFAULT_TOOL_NAMES, ToolNames, claude_tool_input
+from .output import HookOutput
+from .precedence import strictest
+from .runner import HookRun, HookShell, run_hook
+from .settings import claude_settings_paths, read_settings
+
+__all__ = [
+    "HOOK_CONTEXT_SOURCE",
+    "ClaudeCodeBridge",
+    "Config",
+    "PointOutcome",
+    "apply",
+    "inject",
+    "load_hook_set",
+    "name",
+]
+
+name: Final = "hooks-claude-code"
+inject: Final = ("shell",)
+
+HOOK_CONTEXT_SOURCE: Final[Mapping[str, JsonValue]] = {
+    "kind": "plugin",
+    "plugin": "hooks-claude-code",
+}
+
+_log = logging.getLogger("tether.plugins.hooks")
+
+
+class Config(BaseModel):
+    """See the module note."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    config_path: str | list[str] | None = None
+    discover: bool = True
+    project_dir: str | None = None
+    plugin_root: str | None = None
+    default_timeout_ms: float = 600_000
+    stderr_summary_max_chars: int = 500
+    tool_names: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_TOOL_NAMES))
+
+    @field_validator("default_timeout_ms")
+    @classmethod
+    def _timeout(cls, value: float) -> float:
+        if not (math.isfinite(value) and 0 < value <= MAX_TIMER_DELAY_MS):
+            raise ValueError(
+                "hooks-claude-code: default_timeout_ms must be a positive finite number no "
+                f"greater than {MAX_TIMER_DELAY_MS}"
+            )
+        return value
+
+    @field_validator("stderr_summary_max_chars")
+    @classmethod
+    def _summary(cls, value: int) -> int:
+        if value < 1:
+            raise ValueError(
+                "hooks-claude-code: stderr_summary_max_chars must be a positive integer"
+            )
+        return value
+
+
+def load_hook_set(config: Config, project_dir: Path, home: Path | None = None) -> ClaudeHookSet:
+    """Read every configured and discovered file; failures are logged and contribute nothing."""
+    hooks = ClaudeHookSet()
+    explicit = config.config_path
+    listed = [explicit] if isinstance(explicit, str) else list(explicit or ())
+    paths: list[tuple[Path, bool]] = [(project_dir / p, True) for p in listed]
+    if config.discover:
+        paths += [(p, False) for p in claude_settings_paths(project_dir, home)]
+    substitutions = {"CLAUDE_PROJECT_DIR": str(project_dir)}
+    if config.plugin_root is not None:
+        substitutions["CLAUDE_PLUGIN_ROOT"] = config.plugin_root
+    seen: set[str] = set()
+    for path, required in paths:
+        key = os.path.realpath(path)
+        if key in seen or (not required and not path.is_file()):
+            continue
+        seen.add(key)
+        try:
+            groups = parse_claude_hooks(read_settings(path), substitutions=substitutions)
+        except Exception as exc:
+            _log.warning(
+                'hooks-claude-code: could not load hook config "%s": %s — no hooks registered',
+                path,
+                error_message(exc),
+            )
+            continue
+        hooks.add(str(path), groups)
+    return hooks
+
+
+@dataclass(frozen=True, slots=True)
+class PointOutcome:
+    """The merged outcome of one point and each hook's own output, in run order."""
+
+    merged: MergedHookOutcome
+    outputs: tuple[HookOutput, ...]
+
+    def contexts(self, *, plain_stdout: bool = False) -> list[str]:
+        """`additionalContext`s, plus (`plain_stdout`) each exit-0 hook's non-JSON stdout."""
+        found = list(self.merged.additional_context)
+        if plain_stdout:
+            found += [
+                o.stdout for o in self.outputs if o.exit_code == 0 and o.stdout and not o.structured
+            ]
+        return found
+
+
+_NOTHING: Final = PointOutcome(MergedHookOutcome(), ())
+
+
+def _short(command: str) -> str:
+    line = " ".join(command.split())
+    return line if len(line) <= 200 else line[:199] + "…"
+
+
+def _text_of(blocks: Sequence[Mapping[str, JsonValue]]) -> str:
+    return "".join(
+        str(b.get("text", "")) for b in blocks if isinstance(b, Mapping) and b.get("type") == "text"
+    )
+
+
+def _agent_cwd(agent: object | None) -> str | None:
+    session = session_of(agent)
+    cwd = getattr(getattr(session, "header", None), "cwd", None)
+    if isinstance(cwd, str):
+        return cwd
+    settings_cwd = getattr(getattr(agent, "settings", None), "cwd", None)
+    return None if settings_cwd is None else str(settings_cwd)
+
+
+def _inject(agent: object, contexts: list[str]) -> None:
+    inject_into = getattr(agent, "inject", None)
+    if contexts and callable(inject_into):
+        inject_into(_context_message(contexts))
+
+
+def _context_message(contexts: list[str]) -> UserMessage:
+    blocks = [block for text in contexts for block in text_content(text)]
+    return user_message(blocks, HOOK_CONTEXT_SOURCE)
+
+
+class ClaudeCodeBridge:
+    """Runs the loaded hooks at tether's points (see the module note)."""
+
+    def __init__(
+        self, shell: HookShell, config: Config, hooks: ClaudeHookSet, project_dir: Path
+    ) -> None:
+        self._shell = shell
+        self._config = config
+        self._hooks = hooks
+        self._project_dir = str(project_dir)
+        self._names = ToolNames(config.tool_names)
+        self._selected: dict[tuple[str, str], tuple[tuple[str | None, ConfiguredHook], ...]] = {}
+
+    def register(self, ctx: Context) -> None:
+        """Listen only at the points that have hooks."""
+        events = self._hooks.events()
+        points: list[tuple[str, str, Callable[..., Awaitable[object]]]] = [
+            ("PreToolUse", "tools/pre-execute", self.pre_tool_use),
+            ("PostToolUse", "tools/post-execute", self.post_tool_use),
+            ("UserPromptSubmit", "agent/prompt", self.user_prompt_submit),
+            ("Stop", "agent/turn-stopping", self.stop),
+            ("SessionStart", "agent/session-start", self.session_start),
+        ]
+        for point, event, listener in points:
+            if point in events:
+                ctx.on(event, listener)
+
+    # -- tool points ---------------------------------------------------------------------------
+
+    async def pre_tool_use(
+        self, exec: ToolExecution, next: Callable[[], Awaitable[PreToolDecision]]
+    ) -> PreToolDecision:
+        tool_name = self._names.claude_name(exec.name)
+        if not self._select("PreToolUse", tool_name) or exec.signal.aborted:
+            return await next()
+        payload = {
+            "tool_name": tool_name,
+            "tool_input": claude_tool_input(exec.name, exec.arguments),
+            "tool_use_id": exec.call_id,
+        }
+        outcome = await self.run_point(
+            "PreToolUse", tool_name, payload, agent=exec.agent, signal=exec.signal
+        )
+        merged = outcome.merged
+        if merged.decision == "deny":
+            return Deny(merged.reason or "blocked by PreToolUse hook")
+        downstream = await next()
+        if merged.decision == "ask":
+            return strictest(Ask(merged.reason), downstream)
+        return downstream
+
+    async def post_tool_use(
+        self,
+        exec: ToolExecution,
+        result: ToolExecutionResult,
+        next: Callable[[], Awaitable[PostToolDecision]],
+    ) -> PostToolDecision:
+        tool_name = self._names.claude_name(exec.name)
+        if result.is_error or not self._select("PostToolUse", tool_name) or exec.signal.aborted:
+            return await next()
+        payload = {
+            "tool_name": tool_name,
+            "tool_input": claude_tool_input(exec.name, exec.arguments),
+            "tool_use_id": exec.call_id,
+            "tool_response": _text_of(result.content),
+        }
+        outcome = await self.run_point(
+            "PostToolUse", tool_name, payload, agent=exec.agent, signal=exec.signal
+        )
+        contexts = outcome.contexts()
+        context = (_context_message(contexts),) if contexts else ()
+        if outcome.merged.decision == "deny":
+            reason = outcome.merged.reason or "blocked by PostToolUse hook"
+            return Block(feedback=text_content(reason), additional_contexts=context)
+        downstream = await next()
+        if context and isinstance(downstream, Accept | Block):
+            return replace(
+                downstream, additional_contexts=(*context, *downstream.additional_contexts)
+            )
+        return downstream
+
+    # -- agent points --------------------------------------------------------------------------
+
+    async def user_prompt_submit(
+        self, agent: object, message: UserMessage, signal: AbortSignal
+    ) -> str | None:
+        """`agent/prompt`: a rejection reason, or None (contexts are injected into the agent)."""
+        payload = {"prompt": _text_of(message.content)}
+        outcome = await self.run_point("UserPromptSubmit", "", payload, agent=agent, signal=signal)
+        if outcome.merged.decision == "deny":
+            return outcome.merged.reason or "blocked by UserPromptSubmit hook"
+        _inject(agent, outcome.contexts(plain_stdout=True))
+        return None
+
+    async def stop(
+        self, agent: object, turn: int, stop_hook_active: bool, signal: AbortSignal
+    ) -> UserMessage | None:
+        """`agent/turn-stopping`: a message that continues the turn, or None to let it end."""
+        payload = {"stop_hook_active": stop_hook_active}
+        outcome = await self.run_point("Stop", "", payload, agent=agent, signal=signal)
+        if outcome.merged.decision != "deny":
+            return None
+        text = outcome.merged.reason or "continue: blocked by Stop hook"
+        return user_message(text, HOOK_CONTEXT_SOURCE)
+
+    async def session_start(self, agent: object, source: str, signal: AbortSignal) -> None:
+        """`agent/session-start`: contexts are injected into the agent; it cannot block."""
+        payload = {"source": source}
+        outcome = await self.run_point("SessionStart", source, payload, agent=agent, signal=signal)
+        _inject(agent, outcome.contexts(plain_stdout=True))
+
+    # -- running a point -----------------------------------------------------------------------
+
+    def _select(self, point: str, query: str) -> tuple[tuple[str | None, ConfiguredHook], ...]:
+        key = (point, query)
+        selected = self._selected.get(key)
+        if selected is None:
+            hooks = self._hooks.groups.get(point, ())
+            selected = tuple((m, h) for m, h in hooks if matches(m, query, "claude-code"))
+            self._selected[key] = selected
+        return selected
+
+    async def run_point(
+        self,
+        point: str,
+        query: str,
+        extra: Mapping[str, object],
+        *,
+        agent: object | None,
+        signal: AbortSignal,
+    ) -> PointOutcome:
+        """Run every hook of `point` whose matcher selects `query`, serially; merge them."""
+        selected = self._select(point, query)
+        if not selected:
+            return _NOTHING
+        session = session_of(agent)
+        cwd = _agent_cwd(agent)
+        session_id = getattr(session, "id", None)
+        transcript = getattr(session, "path", None)
+        payload: dict[str, object] = {
+            "session_id": session_id if isinstance(session_id, str) else "",
+            "transcript_path": "" if transcript is None else str(transcript),
+            "cwd": cwd or self._project_dir,
+            "hook_event_name": point,
+            **extra,
+        }
+        env = {"CLAUDE_PROJECT_DIR": self._project_dir}
+        if self._config.plugin_root is not None:
+            env["CLAUDE_PLUGIN_ROOT"] = self._config.plugin_root
+        journal = HookJournal(agent, "claude-code", self._config.stderr_summary_max_chars)
+        outputs: list[HookOutput] = []
+        for matcher, configured in selected:
+            if signal.aborted:
+                break
+            journal.invoked(point, matcher, configured.handler_id)
+            run = await run_hook(
+                self._shell,
+                configured.hook,
+                payload,
+                signal=signal,
+                cwd=cwd or self._project_dir,
+                env=env,
+                default_timeout_ms=self._config.default_timeout_ms,
+                expected_event_name=point,
+            )
+            journal.result(point, configured.handler_id, run.output, run.duration_ms)
+            _diagnose(configured, run, self._config.default_timeout_ms)
+            outputs.append(run.output)
+        return PointOutcome(merge_hook_outputs(outputs), tuple(outputs))
+
+
+def _diagnose(configured: ConfiguredHook, run: HookRun, default_timeout_ms: float) -> None:
+    output = run.output
+    who = f'hooks-claude-code: {configured.handler_id} ("{_short(configured.hook.command)}")'
+    if run.timed_out:
+        limit = format_ms(configured.hook.timeout_ms(default_timeout_ms))
+        _log.warning("%s timed out after %sms and was killed (non-blocking)", who, limit)
+    elif run.aborted:
+        _log.info("%s was cancelled with its call and killed", who)
+    elif output.exit_code is None:
+        _log.warning("%s could not run (non-blocking): %s", who, output.stderr)
+    elif output.exit_code not in (0, 2):
+        first = output.stderr.splitlines()[0] if output.stderr else "no stderr"
+        _log.warning("%s exited %d (non-blocking): %s", who, output.exit_code, first)
+    if output.updated_input is not None:
+        _log.warning("%s requested updatedInput, which is not yet honored (ignored)", who)
+    if output.system_message is not None:
+        _log.warning("%s emitted a systemMessage, which is not yet surfaced (ignored)", who)
+
+
+def apply(ctx: Context, config: Config) -> None:
+    """Load the hook files and listen at the points that have hooks."""
+    project_dir = Path(config.project_dir) if config.project_dir else Path.cwd()
+    hooks = load_hook_set(config, project_dir)
+    if not hooks.events():
+        return
+    bridge = ClaudeCodeBridge(ctx.shell, config, hooks, project_dir)
+    bridge.register(ctx)
+    _log.debug(
+        "hooks-claude-code: loaded %s from %s",
+        ", ".join(sorted(hooks.events())),
+        ", ".join(hooks.sources) or "nothing",
+    )

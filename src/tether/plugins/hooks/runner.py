@@ -1,0 +1,106 @@
+"""Running one command hook through `ctx.shell` (spec §5.2 runner).
+
+Owns `CommandHook` (a configured command and its optional `timeout` in seconds), `HookRun` and
+`run_hook`. A hook is a `bash -c` command run by the shell seam, so it gets what every bash
+command gets: the scrubbed environment, its own process group, and SIGTERM → grace → SIGKILL of
+that group when its timeout expires or when the caller's `signal` aborts. The signal is required:
+the caller owns the lifetime (a tool call's signal, a turn's signal).
+
+stdin is `json.dumps(payload)` plus a newline (`trailing_newline`, Claude Code: yes). The timeout
+is the hook's `timeout * 1000` ms when set, else `default_timeout_ms`
+(`DEFAULT_HOOK_TIMEOUT_MS`, 10 minutes); the shell caps it at its own `max_timeout_ms`.
+
+`run_hook` never raises for the hook's own failures: a hook killed at its timeout or by the
+signal has exit code None (non-blocking) and a note on stderr; an executor failure (no bash, a
+missing workdir, a signal that had already aborted) is an outcome with exit code None and the
+error message as stderr. Only the cancellation of the awaiting task propagates (after the shell
+has stopped the process group).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Final, Protocol
+
+from ...core.errors import error_message
+from ...core.signals import AbortSignal
+from ...core.timeout import format_ms
+from ..shell.seam import ShellRequest, ShellRunResult
+from .output import HookOutput, parse_hook_output
+
+__all__ = ["DEFAULT_HOOK_TIMEOUT_MS", "CommandHook", "HookRun", "HookShell", "run_hook"]
+
+DEFAULT_HOOK_TIMEOUT_MS: Final = 600_000
+"""A hook's timeout when it sets none: 10 minutes."""
+
+
+@dataclass(frozen=True, slots=True)
+class CommandHook:
+    """`{"type": "command", "command": ..., "timeout": seconds}` from a hook config."""
+
+    command: str
+    timeout_sec: float | None = None
+
+    def timeout_ms(self, default_ms: float) -> float:
+        return default_ms if self.timeout_sec is None else self.timeout_sec * 1000
+
+
+@dataclass(frozen=True, slots=True)
+class HookRun:
+    """One finished run: the decoded output and how long it took (wall time)."""
+
+    output: HookOutput
+    duration_ms: float
+    timed_out: bool = False
+    aborted: bool = False
+
+
+class HookShell(Protocol):
+    """The part of `ctx.shell` a hook needs."""
+
+    async def run(self, request: ShellRequest, *, signal: AbortSignal) -> ShellRunResult: ...
+
+
+async def run_hook(
+    shell: HookShell,
+    hook: CommandHook,
+    payload: Mapping[str, object],
+    *,
+    signal: AbortSignal,
+    cwd: str | None = None,
+    env: Mapping[str, str | None] | None = None,
+    default_timeout_ms: float = DEFAULT_HOOK_TIMEOUT_MS,
+    trailing_newline: bool = True,
+    expected_event_name: str | None = None,
+    now: Callable[[], float] = time.monotonic,
+) -> HookRun:
+    """Run `hook` with `payload` on stdin and decode what it said (see the module note)."""
+    started = now()
+    stdin = json.dumps(payload) + ("\n" if trailing_newline else "")
+    timeout_ms = hook.timeout_ms(default_timeout_ms)
+    try:
+        result = await shell.run(
+            ShellRequest(
+                command=hook.command,
+                workdir=cwd,
+                timeout_ms=timeout_ms,
+                stdin=stdin,
+                env={} if env is None else env,
+            ),
+            signal=signal,
+        )
+    except Exception as exc:
+        output = HookOutput(None, "", error_message(exc))
+        return HookRun(output, (now() - started) * 1000, aborted=signal.aborted)
+    stderr = result.stderr.text
+    exit_code = result.exit_code
+    if result.timed_out or result.aborted:
+        exit_code = None  # killed by us: never a decision, whatever the shell reported
+        why = f"timed out after {format_ms(result.timeout_ms)}ms" if result.timed_out else None
+        note = f"hook {why or 'cancelled'}; its process group was killed"
+        stderr = f"{stderr.rstrip()}\n{note}" if stderr.strip() else note
+    output = parse_hook_output(exit_code, result.stdout.text, stderr, expected_event_name)
+    return HookRun(output, (now() - started) * 1000, result.timed_out, result.aborted)

@@ -1,0 +1,106 @@
+"""Path specifiers of `Read(...)` / `Edit(...)` / `Write(...)` rules, in Claude Code's syntax.
+
+Owns `PathPattern` (compiled once per rule) and `candidate_paths` (what a call's path argument
+is checked as). Where a pattern is anchored:
+
+    //abs/path    an absolute filesystem path
+    ~/path        the user's home directory
+    /path         the workspace root (like a leading slash in .gitignore)
+    ./path        the workspace root
+    dir/name      the workspace root (a slash inside anchors it, as in .gitignore)
+    name          any depth under the workspace (no slash: matches a file or directory name)
+
+Globs are gitignore-style: `*` and `?` stay within one path segment, `**` spans segments, and a
+pattern that matches a directory matches everything inside it (`Read(./secrets)` covers
+`./secrets/key.pem`). A call's path (relative ones resolve against the workspace, `~` expands)
+is checked both as written (normalized) and with symlinks resolved: deny and ask rules match if
+either matches, allow rules only if both do — a symlink cannot smuggle a denied file out, or an
+unallowed one in.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["PathPattern", "candidate_paths"]
+
+
+def _glob_regex(glob: str) -> str:
+    out: list[str] = []
+    i, n = 0, len(glob)
+    while i < n:
+        if glob.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif glob.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif glob[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif glob[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(glob[i]))
+            i += 1
+    return "".join(out)
+
+
+@dataclass(frozen=True, slots=True)
+class PathPattern:
+    """One compiled path specifier (see the module note)."""
+
+    text: str
+    regex: re.Pattern[str]
+
+    @classmethod
+    def compile(cls, text: str, workspace: Path, home: Path | None = None) -> PathPattern:
+        """Raises ValueError for an empty pattern."""
+        pattern = text.strip()
+        if not pattern:
+            raise ValueError("a path pattern cannot be empty")
+        user_home = os.path.normpath(str(Path.home() if home is None else home))
+        root = os.path.normpath(str(workspace))
+        if pattern.startswith("//"):
+            base, rest = "", pattern[1:]
+        elif pattern == "~" or pattern.startswith("~/"):
+            base, rest = user_home, pattern[1:]
+        elif pattern.startswith("/"):
+            base, rest = root, pattern
+        elif pattern.startswith("./"):
+            base, rest = root, pattern[1:]
+        elif "/" in pattern.rstrip("/"):
+            base, rest = root, "/" + pattern
+        else:
+            base, rest = root, "/**/" + pattern
+        rest = re.sub("/+", "/", rest).rstrip("/")
+        if base == "/":
+            base = ""
+        if not base and not rest:
+            return cls(text, re.compile("/"))  # `//`: the filesystem root, so every path
+        tail = ""
+        if rest.endswith("/**"):
+            rest, tail = rest[:-3], "(?:/.*)?"
+        return cls(text, re.compile(re.escape(base) + _glob_regex(rest) + tail))
+
+    def matches(self, path: str) -> bool:
+        """Whether `path` (absolute, normalized) or one of its ancestors matches."""
+        current = path
+        while True:
+            if self.regex.fullmatch(current):
+                return True
+            parent = os.path.dirname(current)
+            if parent == current:
+                return False
+            current = parent
+
+
+def candidate_paths(raw: str, workspace: Path) -> tuple[str, str]:
+    """(normalized, symlinks resolved) absolute forms of a call's path argument."""
+    expanded = os.path.expanduser(raw)
+    joined = os.path.join(str(workspace), expanded)
+    return os.path.normpath(joined), os.path.realpath(joined)

@@ -1,0 +1,209 @@
+"""The `permissions` plugin: Claude Code-style permission rules as a `tools/pre-execute` policy,
+and `ctx.permissions` for session rules.
+
+Mount: `await ctx.plugin(Permissions, {...})` (entry point `permissions`). Config:
+
+    mode            "default" | "acceptEdits" | "dontAsk" | "bypassPermissions" ("yolo" and
+                    "bypass" are aliases; a mode that skips approval is never a default)
+    allow/ask/deny  rules in Claude Code syntax (`tether.plugins.permissions.rules`)
+    read_only_tools tools the default mode allows without asking
+                    (read, grep, glob, todo_write, job_list, job_output)
+    workspace       the root that `./x` and `/x` in path rules mean (default: the process cwd)
+    claude_settings also apply `permissions.allow/ask/deny` from the Claude Code settings files
+                    (.claude/settings.json, .claude/settings.local.json under the workspace,
+                    ~/.claude/settings.json); default true
+    tool_names      Claude Code name → tether tool name (shared default with the hook bridge)
+
+A malformed rule in tether's own config fails the boot (one line naming the list and index); a
+malformed rule in a Claude Code settings file is logged and skipped. Ignored rules (`mcp__...`,
+specifiers on tools without a grammar) are logged once at load:
+`permissions: ignoring rule "<rule>" (<why>)`.
+
+The listener: a Deny is returned at once (nothing outranks it, so a deny rule beats any other
+listener's allow, whatever the order); otherwise it calls `next()` and returns the stricter of
+its own decision and the downstream one (deny > ask > allow). Asks are resolved afterwards by the
+registry through the `approval` service.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ...core.errors import error_message
+from ...core.json import JsonValue
+from ...kernel import Service
+from ...tools.decisions import Deny, PreToolDecision
+from ...tools.execution import ToolExecution
+from ..hooks.names import DEFAULT_TOOL_NAMES, ToolNames
+from ..hooks.precedence import strictest
+from ..hooks.settings import claude_settings_paths, read_settings
+from .policy import (
+    DEFAULT_READ_ONLY_TOOLS,
+    MODE_ALIASES,
+    PermissionMode,
+    PermissionPolicy,
+    canonical_mode,
+)
+from .rules import PermissionRule, parse_rule
+
+if TYPE_CHECKING:
+    from ...kernel import Context
+
+__all__ = ["Permissions", "PermissionsConfig"]
+
+_log = logging.getLogger("tether.plugins.permissions")
+
+_PROBE = ToolNames()
+
+
+def _check_rules(values: list[str], kind: str) -> list[str]:
+    for index, text in enumerate(values):
+        try:
+            parse_rule(text, names=_PROBE, workspace=Path("/"))
+        except ValueError as exc:
+            raise ValueError(f"{kind}[{index}]: {exc}") from None
+    return values
+
+
+class PermissionsConfig(BaseModel):
+    """See the module note."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mode: str = "default"
+    allow: list[str] = Field(default_factory=list)
+    ask: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
+    read_only_tools: list[str] = Field(default_factory=lambda: list(DEFAULT_READ_ONLY_TOOLS))
+    workspace: str | None = None
+    claude_settings: bool = True
+    tool_names: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_TOOL_NAMES))
+
+    @field_validator("mode")
+    @classmethod
+    def _mode(cls, value: str) -> str:
+        if value not in MODE_ALIASES:
+            known = ", ".join(MODE_ALIASES)
+            raise ValueError(f'permissions: unknown mode "{value}" (one of: {known})')
+        return value
+
+    @field_validator("allow")
+    @classmethod
+    def _allow(cls, value: list[str]) -> list[str]:
+        return _check_rules(value, "allow")
+
+    @field_validator("ask")
+    @classmethod
+    def _ask(cls, value: list[str]) -> list[str]:
+        return _check_rules(value, "ask")
+
+    @field_validator("deny")
+    @classmethod
+    def _deny(cls, value: list[str]) -> list[str]:
+        return _check_rules(value, "deny")
+
+
+class Permissions(Service):
+    """`ctx.permissions`: the policy, its mode, and session rules."""
+
+    name: ClassVar[str] = "permissions"
+    Config: ClassVar[type[PermissionsConfig]] = PermissionsConfig
+
+    def __init__(self, ctx: Context, config: PermissionsConfig | None = None) -> None:
+        super().__init__(ctx, config)
+        cfg = PermissionsConfig() if config is None else config
+        self._config = cfg
+        workspace = Path(cfg.workspace) if cfg.workspace else Path.cwd()
+        names = ToolNames(cfg.tool_names)
+        lists: dict[str, list[PermissionRule]] = {"allow": [], "ask": [], "deny": []}
+        for kind, parsed in lists.items():
+            for text in getattr(cfg, kind):
+                parsed.append(parse_rule(text, names=names, workspace=workspace))
+        if cfg.claude_settings:
+            for path in claude_settings_paths(workspace):
+                _import_settings(path, lists, names, workspace)
+        for rule in (r for rules in lists.values() for r in rules):
+            if rule.ignored is not None:
+                _log.warning('permissions: ignoring rule "%s" (%s)', rule.text, rule.ignored)
+        self.policy = PermissionPolicy(
+            allow=lists["allow"],
+            ask=lists["ask"],
+            deny=lists["deny"],
+            mode=canonical_mode(cfg.mode),
+            read_only_tools=cfg.read_only_tools,
+            workspace=workspace,
+            names=names,
+        )
+        self._session_rules: list[str] = []
+
+    async def start(self) -> None:
+        self.ctx.on("tools/pre-execute", self._pre_execute)
+
+    async def _pre_execute(
+        self, exec: ToolExecution, next: Callable[[], Awaitable[PreToolDecision]]
+    ) -> PreToolDecision:
+        mine = self.policy.decide(exec.name, exec.arguments)
+        if isinstance(mine, Deny):
+            return mine
+        return strictest(mine, await next())
+
+    # -- the service ---------------------------------------------------------------------------
+
+    @property
+    def mode(self) -> PermissionMode:
+        return self.policy.mode
+
+    def set_mode(self, mode: str) -> None:
+        """Switch the mode (`yolo` / `bypass` are `bypassPermissions`). Raises ValueError."""
+        self.policy.mode = canonical_mode(mode)
+
+    def decide(self, tool: str, arguments: JsonValue | None) -> PreToolDecision:
+        """What the rules and the mode alone say about a call."""
+        return self.policy.decide(tool, arguments)
+
+    def suggest_rule(self, tool: str, arguments: JsonValue | None) -> str | None:
+        """A rule that would allow this call for the rest of the session (see the policy)."""
+        return self.policy.suggest_rule(tool, arguments)
+
+    def allow_for_session(self, rule: str) -> None:
+        """Add an allow rule until this plugin is disposed. Raises ValueError for a bad rule."""
+        self.policy.add_allow(self.policy.parse(rule))
+        self._session_rules.append(rule)
+
+    @property
+    def session_rules(self) -> tuple[str, ...]:
+        """The allow rules added during this session, in order."""
+        return tuple(self._session_rules)
+
+
+def _import_settings(
+    path: Path, lists: dict[str, list[PermissionRule]], names: ToolNames, workspace: Path
+) -> None:
+    if not path.is_file():
+        return
+    try:
+        document = read_settings(path)
+    except Exception as exc:
+        _log.warning(
+            'permissions: could not read Claude Code settings "%s": %s', path, error_message(exc)
+        )
+        return
+    section = document.get("permissions") if isinstance(document, dict) else None
+    if not isinstance(section, dict):
+        return
+    for kind, rules in lists.items():
+        entries = section.get(kind)
+        if not isinstance(entries, list):
+            continue
+        for index, text in enumerate(entries):
+            try:
+                rules.append(parse_rule(text, names=names, workspace=workspace))
+            except ValueError as exc:
+                _log.warning(
+                    'permissions: skipping permissions.%s[%d] in "%s": %s', kind, index, path, exc
+                )

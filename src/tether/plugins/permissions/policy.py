@@ -1,0 +1,276 @@
+"""The permission policy: rules and a mode decide Allow, Ask or Deny for one tool call.
+
+Owns `PermissionPolicy` (pure: no I/O, no events) and its `Verdict`. Precedence, first hit wins:
+
+    1. a deny rule matches                 Deny  `denied by permission rule "<rule>"`
+    2. an ask rule matches                 Ask   `permission rule "<rule>" asks before this call`
+    3. an allow rule matches (session
+       rules included)                     Allow
+    4. the mode decides:
+         bypassPermissions ("yolo")        Allow
+         the tool is read-only             Allow   (read, grep, glob, todo_write, job_list,
+                                                    job_output — configurable)
+         acceptEdits and write/edit        Allow
+         dontAsk                           Deny
+         otherwise                         Ask   `permission mode "<mode>" asks before "<tool>"
+                                                 runs`
+
+Modes change what *asks*, never what a deny rule says: under `bypassPermissions` an ask
+(rule or default) becomes Allow; under `dontAsk` it becomes Deny with the reason
+`<ask reason> — refused: permission mode "dontAsk" never asks`. Deny rules hold in every mode.
+
+Unknown tools (from plugins added later) are not read-only: they ask by default.
+`suggest_rule` proposes the narrowest rule that would allow a call the mode asked about —
+`Bash(<the exact command>)`, `Edit(./path)` / `Read(./path)`, `WebFetch(domain:<host>)`, or the
+bare tool name — for an approval's "always allow for this session".
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, Literal, TypeAlias
+from urllib.parse import urlsplit
+
+from ...core.json import JsonValue
+from ...tools.decisions import Allow, Ask, Deny, PreToolDecision
+from ..hooks.names import ToolNames
+from .commands import split_command
+from .rules import PATH_TOOLS, PermissionRule, parse_rule, paths_of
+
+__all__ = [
+    "DEFAULT_READ_ONLY_TOOLS",
+    "MODE_ALIASES",
+    "PermissionMode",
+    "PermissionPolicy",
+    "Verdict",
+    "canonical_mode",
+]
+
+PermissionMode: TypeAlias = Literal["default", "acceptEdits", "dontAsk", "bypassPermissions"]
+MODE_ALIASES: Final[Mapping[str, PermissionMode]] = {
+    "default": "default",
+    "acceptEdits": "acceptEdits",
+    "dontAsk": "dontAsk",
+    "bypassPermissions": "bypassPermissions",
+    "yolo": "bypassPermissions",
+    "bypass": "bypassPermissions",
+}
+DEFAULT_READ_ONLY_TOOLS: Final = ("read", "grep", "glob", "todo_write", "job_list", "job_output")
+_EDIT_TOOLS: Final = frozenset({"write", "edit"})
+
+
+def canonical_mode(mode: str) -> PermissionMode:
+    """`yolo` and `bypass` are `bypassPermissions`. Raises ValueError for an unknown mode."""
+    found = MODE_ALIASES.get(mode)
+    if found is None:
+        known = ", ".join(f'"{m}"' for m in MODE_ALIASES)
+        raise ValueError(f'unknown permission mode "{mode}" (one of {known})')
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What the policy decided and why. `rule` is the deciding rule (None: the mode)."""
+
+    decision: Literal["allow", "ask", "deny"]
+    reason: str | None = None
+    rule: str | None = None
+
+    def as_decision(self) -> PreToolDecision:
+        if self.decision == "deny":
+            return Deny(self.reason or "denied by the permission policy")
+        if self.decision == "ask":
+            return Ask(self.reason)
+        return Allow()
+
+
+def _index(rules: Iterable[PermissionRule]) -> dict[str, list[PermissionRule]]:
+    table: dict[str, list[PermissionRule]] = {}
+    for rule in rules:
+        for tool in rule.tools:
+            table.setdefault(tool, []).append(rule)
+    return table
+
+
+_ALLOW: Final = Verdict("allow")
+
+
+class PermissionPolicy:
+    """Rules + mode. Rules are parsed once; session allow rules can be added later."""
+
+    def __init__(
+        self,
+        *,
+        allow: Iterable[PermissionRule] = (),
+        ask: Iterable[PermissionRule] = (),
+        deny: Iterable[PermissionRule] = (),
+        mode: PermissionMode = "default",
+        read_only_tools: Iterable[str] = DEFAULT_READ_ONLY_TOOLS,
+        workspace: Path,
+        names: ToolNames | None = None,
+        home: Path | None = None,
+    ) -> None:
+        self._allow_rules = list(allow)
+        self._allow = _index(self._allow_rules)
+        self._ask = _index(ask)
+        self._deny = _index(deny)
+        self.mode: PermissionMode = mode
+        self._read_only = frozenset(read_only_tools)
+        self.workspace = workspace
+        self.names = ToolNames() if names is None else names
+        self._home = home
+
+    def parse(self, text: str) -> PermissionRule:
+        """Parse a rule against this policy's workspace and names. Raises ValueError."""
+        return parse_rule(text, names=self.names, workspace=self.workspace, home=self._home)
+
+    def add_allow(self, rule: PermissionRule) -> None:
+        """Allow from now on (a session rule)."""
+        self._allow_rules.append(rule)
+        for tool in rule.tools:
+            self._allow.setdefault(tool, []).append(rule)
+
+    # -- evaluation ----------------------------------------------------------------------------
+
+    def decide(self, tool: str, arguments: JsonValue | None) -> PreToolDecision:
+        """The call's `tools/pre-execute` decision."""
+        return self.verdict(tool, arguments).as_decision()
+
+    def verdict(
+        self, tool: str, arguments: JsonValue | None, *, extra_allow: PermissionRule | None = None
+    ) -> Verdict:
+        """Apply the precedence of the module note."""
+        deny = self._first(self._deny.get(tool), tool, arguments, every=False)
+        if deny is not None:
+            return Verdict("deny", f'denied by permission rule "{deny.text}"', deny.text)
+        ask = self._first(self._ask.get(tool), tool, arguments, every=False)
+        if ask is None:
+            allow_rules = list(self._allow.get(tool, ()))
+            if extra_allow is not None and tool in extra_allow.tools:
+                allow_rules.append(extra_allow)
+            allowed = self._allowed(allow_rules, tool, arguments)
+            if allowed is not None:
+                return Verdict("allow", None, allowed.text)
+            if self.mode == "bypassPermissions" or tool in self._read_only:
+                return _ALLOW
+            if self.mode == "acceptEdits" and tool in _EDIT_TOOLS:
+                return _ALLOW
+            asking = Verdict("ask", f'permission mode "{self.mode}" asks before "{tool}" runs')
+        else:
+            asking = Verdict("ask", f'permission rule "{ask.text}" asks before this call', ask.text)
+        if self.mode == "bypassPermissions":
+            return _ALLOW
+        if self.mode == "dontAsk":
+            reason = f'{asking.reason} — refused: permission mode "dontAsk" never asks'
+            return Verdict("deny", reason, asking.rule)
+        return asking
+
+    def _first(
+        self,
+        rules: list[PermissionRule] | None,
+        tool: str,
+        arguments: JsonValue | None,
+        *,
+        every: bool,
+    ) -> PermissionRule | None:
+        if not rules:
+            return None
+        if tool == "bash":
+            command = arguments.get("command") if isinstance(arguments, dict) else None
+            if not isinstance(command, str):
+                return next((r for r in rules if r.spec is None), None)
+            split = split_command(command)
+            candidates = (" ".join(command.split()), *split.parts)
+            return next((r for r in rules if any(map(r.matches_command, candidates))), None)
+        if tool in PATH_TOOLS:
+            paths = paths_of(tool, arguments, self.workspace)
+            if paths is None:
+                return next((r for r in rules if r.spec is None), None)
+            return next((r for r in rules if r.matches_paths(paths, every=every)), None)
+        if tool == "web_fetch":
+            url = arguments.get("url") if isinstance(arguments, dict) else None
+            if not isinstance(url, str):
+                return next((r for r in rules if r.spec is None), None)
+            return next((r for r in rules if r.matches_url(url)), None)
+        return next((r for r in rules if r.spec is None), None)
+
+    def _allowed(
+        self, rules: list[PermissionRule], tool: str, arguments: JsonValue | None
+    ) -> PermissionRule | None:
+        if not rules:
+            return None
+        if tool != "bash":
+            return self._first(rules, tool, arguments, every=True)
+        bare = next((r for r in rules if r.spec is None), None)
+        command = arguments.get("command") if isinstance(arguments, dict) else None
+        if bare is not None or not isinstance(command, str):
+            return bare
+        whole = " ".join(command.split())
+        exact = next((r for r in rules if r.matches_command(whole) and _is_exact(r)), None)
+        if exact is not None:
+            return exact
+        split = split_command(command)
+        if split.opaque or not split.parts:
+            return None
+        used: list[PermissionRule] = []
+        for part in split.parts:
+            rule = next((r for r in rules if r.matches_command(part)), None)
+            if rule is None:
+                return None
+            used.append(rule)
+        return used[0]
+
+    # -- session rules -------------------------------------------------------------------------
+
+    def suggest_rule(self, tool: str, arguments: JsonValue | None) -> str | None:
+        """The narrowest rule that would allow this call when the mode (not a rule) asks about
+        it; None when no such rule exists."""
+        current = self.verdict(tool, arguments)
+        if current.decision != "ask" or current.rule is not None:
+            return None
+        text = self._candidate(tool, arguments)
+        if text is None:
+            return None
+        try:
+            rule = self.parse(text)
+        except ValueError:
+            return None
+        if self.verdict(tool, arguments, extra_allow=rule).decision != "allow":
+            return None
+        return text
+
+    def _candidate(self, tool: str, arguments: JsonValue | None) -> str | None:
+        args = arguments if isinstance(arguments, dict) else {}
+        claude = self.names.claude_name(tool)
+        if tool == "bash":
+            command = args.get("command")
+            if not isinstance(command, str) or not command.strip():
+                return None
+            return f"{claude}({' '.join(command.split())})"
+        if tool in PATH_TOOLS:
+            paths = paths_of(tool, arguments, self.workspace)
+            if paths is None or any(c in paths[0] for c in "*?["):
+                return None
+            family = self.names.claude_name("edit" if tool in _EDIT_TOOLS else "read")
+            return f"{family}({self._path_form(paths[0])})"
+        if tool == "web_fetch":
+            url = args.get("url")
+            host = urlsplit(url).hostname if isinstance(url, str) else None
+            return None if not host else f"{claude}(domain:{host.lower()})"
+        return claude
+
+    def _path_form(self, path: str) -> str:
+        root = os.path.normpath(str(self.workspace))
+        if path == root:
+            return "./"
+        if path.startswith(root.rstrip("/") + "/"):
+            return "./" + path[len(root.rstrip("/")) + 1 :]
+        return "/" + path
+
+
+def _is_exact(rule: PermissionRule) -> bool:
+    spec = rule.spec
+    return spec is not None and getattr(spec, "kind", None) == "exact"

@@ -1,0 +1,185 @@
+"""Permission rules in Claude Code's syntax: `Tool` or `Tool(specifier)`.
+
+Owns parsing a rule (`parse_rule`) and `PermissionRule.matches`. The tool name is a Claude Code
+name (mapped through the name map: `Bash` is `bash`) or a tether tool name. Families: a `Read`
+rule also covers `grep` and `glob`, an `Edit` rule also covers `write`. Specifiers:
+
+    Bash(npm run test)        exactly this command
+    Bash(git status:*)        this prefix: `git status`, `git status --short`, not `git statusx`
+    Bash(git * main)          `*` matches anything (within one simple command)
+    Read(./src/**)            a path glob (see `tether.plugins.permissions.paths`)
+    Edit(/docs/**)            (a leading / is the workspace root; // is the filesystem root)
+    WebFetch(domain:x.com)    the URL's host is x.com or a subdomain of it
+
+A bare name matches every call of the tool (family). Rules that tether cannot apply are parsed
+and then ignored with a log line, never silently: `mcp__...` rules (no MCP tools yet) and
+specifiers on tools that have no specifier grammar (`WebSearch(x)`). A malformed rule raises
+`ValueError` naming what is wrong.
+
+A command matches `Bash(...)` rules per simple command (`tether.plugins.permissions.commands`):
+deny and ask rules hit if any simple command matches; an allow decision needs every simple
+command allowed and no substitution.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, Literal, TypeAlias
+from urllib.parse import urlsplit
+
+from ..hooks.names import ToolNames
+from .paths import PathPattern, candidate_paths
+
+__all__ = [
+    "PATH_TOOLS",
+    "CommandSpec",
+    "DomainSpec",
+    "PermissionRule",
+    "RuleSpec",
+    "parse_rule",
+    "paths_of",
+    "rule_tools",
+]
+
+_RULE: Final = re.compile(r"(?P<tool>[A-Za-z0-9_\-]+)(?:\((?P<spec>.*)\))?", re.DOTALL)
+_FAMILIES: Final[dict[str, frozenset[str]]] = {
+    "read": frozenset({"read", "grep", "glob"}),
+    "edit": frozenset({"edit", "write"}),
+}
+PATH_TOOLS: Final = frozenset({"read", "write", "edit", "grep", "glob"})
+
+
+def rule_tools(tool: str) -> frozenset[str]:
+    """The tether tools a rule naming `tool` (a tether name) covers."""
+    return _FAMILIES.get(tool, frozenset({tool}))
+
+
+@dataclass(frozen=True, slots=True)
+class CommandSpec:
+    """`Bash(...)`: exact, `prefix:*`, or a `*` wildcard pattern."""
+
+    kind: Literal["exact", "prefix", "wildcard"]
+    text: str
+    regex: re.Pattern[str] | None = None
+
+    @classmethod
+    def parse(cls, spec: str) -> CommandSpec:
+        body = " ".join(spec.split())
+        if not body:
+            raise ValueError("a Bash(...) rule needs a command")
+        if body.endswith(":*"):
+            prefix = body[:-2].rstrip()
+            if not prefix:
+                raise ValueError("a Bash(<prefix>:*) rule needs a prefix")
+            return cls("prefix", prefix)
+        if "*" in body:
+            pattern = ".*".join(re.escape(piece) for piece in body.split("*"))
+            return cls("wildcard", body, re.compile(pattern, re.DOTALL))
+        return cls("exact", body)
+
+    def matches(self, command: str) -> bool:
+        """`command` is one normalized simple command (or a whole normalized line)."""
+        if self.kind == "exact":
+            return command == self.text
+        if self.kind == "prefix":
+            return command == self.text or command.startswith(self.text + " ")
+        return self.regex is not None and self.regex.fullmatch(command) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class DomainSpec:
+    """`WebFetch(domain:<host>)`: the host or any subdomain (`*.` in front is the same)."""
+
+    domain: str
+
+    def matches(self, url: str) -> bool:
+        try:
+            host = (urlsplit(url.strip()).hostname or "").rstrip(".").lower()
+        except ValueError:
+            return False
+        return host == self.domain or host.endswith("." + self.domain)
+
+
+RuleSpec: TypeAlias = CommandSpec | PathPattern | DomainSpec | None
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionRule:
+    """One parsed rule. `tools` is empty for a rule tether ignores (`ignored` says why)."""
+
+    text: str
+    tool: str
+    tools: frozenset[str]
+    spec: RuleSpec
+    ignored: str | None = None
+
+    def matches_command(self, command: str) -> bool:
+        return self.spec is None or (
+            isinstance(self.spec, CommandSpec) and self.spec.matches(command)
+        )
+
+    def matches_paths(self, paths: Sequence[str], *, every: bool) -> bool:
+        if self.spec is None:
+            return True
+        if not isinstance(self.spec, PathPattern):
+            return False
+        hits = [self.spec.matches(p) for p in paths]
+        return all(hits) if every else any(hits)
+
+    def matches_url(self, url: str) -> bool:
+        return self.spec is None or (isinstance(self.spec, DomainSpec) and self.spec.matches(url))
+
+    def matches_any(self) -> bool:
+        return self.spec is None
+
+
+def parse_rule(
+    text: str, *, names: ToolNames, workspace: Path, home: Path | None = None
+) -> PermissionRule:
+    """Parse one rule. Raises ValueError: `"<text>" is not a permission rule: <why>`."""
+    if not isinstance(text, str):
+        raise ValueError(f"a permission rule is a string, got {type(text).__name__}")
+    stripped = text.strip()
+    found = _RULE.fullmatch(stripped)
+    if found is None:
+        raise ValueError(
+            f'"{text}" is not a permission rule: write Tool or Tool(specifier), '
+            'e.g. "Bash(git status:*)" or "Read(./src/**)"'
+        )
+    claude_tool, spec = found["tool"], found["spec"]
+    if claude_tool.startswith("mcp__"):
+        return PermissionRule(text, claude_tool, frozenset(), None, "MCP tools are not supported")
+    tool = names.tether_name(claude_tool)
+    tools = rule_tools(tool)
+    if spec is None:
+        return PermissionRule(text, tool, tools, None)
+    try:
+        if tool == "bash":
+            return PermissionRule(text, tool, tools, CommandSpec.parse(spec))
+        if tool in PATH_TOOLS:
+            return PermissionRule(text, tool, tools, PathPattern.compile(spec, workspace, home))
+    except ValueError as exc:
+        raise ValueError(f'"{text}" is not a permission rule: {exc}') from None
+    if tool == "web_fetch":
+        if not spec.startswith("domain:") or not spec[7:].strip():
+            raise ValueError(f'"{text}" is not a permission rule: write WebFetch(domain:<host>)')
+        domain = spec[7:].strip().lower().removeprefix("*.").rstrip(".")
+        return PermissionRule(text, tool, tools, DomainSpec(domain))
+    why = f'"{claude_tool}" rules take no specifier'
+    return PermissionRule(text, tool, frozenset(), None, why)
+
+
+def paths_of(tool: str, arguments: object, workspace: Path) -> tuple[str, ...] | None:
+    """The path forms a path tool's call is checked as; None when the call names none."""
+    if not isinstance(arguments, dict):
+        return None
+    key = "path" if tool in ("grep", "glob") else "file_path"
+    raw = arguments.get(key)
+    if raw is None and key == "path":
+        raw = "."
+    if not isinstance(raw, str) or not raw.strip():
+        return None
+    return candidate_paths(raw, workspace)
