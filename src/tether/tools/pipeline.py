@@ -374,7 +374,8 @@ class Pipeline:
         object.__setattr__(exec, "outcome", result)
         try:
             decision = await self._bus.waterfall("tools/post-execute", exec, result, base=_accept)
-            result = apply_post_decision(exec, result, decision, self._resolver(exec))
+            if decision is not _ACCEPT:  # the base's plain Accept() leaves the outcome as it is
+                result = apply_post_decision(exec, result, decision, self._resolver(exec))
         except asyncio.CancelledError as exc:
             if _being_cancelled(exec):
                 raise
