@@ -43,6 +43,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code if isinstance(code, int) else 0
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `tether ... | head`: the reader left; not an error worth a line
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except Exception as exc:
         if os.environ.get("TETHER_DEBUG"):
             raise
