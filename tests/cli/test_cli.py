@@ -341,3 +341,32 @@ async def _approve_if_asked(terminal: Terminal) -> None:
     await eventually(asked_or_running, what="the approval prompt or the command")
     if "approve? " in terminal.output:
         terminal.send(b"y\n")
+
+
+async def test_the_next_tether_stops_the_process_group_a_killed_tether_left_behind(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    server.push(tool_calls_reply(SLEEP_30))
+    process = await cli.spawn("run", "wait for it", new_session=True)
+    sleeper = None
+    try:
+        await eventually(
+            lambda: process_running(process.pid, ["sleep", "30"]), what="the sleep command"
+        )
+        sleeper = process_running(process.pid, ["sleep", "30"])
+        assert sleeper is not None
+        os.killpg(process.pid, signal.SIGKILL)
+        await process.wait()
+        assert not gone(sleeper)  # SIGKILL gave tether no chance to stop its own group
+
+        done = await cli.run("tools", "list")
+
+        assert done.code == 0
+        await eventually(lambda: gone(sleeper), what="the orphaned sleep to be stopped")
+        assert list((cli.home / "run").glob("*.groups")) == []
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        if sleeper is not None and not gone(sleeper):
+            os.killpg(sleeper.pid, signal.SIGKILL)

@@ -11,7 +11,7 @@ import importlib.util
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..kernel import Context, PluginEntry, boot, default_config_paths, load_config
+from ..kernel import Context, PluginEntry, boot, default_config_paths, load_config, tether_home
 from ..tools import ToolRuntime
 
 __all__ = ["BUILTINS", "BUILTIN_CONFIG", "INTERACTIVE_ONLY", "builtin_entries", "start"]
@@ -64,6 +64,8 @@ def builtin_entries(cwd: Path, *, interactive: bool = False) -> list[PluginEntry
         config = dict(BUILTIN_CONFIG.get(plugin_id, {}))
         if (key := _WORKSPACE_KEYS.get(plugin_id)) is not None:
             config[key] = str(cwd)
+        if plugin_id == "shell":  # the next tether stops groups a killed one left behind
+            config["orphan_ledger_dir"] = str(tether_home() / "run")
         entries.append(PluginEntry(id=plugin_id, name=module, config=config, origin="built-in"))
     return entries
 

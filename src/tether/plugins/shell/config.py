@@ -20,7 +20,9 @@ class ShellConfig(BaseModel):
     """`cwd`: default workdir (the process's cwd when unset); `timeout_ms`: default foreground
     timeout; `max_timeout_ms`: cap for per-call timeouts; `max_output_bytes`: per-stream tail kept
     in memory; `max_spill_bytes`: per-stream cap of the full-output spill file; `grace_ms`:
-    SIGTERM→SIGKILL grace, and how long pipes may drain after the leader exits."""
+    SIGTERM→SIGKILL grace, and how long pipes may drain after the leader exits;
+    `orphan_ledger_dir`: where to record live process groups so that the next tether stops the
+    ones a killed tether left behind (the CLI sets `$TETHER_HOME/run`; unset: no ledger)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -30,6 +32,7 @@ class ShellConfig(BaseModel):
     max_output_bytes: int = 64_000
     max_spill_bytes: int = 64 * 1024 * 1024
     grace_ms: float = 3000
+    orphan_ledger_dir: str | None = None
 
     @field_validator(
         "timeout_ms", "max_timeout_ms", "max_output_bytes", "max_spill_bytes", "grace_ms"

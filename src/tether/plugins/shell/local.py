@@ -16,12 +16,14 @@ import asyncio
 import math
 import os
 from collections.abc import Awaitable, Mapping
+from pathlib import Path
 from types import MappingProxyType
 from typing import Final
 
 from ...core.signals import AbortSignal
 from ...core.timeout import TimeoutReason, clamp_timeout, deadline
 from ._collect import CaptureLimits
+from ._ledger import GroupLedger, reap_orphans
 from ._process import ExitStatus, SpawnSpec, Subprocess
 from .config import ShellConfig
 from .errors import SpawnAbortedError
@@ -52,8 +54,15 @@ class LocalBashExecutor:
     def __init__(
         self, config: ShellConfig | None = None, *, subprocesses: SubprocessService | None = None
     ) -> None:
-        self._config = ShellConfig() if config is None else config
-        self._subprocesses = SubprocessService() if subprocesses is None else subprocesses
+        self._config = config = ShellConfig() if config is None else config
+        if subprocesses is None:
+            ledger = None
+            if config.orphan_ledger_dir is not None:
+                directory = Path(config.orphan_ledger_dir)
+                reap_orphans(directory)
+                ledger = GroupLedger(directory)
+            subprocesses = SubprocessService(ledger=ledger)
+        self._subprocesses = subprocesses
 
     @property
     def config(self) -> ShellConfig:

@@ -3,8 +3,9 @@
 Owns: argument checks before spawning, the translation of spawn failures into `ShellError`
 (with the errno name, e.g. `ENOENT`), the table of live groups (a process leaves it once its
 group is seen gone; a group that outlived its leader stays until the service is closed), the
-private spill directory, `aclose()` (terminate every live group and await its settlement and
-termination, then delete the spill directory) and a host-exit hook that SIGKILLs whatever is
+private spill directory, the optional orphan ledger (`_ledger.py`), `aclose()` (terminate
+every live group and await its settlement and termination, then delete the spill directory)
+and a host-exit hook that SIGKILLs whatever is
 still alive when the interpreter exits without closing the service. Does not own what to run
 (the bash executor) or how one process is stopped (`_process.py`).
 """
@@ -21,6 +22,7 @@ from typing import Final
 from ...core.signals import AbortSignal
 from ...core.timeout import MAX_TIMER_DELAY_MS
 from ._collect import SpillDirectory
+from ._ledger import GroupLedger
 from ._process import SpawnSpec, Subprocess
 from .errors import ShellError, SpawnAbortedError
 
@@ -71,12 +73,13 @@ def _spawn_failure(exc: OSError) -> ShellError:
 class SubprocessService:
     """Spawns and owns process groups. Close it with `await service.aclose()`."""
 
-    __slots__ = ("_closed", "_live", "_spill")
+    __slots__ = ("_closed", "_ledger", "_live", "_spill")
 
-    def __init__(self) -> None:
+    def __init__(self, *, ledger: GroupLedger | None = None) -> None:
         self._live: set[Subprocess] = set()
         self._spill = SpillDirectory()
         self._closed = False
+        self._ledger = ledger
 
     @property
     def live(self) -> int:
@@ -104,6 +107,8 @@ class SubprocessService:
         _install_exit_hook()
         _ALL_LIVE.add(process)
         self._live.add(process)
+        if self._ledger is not None:
+            self._ledger.add(process.pid)
         process.done.add_done_callback(lambda _: self._settled(process))
         process.add_abort(signal)
         return process
@@ -115,6 +120,8 @@ class SubprocessService:
     def _forget(self, process: Subprocess) -> None:
         self._live.discard(process)
         _ALL_LIVE.discard(process)
+        if self._ledger is not None:
+            self._ledger.remove(process.pid)
 
     async def aclose(self) -> None:
         """Terminate every live group, await settlement and termination, delete spill files.
@@ -128,3 +135,5 @@ class SubprocessService:
             for process in live:
                 self._forget(process)
         self._spill.remove()
+        if self._ledger is not None:
+            self._ledger.close()
