@@ -255,6 +255,8 @@ async def test_a_turn_with_tool_calls_then_text_completes_with_a_balanced_log(ri
         "turn/start",
         "step/start",
         "user/message",
+        "request/header",
+        "request/context",
         CHUNKS,
         "assistant/message",
         "tool/call",
@@ -373,6 +375,8 @@ async def test_deferred_contexts_open_the_next_step_after_all_results(rig: Rig) 
         "turn/start",
         "step/start",
         "user/message",
+        "request/header",
+        "request/context",
         CHUNKS,
         "assistant/message",
         "tool/call",
@@ -419,6 +423,8 @@ async def test_an_http_error_ends_the_turn_with_the_adapter_code(rig: Rig) -> No
         "turn/start",
         "step/start",
         "user/message",
+        "request/header",
+        "request/context",
         CHUNKS,
         "step/end",
         "turn/end",
@@ -600,3 +606,67 @@ def _alive(process: psutil.Process) -> bool:
         return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
+
+
+# -- request headers and retries in the log -------------------------------------------------------
+
+
+async def test_the_request_header_is_logged_once_while_it_stays_the_same(rig: Rig) -> None:
+    rig.server.push(text_reply("one"), text_reply("two"))
+    agent = rig.agent()
+
+    await agent.run_turn("first", signal=live().signal)
+    await agent.run_turn("second", signal=live().signal)
+
+    log = rig.logs[0]
+    headers = [e.data for e in log.events if e.type == "request/header"]
+    contexts = [dict(e.data) for e in log.events if e.type == "request/context"]
+    assert [h["reason"] for h in headers] == ["initial"]
+    header: Any = headers[0]["header"]
+    assert header["config"] == {"provider": "openai", "model": "scripted"}
+    assert [t["name"] for t in header["tools"]] == rig.ctx.tools.names()
+    assert contexts == [{"provider": "openai", "model": "scripted"}]
+
+
+async def test_a_new_agent_over_an_existing_log_records_a_resume_header(rig: Rig) -> None:
+    rig.server.push(text_reply("one"), text_reply("two"))
+    first = rig.agent()
+    await first.run_turn("first", signal=live().signal)
+    log = first.session
+    second = Agent(
+        tools=rig.ctx.tools.runtime,
+        llm=first.llm,
+        session=log,
+        settings=AgentSettings(cwd=rig.tmp),
+    )
+
+    await second.run_turn("second", signal=live().signal)
+
+    reasons = [e.data["reason"] for e in log.events if e.type == "request/header"]
+    assert reasons == ["initial", "resume"]
+
+
+async def test_a_retried_model_request_is_logged_with_its_failure(rig: Rig) -> None:
+    rig.server.push(http_error(500, "try again"), text_reply("ok"))
+    llm = build_llm(
+        LlmConfig(
+            provider="openai",
+            base_url=rig.server.base_url,
+            model="scripted",
+            retry=RetryPolicy(initial_delay_ms=1, max_delay_ms=1, jitter_ratio=0),
+        ),
+        environ={},
+    )
+    rig.llms.append(llm)
+    log = rig.store.create(cwd=rig.tmp)
+    rig.logs.append(log)
+    agent = Agent(
+        tools=rig.ctx.tools.runtime, llm=llm, session=log, settings=AgentSettings(cwd=rig.tmp)
+    )
+
+    outcome = await agent.run_turn("hi", signal=live().signal)
+
+    assert outcome.completed
+    retries: list[Any] = [e.data for e in log.events if e.type == "llm/retry"]
+    assert [(r["retry"], r["failure"]["code"]) for r in retries] == [(1, "SERVER")]
+    assert [e.data["retry"] for e in log.events if e.type == "llm/retry-started"] == [1]

@@ -246,7 +246,7 @@ async def test_kill_9_mid_tool_leaves_an_open_turn_that_load_repairs_as_outcome_
     assert check.stdout.splitlines() == [
         f"{session_id}: OPEN_TURN: turn 1 (seq 0) has no turn/end: the writer stopped mid-turn;"
         " loading the session closes it",
-        f'{session_id}: MISSING_RESULT: tool/call "b1" (bash, seq 10) has no tool/result',
+        f'{session_id}: MISSING_RESULT: tool/call "b1" (bash, seq 12) has no tool/result',
         f"run `tether sessions resume {session_id}` to repair an interrupted turn",
     ]
 

@@ -34,19 +34,20 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import Final, cast
 
 from ..core.errors import error_message
-from ..core.json import JsonValue
+from ..core.json import JsonValue, snapshot
 from ..core.signals import AbortSignal
 from ..kernel import Context
 from ..tools.registry import ToolRuntime
 from ..tools.results import ToolExecutionResult, UserMessage, user_message
 from .llm import LlmError, LlmRequest
-from .llm.service import Llm
-from .messages import StreamChunk, TextDelta, TokenUsage
+from .llm.service import Llm, RetryNotice
+from .messages import StreamChunk, TextDelta, TokenUsage, failure_to_json
 from .scheduler import StepRecorder, ToolCallRequest, execute_tool_calls
 from .session import SessionLog
+from .session.events import LLM_RETRY, LLM_RETRY_STARTED, REQUEST_CONTEXT, REQUEST_HEADER
 
 __all__ = [
     "PROMPT_EVENT",
@@ -167,6 +168,17 @@ class _Recorder(StepRecorder):
         self.emit(ToolFinished(call.id, call.name, result, (time.monotonic() - began) * 1000))
 
 
+_UNREAD: Final = object()
+
+
+def _latest(session: SessionLog, event_type: str, key: str | None) -> object:
+    """The data (or one key of it) of the last event of `event_type` in the log, or None."""
+    for event in reversed(session.events):
+        if event.type == event_type:
+            return event.data if key is None else event.data.get(key)
+    return None
+
+
 class _TurnAborted(Exception):
     pass
 
@@ -191,6 +203,8 @@ class Agent:
         self._on_event = on_event
         self._ctx = ctx
         self._next_step: list[UserMessage] = []
+        self._last_header: object = _UNREAD
+        self._last_context: object = None
         self._session_started = False
 
     @property
@@ -287,6 +301,34 @@ class Agent:
         self._next_step.append(follow_up)
         return True
 
+    def _record_request(self, request: LlmRequest) -> None:
+        """`request/header` when the request's header (config, system prompt, tools) is new for
+        the log — `initial`, `resume` (this agent's first request over an existing log) or
+        `change` — and `request/context` when the provider or model changes (spec §7.4)."""
+        session = self.session
+        config: dict[str, JsonValue] = {"provider": self.llm.provider, "model": self.llm.model}
+        if request.max_tokens is not None:
+            config["max_tokens"] = request.max_tokens
+        header: dict[str, JsonValue] = {
+            "config": config,
+            "system": request.system,
+            "tools": [cast(dict[str, JsonValue], dict(t)) for t in request.tools],
+        }
+        if self._last_header is _UNREAD:
+            self._last_header = _latest(session, REQUEST_HEADER, "header")
+            self._last_context = _latest(session, REQUEST_CONTEXT, None)
+            reason = "initial" if self._last_header is None else "resume"
+        else:
+            reason = "change"
+        frozen_header = snapshot(header)
+        if reason != "change" or frozen_header != self._last_header:
+            session.append(REQUEST_HEADER, {"header": frozen_header, "reason": reason})
+            self._last_header = frozen_header
+        context = {"provider": self.llm.provider, "model": self.llm.model}
+        if context != self._last_context:
+            session.append(REQUEST_CONTEXT, context)
+            self._last_context = context
+
     async def _step(self, turn: int, step: int, signal: AbortSignal) -> tuple[str, str]:
         session = self.session
         request = LlmRequest(
@@ -296,7 +338,23 @@ class Agent:
             max_tokens=self.settings.max_tokens,
             session_id=session.id,
         )
+        self._record_request(request)
         chunk_seqs: list[int] = []
+
+        def on_retry(notice: RetryNotice) -> None:
+            session.append(
+                LLM_RETRY,
+                {
+                    "turn": turn,
+                    "step": step,
+                    "retry": notice.retry,
+                    "delay_ms": notice.delay_ms,
+                    "failure": failure_to_json(notice.failure),
+                },
+            )
+
+        def on_retry_started(notice: RetryNotice) -> None:
+            session.append(LLM_RETRY_STARTED, {"turn": turn, "step": step, "retry": notice.retry})
 
         def on_chunk(chunk: StreamChunk) -> None:
             chunk_seqs.append(session.assistant_chunk(turn, step, chunk).seq)
@@ -304,7 +362,13 @@ class Agent:
                 self._emit(TextStreamed(chunk.text))
 
         try:
-            generation = await self.llm.generate(request, signal=signal, on_chunk=on_chunk)
+            generation = await self.llm.generate(
+                request,
+                signal=signal,
+                on_chunk=on_chunk,
+                on_retry=on_retry,
+                on_retry_started=on_retry_started,
+            )
         except LlmError as exc:
             if exc.partial is not None and signal.aborted:
                 session.assistant_message(
