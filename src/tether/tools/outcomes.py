@@ -9,9 +9,9 @@ pipeline decides when each runs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Final, cast
+from typing import Final
 
 from ..core.json import FrozenList, JsonValue, NotLosslessJson, snapshot
 from .decisions import MISSING, Accept, Block
@@ -28,6 +28,8 @@ from .results import (
     UserMessage,
     aborted_before_dispatch_result,
     aborted_result,
+    freeze_content,
+    freeze_source,
 )
 
 __all__ = [
@@ -36,7 +38,9 @@ __all__ = [
     "materialize",
     "normalize",
     "supersede",
+    "with_content",
     "with_contexts",
+    "with_deferred",
 ]
 
 _RESULT_NOT_JSON: Final = "tool result must be losslessly JSON-serializable"
@@ -81,17 +85,6 @@ def canonical_success(tool: ToolDefinition, exec: Execution, value: object) -> T
     return result
 
 
-def _frozen_content(content: object) -> Sequence[ContentBlock]:
-    if isinstance(content, FrozenList):
-        return content  # type: ignore[return-value]
-    if isinstance(content, tuple):
-        content = list(content)
-    frozen = snapshot(content)
-    if not isinstance(frozen, list) or not all(isinstance(b, dict) for b in frozen):
-        raise TypeError("result content must be a list of content blocks (dicts)")
-    return frozen  # type: ignore[return-value]
-
-
 def _frozen_contexts(contexts: Sequence[UserMessage]) -> tuple[UserMessage, ...]:
     if isinstance(contexts, tuple) and all(
         isinstance(c, UserMessage) and isinstance(c.content, FrozenList) for c in contexts
@@ -106,8 +99,8 @@ def _frozen_contexts(contexts: Sequence[UserMessage]) -> tuple[UserMessage, ...]
         out.append(
             UserMessage(
                 id=c.id,
-                content=_frozen_content(c.content),
-                source=cast(Mapping[str, JsonValue], snapshot(dict(c.source))),
+                content=freeze_content(c.content),
+                source=freeze_source(c.source),
             )
         )
     return tuple(out)
@@ -118,58 +111,42 @@ def materialize(result: object) -> ToolExecutionResult:
 
     Raises `TypeError("tool result must be losslessly JSON-serializable")` otherwise.
     """
+    if isinstance(result, ToolFailure):
+        _check_error(result.error)
+    elif not isinstance(result, ToolSuccess):
+        raise TypeError(
+            f"a tool result must be a ToolSuccess or ToolFailure; got {type(result).__name__}"
+        )
     try:
-        if isinstance(result, ToolSuccess):
-            content = _frozen_content(result.content)
-            meta = None if result.meta is None else snapshot(result.meta)
-            contexts = _frozen_contexts(result.additional_contexts)
-            if (
-                content is result.content
-                and meta is result.meta
-                and contexts is result.additional_contexts
-            ):
-                return result
-            out = replace(result, content=content, meta=meta, additional_contexts=contexts)
-            object.__setattr__(out, "_owner", result._owner)
-            return out
-        if isinstance(result, ToolFailure):
-            error = result.error
-            if not isinstance(error, ErrorDetail) or not isinstance(error.message, str):
-                raise TypeError("a ToolFailure's error must be an ErrorDetail with a str message")
-            if error.info is not None and not (
-                isinstance(error.info, ErrorInfo)
-                and isinstance(error.info.name, str)
-                and isinstance(error.info.code, str)
-            ):
-                raise TypeError("ErrorDetail.info must be an ErrorInfo(name: str, code: str)")
-            content = _frozen_content(result.content)
-            meta = None if result.meta is None else snapshot(result.meta)
-            contexts = _frozen_contexts(result.additional_contexts)
-            if (
-                content is result.content
-                and meta is result.meta
-                and contexts is result.additional_contexts
-            ):
-                return result
-            return ToolFailure(
-                error=error, content=content, meta=meta, additional_contexts=contexts
-            )
+        content = freeze_content(result.content)
+        meta = None if result.meta is None else snapshot(result.meta)
+        contexts = _frozen_contexts(result.additional_contexts)
     except NotLosslessJson:
         raise TypeError(_RESULT_NOT_JSON) from None
-    raise TypeError(
-        f"a tool result must be a ToolSuccess or ToolFailure; got {type(result).__name__}"
-    )
+    if content is result.content and meta is result.meta and contexts is result.additional_contexts:
+        return result
+    return _copy(result, content=content, meta=meta, additional_contexts=contexts)
+
+
+def _check_error(error: object) -> None:
+    if not isinstance(error, ErrorDetail) or not isinstance(error.message, str):
+        raise TypeError("a ToolFailure's error must be an ErrorDetail with a str message")
+    info = error.info
+    if info is not None and not (
+        isinstance(info, ErrorInfo) and isinstance(info.name, str) and isinstance(info.code, str)
+    ):
+        raise TypeError("ErrorDetail.info must be an ErrorInfo(name: str, code: str)")
 
 
 def normalize(
-    exec: Execution, result: object, resolve: Callable[[], ToolDefinition]
+    exec: Execution, result: object, resolve: Callable[[Execution], ToolDefinition]
 ) -> ToolExecutionResult:
     """Spec §1.11: a canonical success of this call stands; a failure is copied; any other
     success is rebuilt from its `value` against the tool as it is now (authored content ignored)."""
     if isinstance(result, ToolSuccess):
         if result._owner is exec.token:
             return result
-        rebuilt = canonical_success(resolve(), exec, result.value)
+        rebuilt = canonical_success(resolve(exec), exec, result.value)
         if result.additional_contexts:
             return with_contexts(rebuilt, result.additional_contexts)
         return rebuilt
@@ -180,10 +157,28 @@ def with_contexts(
     result: ToolExecutionResult, contexts: Sequence[UserMessage]
 ) -> ToolExecutionResult:
     """A copy of `result` whose `additional_contexts` are `contexts` (ownership kept)."""
-    out = replace(result, additional_contexts=_frozen_contexts(contexts))
+    return _copy(result, additional_contexts=_frozen_contexts(contexts))
+
+
+def _copy(result: ToolExecutionResult, **changes: object) -> ToolExecutionResult:
+    """`dataclasses.replace` that keeps a canonical success's owner (a non-init field)."""
+    out = replace(result, **changes)  # type: ignore[arg-type]
     if isinstance(result, ToolSuccess):
         object.__setattr__(out, "_owner", result._owner)
     return out
+
+
+def with_content(result: ToolExecutionResult, content: object) -> ToolExecutionResult:
+    """`result` with only its content replaced (what `finalize_content` may change), frozen."""
+    return materialize(_copy(result, content=content))
+
+
+def with_deferred(exec: Execution, result: ToolExecutionResult) -> ToolExecutionResult:
+    """`result` with the body's deferred contexts in front of its own (spec §1.11 step 2)."""
+    deferred = exec.deferred
+    if not deferred:
+        return result
+    return with_contexts(result, (*deferred, *result.additional_contexts))
 
 
 def supersede(exec: Execution, result: ToolExecutionResult) -> ToolExecutionResult:
@@ -211,7 +206,7 @@ def apply_post_decision(
     exec: Execution,
     result: ToolExecutionResult,
     decision: object,
-    resolve: Callable[[], ToolDefinition],
+    resolve: Callable[[Execution], ToolDefinition],
 ) -> ToolExecutionResult:
     """Spec §1.12, failing closed on anything that is not an `Accept` or a `Block`.
 
@@ -228,10 +223,10 @@ def _apply_post_decision(
     exec: Execution,
     result: ToolExecutionResult,
     decision: object,
-    resolve: Callable[[], ToolDefinition],
+    resolve: Callable[[Execution], ToolDefinition],
 ) -> ToolExecutionResult:
     if isinstance(decision, Block):
-        feedback = _frozen_content(decision.feedback)
+        feedback = freeze_content(decision.feedback)
         return ToolFailure(
             error=ErrorDetail(_feedback_text(feedback)),
             content=feedback,
@@ -248,13 +243,11 @@ def _apply_post_decision(
     if decision.value is not MISSING:
         if result.is_error:
             raise TypeError("tools/post-execute cannot replace the value of a failed result")
-        rebuilt = canonical_success(resolve(), exec, decision.value)
+        rebuilt = canonical_success(resolve(exec), exec, decision.value)
         return with_contexts(rebuilt, contexts) if contexts else rebuilt
     out = result
     if decision.content is not MISSING and decision.content is not None:
-        out = replace(out, content=_frozen_content(decision.content))
-        if isinstance(result, ToolSuccess):
-            object.__setattr__(out, "_owner", result._owner)
+        out = _copy(out, content=freeze_content(decision.content))
     if decision.additional_contexts:
         out = with_contexts(out, contexts)
     return out

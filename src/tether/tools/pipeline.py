@@ -44,10 +44,17 @@ from .decisions import Accept, Allow, Ask, Deny
 from .definition import ToolDefinition
 from .errors import ToolNotFoundError
 from .execution import Execution, Stage, ToolExecution, ToolExecutionInput
-from .outcomes import apply_post_decision, canonical_success, materialize, normalize, supersede
+from .outcomes import (
+    apply_post_decision,
+    canonical_success,
+    materialize,
+    normalize,
+    supersede,
+    with_content,
+    with_deferred,
+)
 from .results import (
     ToolExecutionResult,
-    ToolSuccess,
     aborted_before_dispatch_result,
     aborted_result,
     denial_result,
@@ -117,14 +124,12 @@ class Pipeline:
     def _deny_by_guard(self, exec: ToolExecution) -> str | None:
         raise NotImplementedError
 
-    def _resolver(self, exec: Execution) -> Callable[[], ToolDefinition]:
-        def resolve() -> ToolDefinition:
-            tool = self._visible(exec.name, exec.agent)
-            if tool is None:
-                raise ToolNotFoundError(exec.name)
-            return tool
-
-        return resolve
+    def _resolve(self, exec: Execution) -> ToolDefinition:
+        """The definition the call reaches now (live registry); `UNKNOWN_TOOL` when gone."""
+        tool = self._visible(exec.name, exec.agent)
+        if tool is None:
+            raise ToolNotFoundError(exec.name)
+        return tool
 
     # -- execute -------------------------------------------------------------------------------
 
@@ -279,10 +284,11 @@ class Pipeline:
         object.__setattr__(exec, "stage", Stage.DISPATCH)
         try:
             raw = await self._bus.waterfall("tools/execute", exec, base=lambda: self._base(exec))
-            result = normalize(exec, raw, self._resolver(exec))
+            result = normalize(exec, raw, self._resolve)
         except asyncio.CancelledError as exc:
             if _being_cancelled(exec):
-                _merge_deferred(exec)
+                if exec.outcome is not None:  # the base's raw result: add what dispatch would
+                    object.__setattr__(exec, "outcome", with_deferred(exec, exec.outcome))
                 raise
             return Dispatched("final-result", failure_from(exc))
         except Exception as exc:
@@ -290,11 +296,7 @@ class Pipeline:
         finally:
             object.__setattr__(exec, "_signal", exec.caller_signal)
             object.__setattr__(exec, "stage", Stage.FINALIZE)
-        deferred = exec.deferred
-        if deferred:
-            from .outcomes import with_contexts
-
-            result = with_contexts(result, (*deferred, *result.additional_contexts))
+        result = with_deferred(exec, result)
         if _caller_aborted(exec):
             result = supersede(exec, result)
         object.__setattr__(exec, "outcome", result)
@@ -375,7 +377,7 @@ class Pipeline:
         try:
             decision = await self._bus.waterfall("tools/post-execute", exec, result, base=_accept)
             if decision is not _ACCEPT:  # the base's plain Accept() leaves the outcome as it is
-                result = apply_post_decision(exec, result, decision, self._resolver(exec))
+                result = apply_post_decision(exec, result, decision, self._resolve)
         except asyncio.CancelledError as exc:
             if _being_cancelled(exec):
                 raise
@@ -399,7 +401,7 @@ class Pipeline:
             try:
                 content = finalizer(exec, final)
                 if content is not None:
-                    final = _replace_content(final, content)
+                    final = with_content(final, content)
             except Exception as exc:
                 final = materialize(failure_from(exc))
         object.__setattr__(exec, "stage", Stage.PUBLISHED)
@@ -462,32 +464,12 @@ def _interrupted_outcome(exec: Execution) -> ToolExecutionResult:
     return supersede(exec, outcome)
 
 
-def _merge_deferred(exec: Execution) -> None:
-    """Cancelled inside dispatch: fold the body's deferred contexts into the outcome it reached
-    (the base's raw result), as the dispatch stage would have."""
-    deferred, outcome = exec.deferred, exec.outcome
-    if deferred and outcome is not None:
-        from .outcomes import with_contexts
-
-        merged = with_contexts(outcome, (*deferred, *outcome.additional_contexts))
-        object.__setattr__(exec, "outcome", merged)
-
-
 class _BodyInterrupted(Exception):
     """Internal: the awaiting task was cancelled while the body ran; carries the body's outcome."""
 
     def __init__(self, outcome: ToolExecutionResult) -> None:
         super().__init__("tool body interrupted")
         self.outcome = outcome
-
-
-def _replace_content(result: ToolExecutionResult, content: object) -> ToolExecutionResult:
-    from dataclasses import replace
-
-    candidate = replace(result, content=content)  # type: ignore[arg-type]
-    if isinstance(result, ToolSuccess):
-        object.__setattr__(candidate, "_owner", result._owner)
-    return materialize(candidate)
 
 
 async def _call_body(tool: ToolDefinition, exec: Execution) -> object:

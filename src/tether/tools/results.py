@@ -31,6 +31,8 @@ __all__ = [
     "aborted_result",
     "denial_result",
     "failure_from",
+    "freeze_content",
+    "freeze_source",
     "text_content",
     "user_message",
 ]
@@ -76,8 +78,8 @@ def user_message(
     blocks = text_content(content) if isinstance(content, str) else content
     return UserMessage(
         id=f"msg_{uuid.uuid4().hex}",
-        content=_frozen_blocks(blocks),
-        source=_frozen_mapping({"kind": "user"} if source is None else source),
+        content=freeze_content(blocks),
+        source=freeze_source({"kind": "user"} if source is None else source),
     )
 
 
@@ -140,16 +142,24 @@ def _json_list(blocks: Sequence[ContentBlock]) -> JsonValue:
     return [dict(b) for b in blocks]
 
 
-def _frozen_blocks(blocks: Sequence[ContentBlock]) -> Sequence[ContentBlock]:
-    if isinstance(blocks, FrozenList):
-        return cast(Sequence[ContentBlock], blocks)
-    return cast(Sequence[ContentBlock], snapshot(list(blocks)))
+def freeze_content(content: object) -> Sequence[ContentBlock]:
+    """Content blocks as a frozen list of frozen objects (the same object when already frozen).
+
+    Raises `NotLosslessJson` for non-JSON and `TypeError` for anything but a list of blocks.
+    """
+    if isinstance(content, FrozenList):
+        return cast(Sequence[ContentBlock], content)
+    frozen = snapshot(list(content) if isinstance(content, tuple) else content)
+    if not isinstance(frozen, list) or not all(isinstance(b, dict) for b in frozen):
+        raise TypeError("result content must be a list of content blocks (dicts)")
+    return cast(Sequence[ContentBlock], frozen)
 
 
-def _frozen_mapping(value: Mapping[str, JsonValue]) -> Mapping[str, JsonValue]:
-    if isinstance(value, FrozenDict):
-        return value
-    return cast(Mapping[str, JsonValue], snapshot(dict(value)))
+def freeze_source(source: Mapping[str, JsonValue]) -> Mapping[str, JsonValue]:
+    """A message source as a frozen object (the same object when already frozen)."""
+    if isinstance(source, FrozenDict):
+        return source
+    return cast(Mapping[str, JsonValue], snapshot(dict(source)))
 
 
 def text_content(text: str) -> Sequence[ContentBlock]:
