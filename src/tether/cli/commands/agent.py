@@ -26,7 +26,7 @@ from ...plugins.approval import Approval
 from ...plugins.permissions import Permissions
 from ..approval import TerminalPrompter
 from ..render import TurnRenderer
-from ..session import Interrupts, notice, open_runner
+from ..session import Interrupts, Runner, notice, open_runner
 
 __all__ = ["chat", "exit_code", "run"]
 
@@ -72,6 +72,40 @@ def exit_code(outcome: TurnOutcome) -> int:
     return 1
 
 
+async def _start(
+    stack: AsyncExitStack,
+    *,
+    cwd: Path,
+    config: Path | None,
+    model: str | None,
+    resume: str | None,
+    renderer: TurnRenderer,
+    interactive: bool,
+    yolo: bool,
+) -> tuple[Runner, Interrupts] | None:
+    """Boot the runner and install the Ctrl-C policy (both undone by `stack`); None, with the
+    one-line error on stderr, when the config or the session cannot be opened."""
+    try:
+        runner = await open_runner(
+            stack,
+            cwd=cwd,
+            config=config,
+            model=model,
+            resume=resume,
+            on_event=renderer,
+            interactive=interactive,
+        )
+    except (ConfigError, SessionError) as exc:
+        sys.stderr.write(f"tether: {exc}\n")
+        return None
+    if yolo:
+        _yolo(runner.ctx)
+    interrupts = Interrupts(notice)
+    interrupts.install()
+    stack.callback(interrupts.uninstall)
+    return runner, interrupts
+
+
 async def run(
     task: str,
     /,
@@ -94,18 +128,19 @@ async def run(
     workdir = (cwd or Path.cwd()).resolve()
     renderer = TurnRenderer(text_out=sys.stderr)
     async with AsyncExitStack() as stack:
-        try:
-            runner = await open_runner(
-                stack, cwd=workdir, config=config, model=model, resume=None, on_event=renderer
-            )
-        except (ConfigError, SessionError) as exc:
-            sys.stderr.write(f"tether: {exc}\n")
+        started = await _start(
+            stack,
+            cwd=workdir,
+            config=config,
+            model=model,
+            resume=None,
+            renderer=renderer,
+            interactive=False,
+            yolo=yolo,
+        )
+        if started is None:
             return 2
-        if yolo:
-            _yolo(runner.ctx)
-        interrupts = Interrupts(notice)
-        interrupts.install()
-        stack.callback(interrupts.uninstall)
+        runner, interrupts = started
         controller = AbortController()
         interrupts.arm(controller)
         sys.stderr.write(f"tether: session {runner.session.id} · model {runner.llm.model}\n")
@@ -153,24 +188,21 @@ async def chat(
     workdir = (cwd or Path.cwd()).resolve()
     renderer = TurnRenderer(text_out=sys.stdout)
     async with AsyncExitStack() as stack:
-        try:
-            runner = await open_runner(
-                stack,
-                cwd=workdir,
-                config=config,
-                model=model,
-                resume=resume,
-                on_event=renderer,
-                interactive=True,
-            )
-        except (ConfigError, SessionError) as exc:
-            sys.stderr.write(f"tether: {exc}\n")
+        started = await _start(
+            stack,
+            cwd=workdir,
+            config=config,
+            model=model,
+            resume=resume,
+            renderer=renderer,
+            interactive=True,
+            yolo=yolo,
+        )
+        if started is None:
             return 2
+        runner, interrupts = started
         for line in runner.session.repair.describe() if runner.session.repair else ():
             notice(f"repaired the session log: {line}")
-        interrupts = Interrupts(notice)
-        interrupts.install()
-        stack.callback(interrupts.uninstall)
         reader = await _lines()
         approval = runner.ctx.get("approval")
         if isinstance(approval, Approval):
@@ -178,8 +210,6 @@ async def chat(
                 lambda: _readline(reader), Console(stderr=True, highlight=False)
             )
             stack.callback(approval.attach(prompter))
-        if yolo:
-            _yolo(runner.ctx)
         sys.stderr.write(
             f"tether chat · session {runner.session.id} · model {runner.llm.model}\n"
             "Ctrl-C aborts a turn, twice quits; /exit quits.\n"
