@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..core.signals import AbortController, AbortError, AbortSignal
-from ..tools.execution import Execution, ToolExecutionInput
+from ..tools.execution import Call, ToolExecutionInput
 from ..tools.outcomes import supersede
 from ..tools.pipeline import Dispatched, Prepared
 from ..tools.registry import ToolRuntime
@@ -89,7 +89,7 @@ def parse_arguments(raw: str) -> object:
 
 @dataclass(slots=True)
 class _Slot:
-    exec: Execution
+    call: Call
     call_seq: int
     result: ToolExecutionResult | None = None
     needs_post: bool = False
@@ -212,18 +212,18 @@ class _Step:
         self.next_start = index + 1
         call_seq = await self.recorder.tool_call(self.calls[index])
         prepared: Prepared = self.runtime.create(self.inputs[index])
-        slot = self.slots[index] = _Slot(exec=prepared.exec, call_seq=call_seq)
+        slot = self.slots[index] = _Slot(call=prepared.call, call_seq=call_seq)
         if prepared.kind == "dispatch":
             try:
-                prepared = await self.runtime.policy(prepared.exec)
+                prepared = await self.runtime.policy(prepared.call)
             except asyncio.CancelledError:
-                object.__setattr__(prepared.exec, "interrupted", True)
+                prepared.call.interrupted = True
                 slot.result = aborted_before_dispatch_result()
                 raise
         if prepared.kind == "dispatch":
             if self.stopped:  # a failure elsewhere: prepared, but never dispatched
                 return
-            task = asyncio.get_running_loop().create_task(self.runtime.dispatch(prepared.exec))
+            task = asyncio.get_running_loop().create_task(self.runtime.dispatch(prepared.call))
             task.add_done_callback(self._settled)
             self.in_flight[task] = index
         else:
@@ -259,13 +259,13 @@ class _Step:
             index = self.commit_cursor
             if slot.needs_post:
                 try:
-                    final = await self.runtime.finalize(slot.exec, slot.result)
+                    final = await self.runtime.finalize(slot.call, slot.result)
                 except asyncio.CancelledError:
                     self._cancelled()
-                    object.__setattr__(slot.exec, "interrupted", True)
-                    final = self.runtime.finish(slot.exec, supersede(slot.exec, slot.result))
+                    slot.call.interrupted = True
+                    final = self.runtime.finish(slot.call, supersede(slot.call, slot.result))
             else:
-                final = self.runtime.finish(slot.exec, slot.result)
+                final = self.runtime.finish(slot.call, slot.result)
             self.results[index] = final
             self.commit_cursor += 1
             del self.slots[index]

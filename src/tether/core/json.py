@@ -269,7 +269,7 @@ def _walk(root: object, mode: _Mode) -> JsonValue:
     """Validate `root` and return what `mode` makes of it: a leaf as is, a container's output."""
     kind = type(root)
     if kind in mode.leaves:
-        return cast(JsonValue, root)
+        return root  # type: ignore[return-value]  # a JSON leaf (or a frozen container)
     if kind is float:
         if _is_lossless_float(cast(float, root)):
             return cast(float, root)

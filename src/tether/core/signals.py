@@ -111,6 +111,23 @@ class AbortSignal:
 
         return remove
 
+    def _subscribe(self, callback: Listener) -> int:
+        """`add_listener` for the runtime's hot paths: no remover closure. Returns the key for
+        `_unsubscribe`, or -1 when the signal had already aborted (the callback ran)."""
+        if self._aborted:
+            _call(callback, self._reason)
+            return -1
+        if self._loop is None:
+            self._bind_loop()
+        key = self._next_key
+        self._next_key = key + 1
+        self._subs[key] = callback
+        return key
+
+    def _unsubscribe(self, key: int) -> None:
+        """Remove what `_subscribe` added (idempotent)."""
+        self._subs.pop(key, None)
+
     @property
     def listener_count(self) -> int:
         """How many listeners are attached (for leak checks and benchmarks)."""

@@ -18,6 +18,7 @@ from types import TracebackType
 from typing import Final, Protocol, TypeVar
 
 from .signals import AbortSignal
+from .timers import loop_timers
 
 __all__ = [
     "MAX_TIMER_DELAY_MS",
@@ -71,13 +72,15 @@ class Scheduler(Protocol):
 
 
 class _LoopScheduler:
+    """The running loop's shared timers (`tether.core.timers`)."""
+
     __slots__ = ()
 
     def call_later(self, delay_ms: float, callback: Callable[[], None]) -> TimerHandle:
         loop = asyncio._get_running_loop()
         if loop is None:
             raise RuntimeError("timers need a running event loop (or pass scheduler=...)")
-        return loop.call_later(delay_ms / 1000.0, callback)
+        return loop_timers(loop).call_later(delay_ms, callback)
 
 
 LOOP_SCHEDULER: Final[Scheduler] = _LoopScheduler()
@@ -117,7 +120,7 @@ class Deadline:
     afterwards the signal never changes again.
     """
 
-    __slots__ = ("_detach", "_timer", "signal")
+    __slots__ = ("_code", "_key", "_ms", "_timer", "_upstream", "signal")
 
     signal: AbortSignal
 
@@ -125,38 +128,51 @@ class Deadline:
         self, upstream: AbortSignal | None, timeout_ms: float, code: str, scheduler: Scheduler
     ) -> None:
         self._timer: TimerHandle | None = None
-        self._detach: Callable[[], None] | None = None
-        if _is_number(timeout_ms) and timeout_ms <= 0:
-            self.signal = upstream if upstream is not None else AbortSignal()
-            return
-        _check_delay(timeout_ms, "deadline")
+        self._upstream: AbortSignal | None = None
+        kind = type(timeout_ms)
+        if not ((kind is int or kind is float) and 0 < timeout_ms <= MAX_TIMER_DELAY_MS):
+            if _is_number(timeout_ms) and timeout_ms <= 0:
+                self.signal = upstream if upstream is not None else AbortSignal()
+                return
+            _check_delay(timeout_ms, "deadline")
+        self._code = code
+        self._ms = timeout_ms
         signal = self.signal = AbortSignal()
         if upstream is not None:
-            if upstream.aborted:
-                signal._abort(upstream.reason)
+            if upstream._aborted:
+                signal._abort(upstream._reason)
                 return
-            self._detach = upstream.add_listener(self._upstream_aborted)
-
-        def expire() -> None:
-            self._timer = None
+            self._key = upstream._subscribe(self._upstream_aborted)
+            self._upstream = upstream
+        if scheduler is LOOP_SCHEDULER:
+            loop = asyncio._get_running_loop()
+            if loop is None:
+                self._stop()
+                raise RuntimeError("timers need a running event loop (or pass scheduler=...)")
+            self._timer = loop_timers(loop).call_later(timeout_ms, self._expire)
+        else:
+            self._timer = scheduler.call_later(timeout_ms, self._expire)
+        if signal._aborted:  # upstream aborted from another thread while we subscribed
             self._stop()
-            signal._abort(TimeoutReason(code, timeout_ms))
 
-        self._timer = scheduler.call_later(timeout_ms, expire)
-        if signal.aborted:  # upstream aborted from another thread while we subscribed
-            self._stop()
+    def _expire(self) -> None:
+        self._timer = None
+        self._stop()
+        self.signal._abort(TimeoutReason(self._code, self._ms))
 
     def _upstream_aborted(self, reason: object) -> None:
         self._stop()
         self.signal._abort(reason)
 
     def _stop(self) -> None:
-        timer, detach = self._timer, self._detach
-        self._timer = self._detach = None
+        timer = self._timer
         if timer is not None:
+            self._timer = None
             timer.cancel()
-        if detach is not None:
-            detach()
+        upstream = self._upstream
+        if upstream is not None:
+            self._upstream = None
+            upstream._unsubscribe(self._key)
 
     def dispose(self) -> None:
         """Cancel the timer and detach from upstream. Idempotent."""
@@ -192,10 +208,13 @@ def deadline(
 
 def timeout_of(x: object, code: str | None = None) -> TimeoutReason | None:
     """The `TimeoutReason` carried by `x.reason` (a signal or any carrier), if it matches `code`."""
-    try:
-        reason = getattr(x, "reason", None)
-    except Exception:
-        return None
+    if type(x) is AbortSignal:
+        reason = x._reason
+    else:
+        try:
+            reason = getattr(x, "reason", None)
+        except Exception:
+            return None
     if isinstance(reason, TimeoutReason) and (code is None or reason.code == code):
         return reason
     return None

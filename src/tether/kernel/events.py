@@ -22,9 +22,20 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
+from types import CoroutineType
 from typing import Generic, TypeAlias, TypeVar, cast, final
 
-__all__ = ["EventKey", "EventTable", "Listener", "Next", "emit", "parallel", "serial", "waterfall"]
+__all__ = [
+    "EventKey",
+    "EventTable",
+    "Listener",
+    "Next",
+    "Waterfall",
+    "emit",
+    "parallel",
+    "serial",
+    "waterfall",
+]
 
 T = TypeVar("T")
 L = TypeVar("L", bound=Callable[..., object])
@@ -137,11 +148,12 @@ def waterfall(
     listeners: tuple[Listener, ...], args: tuple[object, ...], base: Callable[[], Awaitable[T]]
 ) -> Awaitable[T]:
     """Start the chain: returns what the first listener returned (awaitable), see the module doc."""
-    return _Queue(listeners, args, base)()
+    return Waterfall(listeners, args, base)()
 
 
-class _Queue(Generic[T]):
-    """One waterfall dispatch: the consumable queue and its `next`.
+class Waterfall(Generic[T]):
+    """One waterfall dispatch: the consumable queue and its `next`. Calling it starts the chain
+    (what `waterfall()` does); callers on a hot path build it directly.
 
     A class rather than a closure: a closure that passes itself on is a reference cycle, which
     would leave garbage for the cyclic collector on every tool call.
@@ -166,7 +178,7 @@ class _Queue(Generic[T]):
             return self._base()
         self._position = position + 1
         result = self._listeners[position](*self._args, self)
-        if inspect.isawaitable(result):
+        if type(result) is CoroutineType or inspect.isawaitable(result):
             return result
         return cast("Awaitable[T]", _resolved(result))
 

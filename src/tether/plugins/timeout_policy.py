@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Final
 
-from ..core.timeout import deadline, format_ms, timeout_of
+from ..core.timeout import LOOP_SCHEDULER, Deadline, format_ms, timeout_of
 from ..kernel import Context
 from ..tools.execution import ToolDispatchExecution
 from ..tools.results import (
@@ -55,7 +55,8 @@ def apply(ctx: Context, config: None = None) -> None:
         if budget is None:
             return await next()
         upstream = exec.signal
-        with deadline(upstream, budget, TOOL_TIMEOUT) as limit:
+        limit = Deadline(upstream, budget, TOOL_TIMEOUT, LOOP_SCHEDULER)
+        try:
             exec.signal = limit.signal
             try:
                 result = await next()
@@ -64,5 +65,7 @@ def apply(ctx: Context, config: None = None) -> None:
             if timeout_of(limit.signal, TOOL_TIMEOUT) is not None:
                 return timeout_result(budget)
             return result
+        finally:
+            limit.dispose()
 
     ctx.on("tools/execute", enforce_budget)

@@ -114,7 +114,7 @@ def define_tool(
     model = _frozen_model(parameters)
     body_is_async = inspect.iscoroutinefunction(execute)
 
-    validate_model = model.model_validate
+    validate_model = model.__pydantic_validator__.validate_python  # model_validate, one frame less
     body: Callable[[Any, ToolRunContext], Any] = execute
 
     async def run(args: object, exec: ToolRunContext) -> object:

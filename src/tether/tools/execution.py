@@ -2,13 +2,17 @@
 
 Owns: `ToolExecutionInput` (caller-owned, with a required signal), the opaque
 `ToolExecutionToken`, the stage-specific views (`ToolExecution`, `ToolDispatchExecution`,
-`ToolRunContext`), and `Execution`, the private mutable run object behind all three.
+`ToolRunContext`), `ExecutionView`, the one runtime object behind all three, and `Call`, the
+registry's private record of the call that the view reads through.
 
 Mutability follows the pipeline stage. Every view reads the same object; only a `tools/execute`
 listener may assign `exec.signal` (never `None`, never delete it), and the object is frozen when
-`tools/result` is published. Requested vs took effect are kept as separate facts: whether the
-caller's cancellation was observed (`caller_aborted`) and whether the body was entered
-(`body_invoked`); the registry derives `ABORTED_BEFORE_DISPATCH` vs `ABORTED` from them.
+`tools/result` is published. The split keeps the registry's own writes plain slot stores (the
+guarded `__setattr__` costs every write a function call) while the object handed out rejects
+everything but a dispatch-stage signal assignment. Requested vs took effect are kept as separate
+facts: whether the caller's cancellation was observed (`interrupted`, the caller signal) and
+whether the body was entered (`body_invoked`); the registry derives `ABORTED_BEFORE_DISPATCH`
+vs `ABORTED` from them.
 """
 
 from __future__ import annotations
@@ -16,14 +20,16 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NoReturn, Protocol
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 from ..core.json import JsonValue
+from ..core.records import layout_twin
 from ..core.signals import AbortSignal
 from .results import ToolExecutionResult, UserMessage
 
 __all__ = [
-    "Execution",
+    "Call",
+    "ExecutionView",
     "Stage",
     "ToolDispatchExecution",
     "ToolExecution",
@@ -45,7 +51,7 @@ class ToolExecutionToken:
         raise TypeError("a ToolExecutionToken is process-local and cannot be pickled")
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True, init=False)
 class ToolExecutionInput:
     """One call as the caller asks for it. `signal` is required: the caller owns the lifetime."""
 
@@ -56,6 +62,32 @@ class ToolExecutionInput:
     agent: object | None = None
     parent: ToolExecutionToken | None = None
     root_call_id: str | None = None
+
+    def __new__(
+        cls,
+        *,
+        call_id: str,
+        name: str,
+        arguments: object,
+        signal: AbortSignal,
+        agent: object | None = None,
+        parent: ToolExecutionToken | None = None,
+        root_call_id: str | None = None,
+    ) -> ToolExecutionInput:
+        # Built through a layout twin (tether.core.records): one is made per tool call.
+        record = _InputLayout()
+        record.call_id = call_id
+        record.name = name
+        record.arguments = arguments
+        record.signal = signal
+        record.agent = agent
+        record.parent = parent
+        record.root_call_id = root_call_id
+        record.__class__ = cls
+        return record  # type: ignore[no-any-return]
+
+
+_InputLayout: Any = layout_twin(ToolExecutionInput)
 
 
 class ToolExecution(Protocol):
@@ -100,6 +132,9 @@ class ToolRunContext(ToolExecution, Protocol):
         ...
 
 
+_IDENTITY = frozenset({"token", "call_id", "root_call_id", "name", "arguments", "agent", "parent"})
+
+
 class Stage(enum.Enum):
     """Where a call is in the pipeline; it decides what may be changed on the execution."""
 
@@ -111,40 +146,42 @@ class Stage(enum.Enum):
     PUBLISHED = "published"
 
 
-_IDENTITY = frozenset({"token", "call_id", "root_call_id", "name", "arguments", "agent", "parent"})
-
-
-class Execution:
-    """The private run object of one call; stage views are typing-only projections of it."""
+class Call:
+    """The registry's private record of one call: identity, the replaceable signal, and the
+    pipeline's bookkeeping. Plain slots, written only by the registry (and the agent's
+    scheduler); listeners, guards and bodies see it through `view`, an `ExecutionView`."""
 
     __slots__ = (
-        "_agent",
-        "_arguments",
-        "_call_id",
-        "_name",
-        "_parent",
-        "_root_call_id",
-        "_signal",
-        "_token",
+        "agent",
+        "arguments",
         "body_invoked",
+        "call_id",
         "caller_signal",
         "cancel_baseline",
         "concluded",
         "deferred",
         "finalizer",
         "interrupted",
+        "name",
         "outcome",
+        "parent",
+        "root_call_id",
+        "signal",
         "stage",
+        "token",
+        "view",
     )
 
-    _token: ToolExecutionToken
-    _call_id: str
-    _root_call_id: str
-    _name: str
-    _agent: object | None
-    _parent: ToolExecutionToken | None
-    _arguments: JsonValue | None
-    _signal: AbortSignal
+    token: ToolExecutionToken
+    call_id: str
+    root_call_id: str
+    name: str
+    agent: object | None
+    parent: ToolExecutionToken | None
+    arguments: JsonValue | None
+    """The frozen deep copy of the caller's arguments; None until, or if, materialization fails."""
+    signal: AbortSignal
+    """What `exec.signal` reads: the caller's, a wrapper's replacement, or the body's own."""
     caller_signal: AbortSignal
     """The caller's signal, captured at creation, outside what wrappers can replace."""
     finalizer: Callable[[ToolExecution, ToolExecutionResult], object] | None
@@ -158,10 +195,10 @@ class Execution:
     outcome: ToolExecutionResult | None
     """The latest outcome reached, for the cancelled-awaiter path."""
     stage: Stage
+    view: ExecutionView
 
     def __init__(
         self,
-        *,
         call_id: str,
         root_call_id: str,
         name: str,
@@ -170,69 +207,83 @@ class Execution:
         signal: AbortSignal,
         finalizer: Callable[[ToolExecution, ToolExecutionResult], object] | None,
     ) -> None:
-        setattr_ = object.__setattr__
-        setattr_(self, "_token", ToolExecutionToken())
-        setattr_(self, "_call_id", call_id)
-        setattr_(self, "_root_call_id", root_call_id)
-        setattr_(self, "_name", name)
-        setattr_(self, "_agent", agent)
-        setattr_(self, "_parent", parent)
-        setattr_(self, "_arguments", None)
-        setattr_(self, "_signal", signal)
-        setattr_(self, "caller_signal", signal)
-        setattr_(self, "finalizer", finalizer)
-        setattr_(self, "deferred", None)
-        setattr_(self, "concluded", False)
-        setattr_(self, "body_invoked", False)
-        setattr_(self, "interrupted", False)
-        setattr_(self, "cancel_baseline", 0)
-        setattr_(self, "outcome", None)
-        setattr_(self, "stage", Stage.PREPARE)
+        self.token = ToolExecutionToken()
+        self.call_id = call_id
+        self.root_call_id = root_call_id
+        self.name = name
+        self.agent = agent
+        self.parent = parent
+        self.arguments = None
+        self.signal = signal
+        self.caller_signal = signal
+        self.finalizer = finalizer
+        self.deferred = None
+        self.concluded = False
+        self.body_invoked = False
+        self.interrupted = False
+        self.cancel_baseline = 0
+        self.outcome = None
+        self.stage = Stage.PREPARE
+        view = _new_view(ExecutionView)
+        _set_call(view, self)
+        self.view = view
 
-    # -- the public, read-only surface ---------------------------------------------------------
+    def __repr__(self) -> str:
+        return f"<Call {self.name!r} call_id={self.call_id!r} stage={self.stage.value}>"
+
+
+class ExecutionView:
+    """The one object every listener, guard, observer and body of a call receives; it satisfies
+    `ToolExecution`, `ToolDispatchExecution` and `ToolRunContext`. Identity is read-only, `signal`
+    is assignable only by a `tools/execute` listener, nothing can be added or deleted."""
+
+    __slots__ = ("_call",)
+
+    _call: Call
 
     @property
     def token(self) -> ToolExecutionToken:
-        return self._token
+        return self._call.token
 
     @property
     def call_id(self) -> str:
-        return self._call_id
+        return self._call.call_id
 
     @property
     def root_call_id(self) -> str:
-        return self._root_call_id
+        return self._call.root_call_id
 
     @property
     def name(self) -> str:
-        return self._name
+        return self._call.name
 
     @property
     def arguments(self) -> JsonValue | None:
-        return self._arguments
+        return self._call.arguments
 
     @property
     def agent(self) -> object | None:
-        return self._agent
+        return self._call.agent
 
     @property
     def parent(self) -> ToolExecutionToken | None:
-        return self._parent
+        return self._call.parent
 
     @property
     def signal(self) -> AbortSignal:
-        return self._signal
+        return self._call.signal
 
     @signal.setter
     def signal(self, value: AbortSignal) -> None:
-        if self.stage is not Stage.DISPATCH:
+        call = self._call
+        if call.stage is not Stage.DISPATCH:
             raise AttributeError(
                 f"exec.signal can only be replaced by a tools/execute listener; "
-                f"the call is in its {self.stage.value} stage"
+                f"the call is in its {call.stage.value} stage"
             )
         if not isinstance(value, AbortSignal):
             raise TypeError(f"exec.signal must be an AbortSignal; got {type(value).__name__}")
-        object.__setattr__(self, "_signal", value)
+        call.signal = value
 
     @signal.deleter
     def signal(self) -> None:
@@ -244,25 +295,24 @@ class Execution:
                 f"defer_context takes a UserMessage (see tether.user_message); "
                 f"got {type(message).__name__}"
             )
-        if self.stage is not Stage.BODY and self.stage is not Stage.DISPATCH:
+        call = self._call
+        if call.stage is not Stage.BODY and call.stage is not Stage.DISPATCH:
             raise RuntimeError(
-                f'tool "{self._name}" ({self._call_id}): defer_context called after dispatch '
+                f'tool "{call.name}" ({call.call_id}): defer_context called after dispatch '
                 "ended; the context would be lost"
             )
-        deferred = self.deferred
+        deferred = call.deferred
         if deferred is None:
-            object.__setattr__(self, "deferred", [message])
+            call.deferred = [message]
         else:
             deferred.append(message)
 
     def conclude_turn(self) -> None:
-        object.__setattr__(self, "concluded", True)
-
-    # -- the registry writes bookkeeping with object.__setattr__; nothing else may ------------
+        self._call.concluded = True
 
     def __setattr__(self, name: str, value: object) -> None:
         if name == "signal":
-            object.__setattr__(self, name, value)  # routes through the property's checks
+            _set_signal(self, value)  # the property's checks
             return
         if name in _IDENTITY:
             raise AttributeError(f"exec.{name} is read-only")
@@ -272,11 +322,17 @@ class Execution:
         raise AttributeError(f"cannot delete exec.{name}")
 
     def __repr__(self) -> str:
-        return f"<Execution {self._name!r} call_id={self._call_id!r} stage={self.stage.value}>"
+        call = self._call
+        return f"<ToolExecution {call.name!r} call_id={call.call_id!r} stage={call.stage.value}>"
+
+
+_new_view = object.__new__
+_set_call: Callable[[ExecutionView, Call], None] = ExecutionView.__dict__["_call"].__set__
+_set_signal: Callable[[ExecutionView, object], None] = ExecutionView.__dict__["signal"].fset
 
 
 if TYPE_CHECKING:
 
-    def _views(e: Execution) -> tuple[ToolExecution, ToolDispatchExecution, ToolRunContext]:
+    def _views(e: ExecutionView) -> tuple[ToolExecution, ToolDispatchExecution, ToolRunContext]:
         """The private object satisfies every view (checked statically)."""
         return (e, e, e)

@@ -17,7 +17,7 @@ from ..core.json import FrozenList, JsonValue, NotLosslessJson, snapshot
 from .decisions import MISSING, Accept, Block
 from .definition import ToolDefinition
 from .errors import ToolOutputError
-from .execution import Execution
+from .execution import Call
 from .results import (
     ContentBlock,
     ErrorDetail,
@@ -28,6 +28,7 @@ from .results import (
     UserMessage,
     aborted_before_dispatch_result,
     aborted_result,
+    canonical_success_record,
     freeze_content,
     freeze_source,
 )
@@ -63,29 +64,37 @@ def _message(exc: BaseException) -> str:
     return error_message(exc)
 
 
-def canonical_success(tool: ToolDefinition, exec: Execution, value: object) -> ToolSuccess:
+def canonical_success(tool: ToolDefinition, call: Call, value: object) -> ToolSuccess:
     """Validate `value` against the tool's output schema, freeze it, render it (spec §1.10)."""
     canonical = tool.canonicalize(tool.name, value)
     output = tool.output
-    args = exec.arguments
-    content = _projection(tool.name, "output.render", lambda: output.render(args, canonical))
-    if not isinstance(content, list):
-        raise ToolOutputError(tool.name, ["output.render must return a list of content blocks"])
+    args = call.arguments
+    try:
+        rendered = output.render(args, canonical)
+    except Exception as exc:
+        raise ToolOutputError(tool.name, [f"output.render failed: {_message(exc)}"]) from None
+    if type(rendered) is FrozenList:  # built frozen (text_content): lossless by construction
+        content: JsonValue = rendered
+    else:
+        content = _projection(tool.name, "output.render", lambda: rendered)
+        if not isinstance(content, list):
+            raise ToolOutputError(tool.name, ["output.render must return a list of content blocks"])
     meta: JsonValue | None = None
     present = output.presentation_meta
-    if present is not None and exec.parent is None:
+    if present is not None and call.parent is None:
         meta = _projection(tool.name, "output.presentation_meta", lambda: present(args, canonical))
-    result = ToolSuccess(
-        value=canonical,
-        content=content,  # type: ignore[arg-type]
-        meta=meta,
-        concludes_turn=exec.concluded,
+    return canonical_success_record(
+        canonical,
+        content,  # type: ignore[arg-type]
+        meta,
+        call.concluded,
+        call.token,
     )
-    object.__setattr__(result, "_owner", exec.token)
-    return result
 
 
 def _frozen_contexts(contexts: Sequence[UserMessage]) -> tuple[UserMessage, ...]:
+    if contexts == ():
+        return ()
     if isinstance(contexts, tuple) and all(
         isinstance(c, UserMessage) and isinstance(c.content, FrozenList) for c in contexts
     ):
@@ -139,14 +148,14 @@ def _check_error(error: object) -> None:
 
 
 def normalize(
-    exec: Execution, result: object, resolve: Callable[[Execution], ToolDefinition]
+    call: Call, result: object, resolve: Callable[[Call], ToolDefinition]
 ) -> ToolExecutionResult:
     """Spec §1.11: a canonical success of this call stands; a failure is copied; any other
     success is rebuilt from its `value` against the tool as it is now (authored content ignored)."""
     if isinstance(result, ToolSuccess):
-        if result._owner is exec.token:
+        if result._owner is call.token:
             return result
-        rebuilt = canonical_success(resolve(exec), exec, result.value)
+        rebuilt = canonical_success(resolve(call), call, result.value)
         if result.additional_contexts:
             return with_contexts(rebuilt, result.additional_contexts)
         return rebuilt
@@ -173,21 +182,21 @@ def with_content(result: ToolExecutionResult, content: object) -> ToolExecutionR
     return materialize(_copy(result, content=content))
 
 
-def with_deferred(exec: Execution, result: ToolExecutionResult) -> ToolExecutionResult:
+def with_deferred(call: Call, result: ToolExecutionResult) -> ToolExecutionResult:
     """`result` with the body's deferred contexts in front of its own (spec §1.11 step 2)."""
-    deferred = exec.deferred
+    deferred = call.deferred
     if not deferred:
         return result
     return with_contexts(result, (*deferred, *result.additional_contexts))
 
 
-def supersede(exec: Execution, result: ToolExecutionResult) -> ToolExecutionResult:
+def supersede(call: Call, result: ToolExecutionResult) -> ToolExecutionResult:
     """Cancellation replaces only successes: `ABORTED` after the body ran, else
     `ABORTED_BEFORE_DISPATCH`; the success's contexts ride along."""
     if result.is_error:
         return result
     contexts = result.additional_contexts
-    if exec.body_invoked:
+    if call.body_invoked:
         return aborted_result(contexts)
     return aborted_before_dispatch_result(contexts)
 
@@ -203,10 +212,10 @@ def _feedback_text(feedback: Sequence[ContentBlock]) -> str:
 
 
 def apply_post_decision(
-    exec: Execution,
+    call: Call,
     result: ToolExecutionResult,
     decision: object,
-    resolve: Callable[[Execution], ToolDefinition],
+    resolve: Callable[[Call], ToolDefinition],
 ) -> ToolExecutionResult:
     """Spec §1.12, failing closed on anything that is not an `Accept` or a `Block`.
 
@@ -214,16 +223,16 @@ def apply_post_decision(
     content, feedback or contexts are not JSON (the text finish would give them).
     """
     try:
-        return _apply_post_decision(exec, result, decision, resolve)
+        return _apply_post_decision(call, result, decision, resolve)
     except NotLosslessJson:
         raise TypeError(_RESULT_NOT_JSON) from None
 
 
 def _apply_post_decision(
-    exec: Execution,
+    call: Call,
     result: ToolExecutionResult,
     decision: object,
-    resolve: Callable[[Execution], ToolDefinition],
+    resolve: Callable[[Call], ToolDefinition],
 ) -> ToolExecutionResult:
     if isinstance(decision, Block):
         feedback = freeze_content(decision.feedback)
@@ -243,7 +252,7 @@ def _apply_post_decision(
     if decision.value is not MISSING:
         if result.is_error:
             raise TypeError("tools/post-execute cannot replace the value of a failed result")
-        rebuilt = canonical_success(resolve(exec), exec, decision.value)
+        rebuilt = canonical_success(resolve(call), call, decision.value)
         return with_contexts(rebuilt, contexts) if contexts else rebuilt
     out = result
     if decision.content is not MISSING and decision.content is not None:

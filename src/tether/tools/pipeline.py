@@ -32,18 +32,23 @@ import asyncio
 import inspect
 import json
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from asyncio import get_running_loop as _running_loop
+from asyncio.tasks import _current_tasks  # type: ignore[attr-defined]
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
-from typing import Final, Literal, Protocol, cast
+from types import CoroutineType
+from typing import Any, Final, Literal, Protocol, TypeAlias
 
 from ..core.errors import error_message
 from ..core.json import NotLosslessJson, snapshot
 from ..core.signals import AbortError, AbortSignal
+from ..kernel.events import Listener, Waterfall
 from .approval import ApprovalRequest
+from .body import BodyStarter, BodyTask
 from .decisions import Accept, Allow, Ask, Deny
 from .definition import ToolDefinition
 from .errors import ToolNotFoundError
-from .execution import Execution, Stage, ToolExecution, ToolExecutionInput
+from .execution import Call, Stage, ToolExecutionInput
 from .outcomes import (
     apply_post_decision,
     canonical_success,
@@ -67,14 +72,41 @@ _log = logging.getLogger("tether.tools")
 
 _ALLOW: Final = Allow()
 _ACCEPT: Final = Accept()
+_PRE: Final = "tools/pre-execute"
+_EXECUTE: Final = "tools/execute"
+_POST: Final = "tools/post-execute"
+_RESULT: Final = "tools/result"
+
+Reached: TypeAlias = "tuple[ToolExecutionResult, bool]"
+"""A stage's result and whether `tools/post-execute` still sees it."""
 
 
-async def _allow() -> Allow:
+async def _allow(*_: object) -> Allow:
     return _ALLOW
 
 
-async def _accept() -> Accept:
+async def _accept(*_: object) -> Accept:
     return _ACCEPT
+
+
+def _waterfall(
+    listeners: tuple[Listener, ...],
+    args: tuple[object, ...],
+    base: Callable[..., Awaitable[object]],
+) -> Awaitable[object]:
+    """`events.waterfall` with a shortcut: a lone listener gets `base` itself as its `next` (the
+    queue it would consume holds nothing else), so no queue object is made. `base` ignores
+    arguments, as `next` does."""
+    if len(listeners) == 1:
+        result = listeners[0](*args, base)
+        if type(result) is CoroutineType or inspect.isawaitable(result):
+            return result
+        return _resolved(result)
+    return Waterfall(listeners, args, base)()
+
+
+async def _resolved(value: object) -> object:
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +114,7 @@ class Prepared:
     """What `prepare` decided: go on to `dispatch`, or a result with or without post-execute."""
 
     kind: Literal["dispatch", "post-result", "final-result"]
-    exec: Execution
+    call: Call
     result: ToolExecutionResult | None = None
 
 
@@ -98,66 +130,82 @@ class EventBus(Protocol):
     """The part of the kernel context the pipeline uses."""
 
     def get(self, name: str) -> object | None: ...
-    def listeners(self, event: str) -> tuple[Callable[..., object], ...]: ...
-    async def waterfall(
-        self, event: str, *args: object, base: Callable[[], Awaitable[object]]
-    ) -> object: ...
 
 
-def _being_cancelled(exec: Execution) -> bool:
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > exec.cancel_baseline
+def _being_cancelled(call: Call) -> bool:
+    task = _current_task()
+    return task is not None and task.cancelling() > call.cancel_baseline
 
 
-def _caller_aborted(exec: Execution) -> bool:
-    return exec.caller_signal.aborted or exec.interrupted
+def _current_task() -> asyncio.Task[Any] | None:
+    """`asyncio.current_task()` without its Python frame (3.11 has no C version)."""
+    task: asyncio.Task[Any] | None = _current_tasks.get(_running_loop())
+    return task
 
 
 class Pipeline:
-    """The stages; `ToolRuntime` supplies the registry lookups and the event bus."""
+    """The stages; `ToolRuntime` supplies the registry lookups, the listener table and the bus."""
 
     _bus: EventBus
+    _bodies: BodyStarter
+    _table: Mapping[str, tuple[Listener, ...]]
+    """The kernel's live listener snapshots by event name (absent when there are none)."""
 
     def _visible(self, name: str, agent: object | None) -> ToolDefinition | None:
         raise NotImplementedError
 
-    def _deny_by_guard(self, exec: ToolExecution) -> str | None:
+    def _deny_by_guard(self, call: Call) -> str | None:
         raise NotImplementedError
 
-    def _resolve(self, exec: Execution) -> ToolDefinition:
+    _live_guards: int
+    """How many guards are registered (the policy stage is skipped without guards and listeners)."""
+
+    def _resolve(self, call: Call) -> ToolDefinition:
         """The definition the call reaches now (live registry); `UNKNOWN_TOOL` when gone."""
-        tool = self._visible(exec.name, exec.agent)
+        tool = self._visible(call.name, call.agent)
         if tool is None:
-            raise ToolNotFoundError(exec.name)
+            raise ToolNotFoundError(call.name)
         return tool
 
     # -- execute -------------------------------------------------------------------------------
 
     async def execute(self, input: ToolExecutionInput) -> ToolExecutionResult:
         """Run one call through every stage. Never raises for tool or policy failures."""
-        prepared = self.create(input)
-        exec = prepared.exec
+        call, early = self._create(input)
+        if early is not None:
+            return self.finish(call, early)
         try:
-            if prepared.kind == "dispatch":
-                prepared = await self.policy(exec)
-            if prepared.kind == "dispatch":
-                dispatched = await self.dispatch(exec)
-                kind, result = dispatched.kind, dispatched.result
+            if self._live_guards or _PRE in self._table:
+                reached = await self._policy(call)
+            elif call.caller_signal._aborted or call.interrupted:
+                reached = (aborted_before_dispatch_result(), True)
             else:
-                kind, result = prepared.kind, cast(ToolExecutionResult, prepared.result)
-            if kind == "post-result":
-                return await self.finalize(exec, result)
-            return self.finish(exec, result)
+                reached = None
+            result, needs_post = await self._dispatch(call) if reached is None else reached
+            if not needs_post:
+                return self.finish(call, result)
+            if _POST in self._table:
+                return await self.finalize(call, result)
+            call.stage = Stage.FINALIZE
+            if call.caller_signal._aborted or call.interrupted:
+                result = supersede(call, result)
+            return self.finish(call, result)
         except asyncio.CancelledError:
-            if exec.stage is not Stage.PUBLISHED:
-                object.__setattr__(exec, "interrupted", True)
-                self.finish(exec, _interrupted_outcome(exec))
+            if call.stage is not Stage.PUBLISHED:
+                call.interrupted = True
+                self.finish(call, _interrupted_outcome(call))
             raise
 
     # -- create --------------------------------------------------------------------------------
 
     def create(self, input: ToolExecutionInput) -> Prepared:
         """Spec §1.1–§1.2: read the input once, capture the finalizer, snapshot the arguments."""
+        call, early = self._create(input)
+        if early is not None:
+            return Prepared("final-result", call, early)
+        return Prepared("dispatch", call)
+
+    def _create(self, input: ToolExecutionInput) -> tuple[Call, ToolExecutionResult | None]:
         call_id = input.call_id
         root_call_id = input.root_call_id
         name = input.name
@@ -165,77 +213,85 @@ class Pipeline:
         parent = input.parent
         signal = input.signal
         visible = self._visible(name, agent)
-        exec = Execution(
-            call_id=call_id,
-            root_call_id=call_id if root_call_id is None else root_call_id,
-            name=name,
-            agent=agent,
-            parent=parent,
-            signal=signal,
-            finalizer=None if visible is None else visible.finalize_content,
+        call = Call(
+            call_id,
+            call_id if root_call_id is None else root_call_id,
+            name,
+            agent,
+            parent,
+            signal,
+            None if visible is None else visible.finalize_content,
         )
-        task = asyncio.current_task()
+        task = _current_tasks.get(_running_loop())
         if task is not None:
-            object.__setattr__(exec, "cancel_baseline", task.cancelling())
+            call.cancel_baseline = task.cancelling()
         try:
-            arguments = snapshot(input.arguments)
+            call.arguments = snapshot(input.arguments)
         except NotLosslessJson:
-            failure = failure_from(
+            return call, failure_from(
                 TypeError("tool execution arguments must be losslessly JSON-serializable")
             )
-            return Prepared("final-result", exec, failure)
         except Exception as exc:
-            return Prepared("final-result", exec, failure_from(exc))
-        object.__setattr__(exec, "_arguments", arguments)
+            return call, failure_from(exc)
         if signal.aborted:
-            return Prepared("final-result", exec, aborted_before_dispatch_result())
-        return Prepared("dispatch", exec)
+            return call, aborted_before_dispatch_result()
+        return call, None
 
     async def prepare(self, input: ToolExecutionInput) -> Prepared:
         """The scheduler's first stage: `create` then `policy`."""
         prepared = self.create(input)
         if prepared.kind != "dispatch":
             return prepared
-        return await self.policy(prepared.exec)
+        return await self.policy(prepared.call)
 
     # -- policy --------------------------------------------------------------------------------
 
-    async def policy(self, exec: Execution) -> Prepared:
+    async def policy(self, call: Call) -> Prepared:
         """Spec §1.3–§1.7: pre-execute, approval, guards and the pre-dispatch checks."""
+        reached = await self._policy(call)
+        if reached is None:
+            return Prepared("dispatch", call)
+        result, needs_post = reached
+        return Prepared("post-result" if needs_post else "final-result", call, result)
+
+    async def _policy(self, call: Call) -> Reached | None:
         approval_cancelled = False
         try:
-            decision = await self._bus.waterfall("tools/pre-execute", exec, base=_allow)
-            if isinstance(decision, Ask):
-                allowed, denial, approval_cancelled = await self._ask(exec, decision)
+            listeners = self._table.get(_PRE)
+            decision = (
+                _ALLOW if listeners is None else await _waterfall(listeners, (call.view,), _allow)
+            )
+            if isinstance(decision, Allow):
+                allowed, denial = True, None
+            elif isinstance(decision, Ask):
+                allowed, denial, approval_cancelled = await self._ask(call, decision)
             elif isinstance(decision, Deny):
                 if not isinstance(decision.reason, str):
                     raise TypeError("Deny(reason) needs a str reason")
                 allowed, denial = False, decision.reason
-            elif isinstance(decision, Allow):
-                allowed, denial = True, None
             else:
                 raise TypeError(
                     f"tools/pre-execute must decide Allow(), Deny(reason) or Ask(reason); "
                     f"got {type(decision).__name__}"
                 )
-            if allowed:
-                denial = self._deny_by_guard(exec)
+            if allowed and self._live_guards:
+                denial = self._deny_by_guard(call)
         except asyncio.CancelledError as exc:
-            if _being_cancelled(exec):
+            if _being_cancelled(call):
                 raise
-            return Prepared("final-result", exec, failure_from(exc))
+            return failure_from(exc), False
         except Exception as exc:
-            return Prepared("final-result", exec, failure_from(exc))
-        if approval_cancelled and _caller_aborted(exec):
-            return Prepared("post-result", exec, aborted_before_dispatch_result())
+            return failure_from(exc), False
+        if approval_cancelled and (call.caller_signal._aborted or call.interrupted):
+            return aborted_before_dispatch_result(), True
         if denial is not None:
-            return Prepared("post-result", exec, denial_result(denial))
-        if _caller_aborted(exec):
-            return Prepared("post-result", exec, aborted_before_dispatch_result())
-        return Prepared("dispatch", exec)
+            return denial_result(denial), True
+        if call.caller_signal._aborted or call.interrupted:
+            return aborted_before_dispatch_result(), True
+        return None
 
-    async def _ask(self, exec: Execution, ask: Ask) -> tuple[bool, str | None, bool]:
-        name = exec.name
+    async def _ask(self, call: Call, ask: Ask) -> tuple[bool, str | None, bool]:
+        name = call.name
         service = self._bus.get("approval")
         if service is None:
             return (
@@ -245,18 +301,18 @@ class Pipeline:
                 else f'tool "{name}" requires approval (not yet supported)',
                 False,
             )
-        if exec.agent is None:
+        if call.agent is None:
             return (
                 False,
                 f'tool "{name}" requires approval, but the call has no agent to route it through',
                 False,
             )
         request = ApprovalRequest(
-            agent=exec.agent,
+            agent=call.agent,
             tool_name=name,
-            call_id=exec.call_id,
+            call_id=call.call_id,
             reason=ask.reason,
-            signal=exec.caller_signal,
+            signal=call.caller_signal,
         )
         outcome = await service.request(request)  # type: ignore[attr-defined]
         if outcome == "allowed-once":
@@ -279,189 +335,199 @@ class Pipeline:
 
     # -- dispatch ------------------------------------------------------------------------------
 
-    async def dispatch(self, exec: Execution) -> Dispatched:
+    async def dispatch(self, call: Call) -> Dispatched:
         """Spec §1.8–§1.11: the around-dispatch waterfall, normalization and contexts."""
-        object.__setattr__(exec, "stage", Stage.DISPATCH)
-        try:
-            raw = await self._bus.waterfall("tools/execute", exec, base=lambda: self._base(exec))
-            result = normalize(exec, raw, self._resolve)
-        except asyncio.CancelledError as exc:
-            if _being_cancelled(exec):
-                if exec.outcome is not None:  # the base's raw result: add what dispatch would
-                    object.__setattr__(exec, "outcome", with_deferred(exec, exec.outcome))
-                raise
-            return Dispatched("final-result", failure_from(exc))
-        except Exception as exc:
-            return Dispatched("final-result", failure_from(exc))
-        finally:
-            object.__setattr__(exec, "_signal", exec.caller_signal)
-            object.__setattr__(exec, "stage", Stage.FINALIZE)
-        result = with_deferred(exec, result)
-        if _caller_aborted(exec):
-            result = supersede(exec, result)
-        object.__setattr__(exec, "outcome", result)
-        return Dispatched("post-result", result)
+        result, needs_post = await self._dispatch(call)
+        return Dispatched("post-result" if needs_post else "final-result", result)
 
-    async def _base(self, exec: Execution) -> ToolExecutionResult:
+    async def _dispatch(self, call: Call) -> Reached:
+        call.stage = Stage.DISPATCH
+        try:
+            wrappers = self._table.get(_EXECUTE)
+            if wrappers is None:  # the base's results are already normal
+                result = await self._base(call)
+            else:
+                raw = await _waterfall(wrappers, (call.view,), lambda *_: self._base(call))
+                result = normalize(call, raw, self._resolve)
+        except asyncio.CancelledError as exc:
+            if _being_cancelled(call):
+                if call.outcome is not None:  # the base's raw result: add what dispatch would
+                    call.outcome = with_deferred(call, call.outcome)
+                raise
+            return failure_from(exc), False
+        except Exception as exc:
+            return failure_from(exc), False
+        finally:
+            call.signal = call.caller_signal
+            call.stage = Stage.FINALIZE
+        if call.deferred:
+            result = with_deferred(call, result)
+        if call.caller_signal._aborted or call.interrupted:
+            result = supersede(call, result)
+        call.outcome = result
+        return result, True
+
+    async def _base(self, call: Call) -> ToolExecutionResult:
         """The innermost `next()`: fuse signals, resolve the tool, run the body, canonicalize."""
-        wrapper_signal = exec._signal
-        caller_signal = exec.caller_signal
-        if wrapper_signal.aborted or caller_signal.aborted or exec.interrupted:
+        wrapper_signal = call.signal
+        caller_signal = call.caller_signal
+        if wrapper_signal._aborted or caller_signal._aborted or call.interrupted:
             return aborted_before_dispatch_result()
         body_signal = AbortSignal()
         relay = body_signal._abort
-        remove_wrapper = wrapper_signal.add_listener(relay)
-        remove_caller = (
-            caller_signal.add_listener(relay) if caller_signal is not wrapper_signal else None
-        )
-        object.__setattr__(exec, "_signal", body_signal)
+        wrapper_key = wrapper_signal._subscribe(relay)
+        caller_key = caller_signal._subscribe(relay) if caller_signal is not wrapper_signal else -1
+        call.signal = body_signal
+        result: ToolExecutionResult
         try:
-            tool = self._visible(exec.name, exec.agent)
+            tool = self._visible(call.name, call.agent)
             if tool is None:
-                raise ToolNotFoundError(exec.name)
-            object.__setattr__(exec, "body_invoked", True)
-            object.__setattr__(exec, "stage", Stage.BODY)
+                raise ToolNotFoundError(call.name)
+            call.body_invoked = True
+            call.stage = Stage.BODY
             try:
-                value = await self._run_body(tool, exec, body_signal)
+                task, value = self._bodies.start(_body(tool, call), _forwarder(call, body_signal))
+                if task is not None:
+                    value = await _await_body(task, tool, call, body_signal)
             finally:
-                object.__setattr__(exec, "stage", Stage.DISPATCH)
-            result: ToolExecutionResult = canonical_success(tool, exec, value)
-            if body_signal.aborted:
+                call.stage = Stage.DISPATCH
+            result = canonical_success(tool, call, value)
+            if body_signal._aborted:
                 result = aborted_result()
         except _BodyInterrupted as interrupted:
-            object.__setattr__(exec, "outcome", interrupted.outcome)
+            call.outcome = interrupted.outcome
             raise asyncio.CancelledError from None
         except asyncio.CancelledError as exc:
-            if _being_cancelled(exec):
+            if _being_cancelled(call):
                 raise
             result = failure_from(exc)
         except Exception as exc:
             result = aborted_result() if _is_own_abort(exc, body_signal) else failure_from(exc)
         finally:
-            remove_wrapper()
-            if remove_caller is not None:
-                remove_caller()
-            object.__setattr__(exec, "_signal", wrapper_signal)
-        object.__setattr__(exec, "outcome", result)
+            wrapper_signal._unsubscribe(wrapper_key)
+            if caller_key >= 0:
+                caller_signal._unsubscribe(caller_key)
+            call.signal = wrapper_signal
+        call.outcome = result
         return result
-
-    async def _run_body(
-        self, tool: ToolDefinition, exec: Execution, body_signal: AbortSignal
-    ) -> object:
-        """Run the body in its own task and await it to quiescence, whatever happens to us."""
-
-        def forwarded() -> None:
-            object.__setattr__(exec, "interrupted", True)
-            body_signal._abort(AbortError())
-
-        task = _BodyTask(_call_body(tool, exec), forwarded)
-        try:
-            return await task
-        except asyncio.CancelledError:
-            if not exec.interrupted:
-                raise  # the body raised CancelledError on its own: a tool error upstream
-        try:
-            outcome: ToolExecutionResult = canonical_success(tool, exec, task.result())
-            if body_signal.aborted:
-                outcome = aborted_result()
-        except BaseException as exc:  # the body's own failure, kept over cancellation
-            outcome = aborted_result() if _is_own_abort(exc, body_signal) else failure_from(exc)
-        raise _BodyInterrupted(outcome)
 
     # -- finalize and finish -------------------------------------------------------------------
 
-    async def finalize(self, exec: Execution, result: ToolExecutionResult) -> ToolExecutionResult:
+    async def finalize(self, call: Call, result: ToolExecutionResult) -> ToolExecutionResult:
         """Spec §1.12–§1.13: post-execute and its decision, then `finish`."""
-        object.__setattr__(exec, "stage", Stage.FINALIZE)
-        object.__setattr__(exec, "outcome", result)
-        try:
-            decision = await self._bus.waterfall("tools/post-execute", exec, result, base=_accept)
-            if decision is not _ACCEPT:  # the base's plain Accept() leaves the outcome as it is
-                result = apply_post_decision(exec, result, decision, self._resolve)
-        except asyncio.CancelledError as exc:
-            if _being_cancelled(exec):
-                raise
-            return self.finish(exec, failure_from(exc))
-        except Exception as exc:
-            return self.finish(exec, failure_from(exc))
-        if _caller_aborted(exec):
-            result = supersede(exec, result)
-        return self.finish(exec, result)
+        call.stage = Stage.FINALIZE
+        call.outcome = result
+        listeners = self._table.get(_POST)
+        if listeners is not None:
+            try:
+                decision = await _waterfall(listeners, (call.view, result), _accept)
+                if decision is not _ACCEPT:  # the base's plain Accept() leaves the outcome as is
+                    result = apply_post_decision(call, result, decision, self._resolve)
+            except asyncio.CancelledError as exc:
+                if _being_cancelled(call):
+                    raise
+                return self.finish(call, failure_from(exc))
+            except Exception as exc:
+                return self.finish(call, failure_from(exc))
+        if call.caller_signal._aborted or call.interrupted:
+            result = supersede(call, result)
+        return self.finish(call, result)
 
-    def finish(self, exec: Execution, result: ToolExecutionResult) -> ToolExecutionResult:
+    def finish(self, call: Call, result: ToolExecutionResult) -> ToolExecutionResult:
         """Spec §1.14, synchronous and exactly once: freeze, finalize content, publish."""
-        if exec.stage is Stage.PUBLISHED:
-            raise RuntimeError(f'tool "{exec.name}" ({exec.call_id}): result already published')
+        if call.stage is Stage.PUBLISHED:
+            raise RuntimeError(f'tool "{call.name}" ({call.call_id}): result already published')
         try:
             final = materialize(result)
         except Exception as exc:
             final = materialize(failure_from(exc))
-        finalizer = exec.finalizer
+        finalizer = call.finalizer
+        view = call.view
         if finalizer is not None:
             try:
-                content = finalizer(exec, final)
+                content = finalizer(view, final)
                 if content is not None:
                     final = with_content(final, content)
             except Exception as exc:
                 final = materialize(failure_from(exc))
-        object.__setattr__(exec, "stage", Stage.PUBLISHED)
-        object.__setattr__(exec, "outcome", final)
-        for observer in self._bus.listeners("tools/result"):
-            try:
-                returned = observer(exec, final)
-                if inspect.isawaitable(returned):
-                    if inspect.iscoroutine(returned):
-                        returned.close()
-                    raise TypeError("observers are synchronous; it returned an awaitable")
-            except Exception as exc:
-                _log.warning(
-                    'tool "%s" (%s): tools/result observer failed: %s',
-                    exec.name,
-                    exec.call_id,
-                    error_message(exc),
-                )
+        call.stage = Stage.PUBLISHED
+        call.outcome = final
+        observers = self._table.get(_RESULT)
+        if observers is not None:
+            for observer in observers:
+                try:
+                    returned = observer(view, final)
+                    if returned is not None and inspect.isawaitable(returned):
+                        if inspect.iscoroutine(returned):
+                            returned.close()
+                        raise TypeError("observers are synchronous; it returned an awaitable")
+                except Exception as exc:
+                    _log.warning(
+                        'tool "%s" (%s): tools/result observer failed: %s',
+                        call.name,
+                        call.call_id,
+                        error_message(exc),
+                    )
         return final
+
+
+def _forwarder(call: Call, body_signal: AbortSignal) -> Callable[[], None]:
+    """What a cancellation forwarded to the body's task becomes: an abort of its signal."""
+
+    def forwarded() -> None:
+        call.interrupted = True
+        body_signal._abort(AbortError())
+
+    return forwarded
+
+
+async def _await_body(
+    task: BodyTask, tool: ToolDefinition, call: Call, body_signal: AbortSignal
+) -> object:
+    """Await a body that suspended, to quiescence, whatever happens to the task awaiting us."""
+    try:
+        return await task
+    except asyncio.CancelledError:
+        if not call.interrupted:
+            raise  # the body raised CancelledError on its own: a tool error upstream
+    try:
+        outcome: ToolExecutionResult = canonical_success(tool, call, task.result())
+        if body_signal._aborted:
+            outcome = aborted_result()
+    except BaseException as exc:  # the body's own failure, kept over cancellation
+        outcome = aborted_result() if _is_own_abort(exc, body_signal) else failure_from(exc)
+    raise _BodyInterrupted(outcome)
+
+
+def _body(tool: ToolDefinition, call: Call) -> Coroutine[Any, Any, object]:
+    """The body's coroutine: an async body's own, or a worker-thread call of a sync one."""
+    if tool.is_async:
+        return tool.execute(call.arguments, call.view)  # type: ignore[return-value]
+    return _call_sync_body(tool, call)
+
+
+async def _call_sync_body(tool: ToolDefinition, call: Call) -> object:
+    returned = await asyncio.to_thread(tool.execute, call.arguments, call.view)
+    if inspect.isawaitable(returned):
+        return await returned
+    return returned
 
 
 def _is_own_abort(exc: BaseException, body_signal: AbortSignal) -> bool:
     """Whether the body just propagated its own signal's abort (`signal.cancels()`,
     `throw_if_aborted()`): that is the call's cancellation, not a tool-owned failure."""
-    if not body_signal.aborted:
+    if not body_signal._aborted:
         return False
-    reason = body_signal.reason
+    reason = body_signal._reason
     return exc is reason or (isinstance(exc, AbortError) and exc.reason is reason)
 
 
-class _BodyTask(asyncio.Task[object]):
-    """The body's own task. It refuses the cancellation asyncio forwards to it from the task
-    awaiting it: that becomes an abort of the per-call signal instead (`on_forwarded`), and the
-    awaiting task receives its `CancelledError` only once the body has settled. A cancellation
-    the body asks for itself (its own `asyncio.timeout`, `signal.cancels()`) goes through."""
-
-    def __init__(
-        self, coro: Coroutine[object, object, object], on_forwarded: Callable[[], None]
-    ) -> None:
-        super().__init__(coro)
-        awaiter = asyncio.current_task()
-        self._awaiter = awaiter
-        self._seen = 0 if awaiter is None else awaiter.cancelling()
-        self._on_forwarded = on_forwarded
-
-    def cancel(self, msg: object = None) -> bool:
-        awaiter = self._awaiter
-        if awaiter is not None and not self.done() and awaiter.cancelling() > self._seen:
-            self._seen = awaiter.cancelling()
-            self._on_forwarded()
-            return False
-        return super().cancel(msg)
-
-
-def _interrupted_outcome(exec: Execution) -> ToolExecutionResult:
+def _interrupted_outcome(call: Call) -> ToolExecutionResult:
     """The result of a call whose awaiting task was cancelled: what it had reached, superseded."""
-    outcome = exec.outcome
+    outcome = call.outcome
     if outcome is None:
-        return aborted_result() if exec.body_invoked else aborted_before_dispatch_result()
-    return supersede(exec, outcome)
+        return aborted_result() if call.body_invoked else aborted_before_dispatch_result()
+    return supersede(call, outcome)
 
 
 class _BodyInterrupted(Exception):
@@ -470,13 +536,3 @@ class _BodyInterrupted(Exception):
     def __init__(self, outcome: ToolExecutionResult) -> None:
         super().__init__("tool body interrupted")
         self.outcome = outcome
-
-
-async def _call_body(tool: ToolDefinition, exec: Execution) -> object:
-    args = exec.arguments
-    if tool.is_async:
-        return await tool.execute(args, exec)  # type: ignore[misc]
-    returned = await asyncio.to_thread(tool.execute, args, exec)
-    if inspect.isawaitable(returned):
-        return await returned
-    return returned

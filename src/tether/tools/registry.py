@@ -20,8 +20,9 @@ from typing import ClassVar, Literal
 
 from ..core.json import JsonValue, NotLosslessJson, snapshot, thaw
 from ..kernel import Context, Service
+from .body import BodyStarter
 from .definition import ToolDefinition, ToolOutput
-from .execution import ToolExecution, ToolExecutionInput
+from .execution import Call, ToolExecution, ToolExecutionInput
 from .pipeline import Pipeline
 
 __all__ = ["ToolGuard", "ToolRuntime"]
@@ -61,6 +62,8 @@ class ToolRuntime(Service, Pipeline):
     def __init__(self, ctx: Context, config: object = None) -> None:
         self._ctx = ctx
         self._bus = ctx
+        self._table = ctx._listeners
+        self._bodies = BodyStarter()
         self._tools: dict[str, ToolDefinition] = {}
         self._schemas: dict[int, tuple[ToolDefinition, JsonValue]] = {}
         self._guards: list[ToolGuard | None] = []
@@ -162,7 +165,8 @@ class ToolRuntime(Service, Pipeline):
             return owner.effect(remove)
         return remove
 
-    def _deny_by_guard(self, exec: ToolExecution) -> str | None:
+    def _deny_by_guard(self, call: Call) -> str | None:
+        exec = call.view
         table = self._guards
         i = 0
         while i < len(table):

@@ -11,10 +11,11 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final, Literal, TypeAlias, cast
+from typing import Any, Final, Literal, TypeAlias, cast
 
 from ..core.errors import error_code_info, error_message
 from ..core.json import FrozenDict, FrozenList, JsonValue, frozen_array, frozen_record, snapshot
+from ..core.records import layout_twin
 
 __all__ = [
     "TOOL_ABORTED",
@@ -135,6 +136,32 @@ class ToolFailure:
 
 ToolExecutionResult: TypeAlias = ToolSuccess | ToolFailure
 
+_SuccessLayout: Any = layout_twin(ToolSuccess)
+
+
+def canonical_success_record(
+    value: JsonValue,
+    content: Sequence[ContentBlock],
+    meta: JsonValue | None,
+    concludes_turn: bool,
+    owner: object,
+) -> ToolSuccess:
+    """A `ToolSuccess` from parts that are already frozen, owned by `owner` (an execution token).
+
+    The registry's hot path: a frozen dataclass's `__init__` sets every field through
+    `object.__setattr__`, which costs several times the whole rest of this function.
+    """
+    record = _SuccessLayout()
+    record.value = value
+    record.content = content
+    record.meta = meta
+    record.additional_contexts = ()
+    record.concludes_turn = concludes_turn
+    record.is_error = False
+    record._owner = owner
+    record.__class__ = ToolSuccess
+    return record  # type: ignore[no-any-return]
+
 
 def _json_list(blocks: Sequence[ContentBlock]) -> JsonValue:
     if isinstance(blocks, FrozenList):
@@ -148,7 +175,7 @@ def freeze_content(content: object) -> Sequence[ContentBlock]:
     Raises `NotLosslessJson` for non-JSON and `TypeError` for anything but a list of blocks.
     """
     if isinstance(content, FrozenList):
-        return cast(Sequence[ContentBlock], content)
+        return content  # type: ignore[return-value]  # frozen once, by snapshot
     frozen = snapshot(list(content) if isinstance(content, tuple) else content)
     if not isinstance(frozen, list) or not all(isinstance(b, dict) for b in frozen):
         raise TypeError("result content must be a list of content blocks (dicts)")
@@ -164,7 +191,20 @@ def freeze_source(source: Mapping[str, JsonValue]) -> Mapping[str, JsonValue]:
 
 def text_content(text: str) -> Sequence[ContentBlock]:
     """One frozen text block."""
-    return cast(Sequence[ContentBlock], frozen_array(frozen_record(type="text", text=text)))
+    if type(text) is not str:
+        return frozen_array(frozen_record(type="text", text=text))  # type: ignore[return-value]
+    block = _new_dict(FrozenDict)
+    _dict_set(block, "type", "text")
+    _dict_set(block, "text", text)
+    blocks = _new_list(FrozenList)
+    _list_append(blocks, block)
+    return blocks  # type: ignore[return-value]
+
+
+_new_dict: Final = dict.__new__
+_dict_set: Final = dict.__setitem__
+_new_list: Final = list.__new__
+_list_append: Final = list.append
 
 
 def _failure(message: str, info: ErrorInfo | None, text: str | None = None) -> ToolFailure:

@@ -107,7 +107,7 @@ def compile_output_schema(schema: object) -> ValueCanonicalizer:
 
     def canonical(tool_name: str, value: object) -> JsonValue:
         if exact is not None and type(value) is exact:
-            return cast(JsonValue, value)  # already its own canonical JSON form
+            return value  # type: ignore[return-value]  # already its own canonical JSON form
         try:
             dumped = adapter.dump_python(adapter.validate_python(value), mode="json")
         except ValidationError as exc:
