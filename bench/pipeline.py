@@ -1,9 +1,12 @@
 """Per-call cost of the tool pipeline, against a bare `await body(args)` in the same run.
 
 Prints µs per call (median of ROUNDS rounds × CALLS calls) for: a bare await of the body;
+`create_task(body) + await` (what one task per call costs on this machine, right now);
 `tools.execute` of a no-op tool with no plugins; the same with the timeout policy (the tool
-declares a budget) plus one pre- and one post-execute listener. Then the listeners left on the
-long-lived caller signal after 100,000 calls (must be 0) and the tracemalloc growth over them.
+declares a budget) plus one pre- and one post-execute listener; and that full pipeline for a body
+that suspends once (`await asyncio.sleep(0)`), which cannot finish in its eager first step. Then
+the listeners left on the long-lived caller signal after 100,000 calls (must be 0) and the
+tracemalloc growth over them.
 
     python bench/pipeline.py [--calls N] [--rounds N]
 """
@@ -43,6 +46,11 @@ async def noop(args: NoArgs, exec: ToolRunContext) -> str:
     return "ok"
 
 
+async def yields_once(args: NoArgs, exec: ToolRunContext) -> str:
+    await asyncio.sleep(0)
+    return "ok"
+
+
 async def bare_body(args: dict[str, str], exec: object) -> str:
     return "ok"
 
@@ -73,16 +81,17 @@ async def build(with_policy: bool) -> Context:
 
         ctx.on("tools/pre-execute", pre)
         ctx.on("tools/post-execute", post)
-    ctx.tools.register(
-        define_tool(
-            name="noop",
-            description="does nothing",
-            parameters=NoArgs,
-            output=ToolOutput(schema=str),
-            execute=noop,
-            timeout_ms=60_000 if with_policy else None,
+    for name, body in (("noop", noop), ("yields", yields_once)):
+        ctx.tools.register(
+            define_tool(
+                name=name,
+                description="does nothing",
+                parameters=NoArgs,
+                output=ToolOutput(schema=str),
+                execute=body,
+                timeout_ms=60_000 if with_policy else None,
+            )
         )
-    )
     return ctx
 
 
@@ -106,13 +115,13 @@ async def main() -> None:
     plain_ctx = await build(with_policy=False)
     full_ctx = await build(with_policy=True)
 
-    def pipeline(ctx: Context) -> Callable[[int], Awaitable[None]]:
+    def pipeline(ctx: Context, tool: str = "noop") -> Callable[[int], Awaitable[None]]:
         execute = ctx.tools.execute
 
         async def run(n: int) -> None:
             for i in range(n):
                 result = await execute(
-                    ToolExecutionInput(call_id=f"c{i}", name="noop", arguments=args, signal=caller)
+                    ToolExecutionInput(call_id=f"c{i}", name=tool, arguments=args, signal=caller)
                 )
                 if result.is_error:
                     raise RuntimeError(result)
@@ -129,6 +138,10 @@ async def main() -> None:
         (
             "tools.execute + timeout policy + pre + post",
             await measure(pipeline(full_ctx), opts.calls, opts.rounds),
+        ),
+        (
+            "  the same, body suspends once",
+            await measure(pipeline(full_ctx, "yields"), opts.calls, opts.rounds),
         ),
     ]
     base = rows[0][1]

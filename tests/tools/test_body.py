@@ -296,3 +296,18 @@ async def test_a_body_started_without_holding_its_first_step_back_still_finishes
     assert value == "quick"
     assert suspended_task is not None
     assert await suspended_task == "slow"
+
+
+async def test_bodies_that_finish_unseen_run_in_one_reused_task(ctx: Context) -> None:
+    task_ids: list[int] = []
+
+    async def body(args: Any, exec: ToolRunContext) -> str:
+        task_ids.append(id(asyncio.current_task()))  # looks, keeps nothing
+        return "ok"
+
+    ctx.tools.register(raw_tool("echo", body))
+
+    for _ in range(3):
+        await ctx.tools.execute(call())
+
+    assert len(set(task_ids)) == 1

@@ -2,7 +2,9 @@
 (spec §2.1–§2.4; CONTRACT §4.1).
 
 Contract:
-- `ToolExecutionInput` is frozen, requires `signal` (no default) and stores `arguments` as given.
+- `ToolExecutionInput` is frozen, requires `signal` (no default), stores `arguments` as given,
+  compares by its fields, supports `dataclasses.replace` and defaults agent/parent/root_call_id
+  to None.
 - `ToolExecutionToken` is opaque and identity-only: it refuses pickling and JSON.
 - Every stage of a call sees the same execution object. Its identity fields are read-only.
   `exec.signal` may be assigned only by a `tools/execute` listener, only to an `AbortSignal`; it
@@ -11,6 +13,7 @@ Contract:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import pickle
 from typing import Any
@@ -51,6 +54,40 @@ def test_an_input_stores_its_arguments_as_given() -> None:
     request = call(arguments=arguments)
 
     assert request.arguments is arguments
+
+
+def test_inputs_with_the_same_fields_are_equal() -> None:
+    signal = AbortController().signal
+    arguments: dict[str, Any] = {"items": [1]}
+
+    first = call(arguments=arguments, signal=signal, root_call_id="r1")
+    second = call(arguments={"items": [1]}, signal=signal, root_call_id="r1")
+
+    assert first == second
+    assert first != call(arguments=arguments, signal=signal, root_call_id="r2")
+
+
+def test_an_input_supports_dataclasses_replace() -> None:
+    request = call(name="echo")
+
+    renamed = dataclasses.replace(request, name="other")
+
+    assert type(renamed) is ToolExecutionInput
+    assert renamed.name == "other"
+    assert renamed.signal is request.signal
+    assert renamed.arguments is request.arguments
+    assert renamed == call(name="other", arguments=request.arguments, signal=request.signal)
+    assert request.name == "echo"
+
+
+def test_an_input_defaults_agent_parent_and_root_call_id_to_none() -> None:
+    request = ToolExecutionInput(
+        call_id="c1", name="echo", arguments={}, signal=AbortController().signal
+    )
+
+    assert request.agent is None
+    assert request.parent is None
+    assert request.root_call_id is None
 
 
 def test_a_token_is_opaque_and_cannot_leave_the_process() -> None:

@@ -159,7 +159,8 @@ def snapshot(value: object) -> JsonValue:
     if type(value) is not dict:
         return _walk(value, _SNAPSHOT)
     # The hot path, inlined: tool arguments and most results are flat objects.
-    copy = _frozen_dict_copy(value)
+    copy = _new_dict(FrozenDict)
+    _dict_update(copy, value)  # trusted construction: the loop below validates the copy
     for key, item in copy.items():
         kind = type(item)
         if type(key) is str and (

@@ -21,8 +21,18 @@ def layout_twin(record: type) -> type[Any]:
     Raises `TypeError` for a class without `__slots__` or with `__dict__`/`__weakref__` slots.
     """
     slots = record.__dict__.get("__slots__")
-    if not isinstance(slots, tuple) or "__dict__" in slots or "__weakref__" in slots:
+    if isinstance(slots, list):
+        slots = tuple(slots)
+    if not isinstance(slots, tuple):
+        raise TypeError(f"{record.__name__} must declare __slots__ as a tuple or list of names")
+    if "__dict__" in slots or "__weakref__" in slots:
         raise TypeError(f"{record.__name__} must declare its fields as __slots__ only")
+    private = [name for name in slots if name.startswith("__") and not name.endswith("__")]
+    if private:
+        raise TypeError(
+            f"{record.__name__} has private (name-mangled) slots, which a twin cannot share: "
+            + ", ".join(private)
+        )
     if record.__bases__ != (object,):
         raise TypeError(f"{record.__name__} must derive from object only")
     return type(f"_{record.__name__}Layout", (), {"__slots__": slots, "__module__": __name__})

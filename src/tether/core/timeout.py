@@ -20,6 +20,8 @@ from typing import Final, Protocol, TypeVar
 from .signals import AbortSignal
 from .timers import loop_timers
 
+_running_loop: Final = asyncio._get_running_loop
+
 __all__ = [
     "MAX_TIMER_DELAY_MS",
     "Deadline",
@@ -145,11 +147,15 @@ class Deadline:
             self._key = upstream._subscribe(self._upstream_aborted)
             self._upstream = upstream
         if scheduler is LOOP_SCHEDULER:
-            loop = asyncio._get_running_loop()
+            loop = _running_loop()
             if loop is None:
                 self._stop()
                 raise RuntimeError("timers need a running event loop (or pass scheduler=...)")
-            self._timer = loop_timers(loop).call_later(timeout_ms, self._expire)
+            try:
+                timers = loop._tether_timers  # type: ignore[attr-defined]  # loop_timers, inline
+            except AttributeError:
+                timers = loop_timers(loop)
+            self._timer = timers.call_later(timeout_ms, self._expire)
         else:
             self._timer = scheduler.call_later(timeout_ms, self._expire)
         if signal._aborted:  # upstream aborted from another thread while we subscribed
@@ -164,7 +170,8 @@ class Deadline:
         self._stop()
         self.signal._abort(reason)
 
-    def _stop(self) -> None:
+    def dispose(self) -> None:
+        """Cancel the timer and detach from upstream. Idempotent."""
         timer = self._timer
         if timer is not None:
             self._timer = None
@@ -172,11 +179,9 @@ class Deadline:
         upstream = self._upstream
         if upstream is not None:
             self._upstream = None
-            upstream._unsubscribe(self._key)
+            upstream._subs.pop(self._key, None)
 
-    def dispose(self) -> None:
-        """Cancel the timer and detach from upstream. Idempotent."""
-        self._stop()
+    _stop = dispose
 
     def __enter__(self) -> Deadline:
         return self
@@ -187,7 +192,7 @@ class Deadline:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self._stop()
+        self.dispose()
 
 
 def deadline(

@@ -14,7 +14,8 @@ about twice the live timers and never grows with the number of calls.
 Callbacks run in order of due time (then of scheduling), on the loop, from the one asyncio timer's
 callback. They do not run in the context they were scheduled from (tether's timers only abort
 signals); an exception from one is reported to the loop's exception handler and the rest still
-run. Not thread-safe: schedule and cancel on the loop's thread, as with `loop.call_later`.
+run (a `BaseException` propagates to the loop, and the rest run on its next iteration). Not
+thread-safe: schedule and cancel on the loop's thread, as with `loop.call_later`.
 """
 
 from __future__ import annotations
@@ -118,22 +119,25 @@ class LoopTimers:
             return
         heap = self._heap
         due = loop.time() + getattr(loop, "_clock_resolution", 0.0)
-        while heap and heap[0][0] <= due:
-            timer = heapq.heappop(heap)
-            callback = timer[2]
-            if callback is None:
-                self._cancelled -= 1
-                continue
-            timer[2] = None
-            try:
-                callback()
-            except Exception as exc:
-                loop.call_exception_handler(
-                    {"message": "tether timer callback failed", "exception": exc}
-                )
-        self._discard_cancelled_top()
-        if heap and self._armed is None:
-            self._arm(heap[0][0])
+        try:
+            while heap and heap[0][0] <= due:
+                timer = heapq.heappop(heap)
+                callback = timer[2]
+                if callback is None:
+                    self._cancelled -= 1
+                    continue
+                timer[2] = None
+                try:
+                    callback()
+                except Exception as exc:
+                    loop.call_exception_handler(
+                        {"message": "tether timer callback failed", "exception": exc}
+                    )
+        finally:  # also when a callback raised a BaseException: the rest must not get stuck
+            self._discard_cancelled_top()
+            # A callback may have armed for a timer of its own, later than what is now first.
+            if heap and (self._armed is None or heap[0][0] < self._armed_when):
+                self._arm(heap[0][0])
 
     def _discard_cancelled_top(self) -> None:
         heap = self._heap
@@ -154,17 +158,23 @@ class LoopTimers:
 _by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LoopTimers] = (
     weakref.WeakKeyDictionary()
 )
-_last: tuple[weakref.ReferenceType[asyncio.AbstractEventLoop], LoopTimers] | None = None
+"""Only for loops that take no attributes (no `__dict__`, e.g. uvloop's). Its values can keep
+their loop alive (the armed asyncio timer holds it), so such a loop's timers live as long as the
+process; every pure-Python asyncio loop keeps its timers on itself instead."""
 
 
 def loop_timers(loop: asyncio.AbstractEventLoop) -> LoopTimers:
-    """The timers of `loop`, created on first use and dropped with the loop."""
-    global _last
-    last = _last
-    if last is not None and last[0]() is loop:
-        return last[1]
+    """The timers of `loop`, created on first use and kept on the loop itself (so they go with
+    it: loop → timers → armed asyncio timer → loop is an ordinary collectable cycle)."""
+    try:
+        return loop._tether_timers  # type: ignore[attr-defined,no-any-return]
+    except AttributeError:
+        pass
     timers = _by_loop.get(loop)
     if timers is None:
-        timers = _by_loop[loop] = LoopTimers(loop)
-    _last = (weakref.ref(loop), timers)
+        timers = LoopTimers(loop)
+        try:
+            loop._tether_timers = timers  # type: ignore[attr-defined]
+        except AttributeError:
+            _by_loop[loop] = timers
     return timers

@@ -174,25 +174,21 @@ class _Spare:
         self.handle = handle
         _unregister_task(task)  # idle: not one of the loop's tasks (asyncio.run must not wait)
         task._log_destroy_pending = False  # type: ignore[attr-defined]
-        del task
-        self.refs = 0
-        self.refs = _spare_refs(self)
-
-    def reusable(self) -> bool:
-        """Nothing outside the spare can have seen its task: no reference, weak reference,
-        done-callback or cancellation."""
-        task = self.task
-        return (
-            _spare_refs(self) == self.refs + 1  # + the `task` local above
-            and not _weakrefcount(task)
-            and task._callbacks is None
-            and not task.cancelling()
-            and not task._must_cancel
-        )
+        self.refs = _refcount(task)
+        """The task's reference count while idle, seen from a frame holding it in one local
+        (as `BodyStarter.start` does): this record, the held-back step, the local, the call."""
 
 
-def _spare_refs(spare: _Spare) -> int:
-    return _refcount(spare.task)
+def _unseen(spare: _Spare, task: BodyTask) -> bool:
+    """Nothing outside the spare can have seen its task: no reference, weak reference,
+    done-callback or cancellation."""
+    return (
+        _refcount(task) == spare.refs + 1  # + this frame's own argument
+        and not _weakrefcount(task)
+        and task._callbacks is None
+        and not task.cancelling()
+        and not task._must_cancel
+    )
 
 
 class BodyStarter:
@@ -232,16 +228,35 @@ class BodyStarter:
         _enter_task(loop, task)
         try:
             yielded = context.run(coro.send, None)
+        except StopIteration as stop:  # finished without suspending: the common case
+            _leave_task(loop, task)
+            if awaiter is not None:
+                _enter_task(loop, awaiter)
+            task._awaiter = None
+            task._on_forwarded = _no_forwarding
+            if (  # _unseen, inline: this is every quick call
+                _refcount(task) == spare.refs
+                and not _weakrefcount(task)
+                and task._callbacks is None
+                and not task.cancelling()
+                and not task._must_cancel
+            ):
+                if self._spare is None:
+                    self._spare = spare
+            else:
+                _settle(task, stop)
+            return None, stop.value
         except BaseException as exc:
             _leave_task(loop, task)
             if awaiter is not None:
                 _enter_task(loop, awaiter)
             task._awaiter = None
             task._on_forwarded = _no_forwarding
-            del task
-            self._settle_eagerly(spare, exc)
-            if isinstance(exc, StopIteration):
-                return None, exc.value
+            if _unseen(spare, task):
+                if self._spare is None:
+                    self._spare = spare
+            else:
+                _settle(task, exc)
             raise
         _leave_task(loop, task)
         if awaiter is not None:
@@ -261,24 +276,20 @@ class BodyStarter:
                 cancel(task._cancel_message)  # type: ignore[attr-defined]
         return task, None
 
-    def _settle_eagerly(self, spare: _Spare, outcome: BaseException) -> None:
-        """The body finished in its first step: keep the spare for the next body if no one can
-        have seen its task, else settle the task with the body's outcome."""
-        if spare.reusable():
-            if self._spare is None:
-                self._spare = spare
-            return
-        task = spare.task
-        if isinstance(outcome, StopIteration):
-            if task._must_cancel:  # type: ignore[attr-defined]
-                _settle_cancelled(task)
-            else:
-                _settle_result(task, outcome.value)
-        elif isinstance(outcome, asyncio.CancelledError):
+
+def _settle(task: BodyTask, outcome: BaseException) -> None:
+    """A body finished in its first step and its task may have been seen: settle the task with
+    the body's outcome, as an eager task would be (its done-callbacks run)."""
+    if isinstance(outcome, StopIteration):
+        if task._must_cancel:  # type: ignore[attr-defined]
             _settle_cancelled(task)
         else:
-            _settle_exception(task, outcome)
-            task._log_traceback = False  # the pipeline receives the exception itself
+            _settle_result(task, outcome.value)
+    elif isinstance(outcome, asyncio.CancelledError):
+        _settle_cancelled(task)
+    else:
+        _settle_exception(task, outcome)
+        task._log_traceback = False  # the pipeline receives the exception itself
 
 
 def _start_fresh(

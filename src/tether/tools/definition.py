@@ -73,7 +73,12 @@ class ToolDefinition:
     def __post_init__(self) -> None:
         schema = self.output.schema if isinstance(self.output, ToolOutput) else None
         object.__setattr__(self, "canonicalize", compile_output_schema(schema))
-        object.__setattr__(self, "is_async", inspect.iscoroutinefunction(self.execute))
+        object.__setattr__(
+            self,
+            "is_async",
+            inspect.iscoroutinefunction(self.execute)
+            or getattr(self.execute, "__tether_returns_coroutine__", False) is True,
+        )
 
 
 def _frozen_model(model: type[BaseModel]) -> type[BaseModel]:
@@ -122,12 +127,21 @@ def define_tool(
             validated = validate_model(args)
         except ValidationError as exc:
             raise ToolArgsError(violations(exc, "arguments")) from None
-        if body_is_async:
-            return await body(validated, exec)
         result = await asyncio.to_thread(body, validated, exec)
         if inspect.isawaitable(result):
             return await result
         return result
+
+    def start(args: object, exec: ToolRunContext) -> Awaitable[object]:
+        # An async body's own coroutine, once its arguments validate: no wrapper coroutine.
+        try:
+            validated = validate_model(args)
+        except ValidationError as exc:
+            raise ToolArgsError(violations(exc, "arguments")) from None
+        return cast(Awaitable[object], body(validated, exec))
+
+    if body_is_async:
+        start.__tether_returns_coroutine__ = True  # type: ignore[attr-defined]
 
     classify: Callable[[Any], bool] | None = None
     if is_concurrency_safe is not None:
@@ -145,7 +159,7 @@ def define_tool(
         description=description,
         parameters=model_facing_schema(parameters),
         output=output,
-        execute=run,
+        execute=start if body_is_async else run,
         finalize_content=finalize_content,
         timeout_ms=timeout_ms,
         is_concurrency_safe=classify,

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 from ..core.json import JsonValue
 from ..core.records import layout_twin
-from ..core.signals import AbortSignal
+from ..core.signals import AbortError, AbortSignal
 from .results import ToolExecutionResult, UserMessage
 
 __all__ = [
@@ -148,29 +148,12 @@ class Stage(enum.Enum):
 
 class Call:
     """The registry's private record of one call: identity, the replaceable signal, and the
-    pipeline's bookkeeping. Plain slots, written only by the registry (and the agent's
-    scheduler); listeners, guards and bodies see it through `view`, an `ExecutionView`."""
+    pipeline's bookkeeping. Written only by the registry (and the agent's scheduler); listeners,
+    guards and bodies see it through `view`, an `ExecutionView`.
 
-    __slots__ = (
-        "agent",
-        "arguments",
-        "body_invoked",
-        "call_id",
-        "caller_signal",
-        "cancel_baseline",
-        "concluded",
-        "deferred",
-        "finalizer",
-        "interrupted",
-        "name",
-        "outcome",
-        "parent",
-        "root_call_id",
-        "signal",
-        "stage",
-        "token",
-        "view",
-    )
+    A plain class on purpose: bookkeeping starts at the class-level defaults below, so creating a
+    call stores only what differs (CPython 3.11 keeps such instance attributes inline).
+    """
 
     token: ToolExecutionToken
     call_id: str
@@ -178,23 +161,23 @@ class Call:
     name: str
     agent: object | None
     parent: ToolExecutionToken | None
-    arguments: JsonValue | None
+    arguments: JsonValue | None = None
     """The frozen deep copy of the caller's arguments; None until, or if, materialization fails."""
     signal: AbortSignal
     """What `exec.signal` reads: the caller's, a wrapper's replacement, or the body's own."""
     caller_signal: AbortSignal
     """The caller's signal, captured at creation, outside what wrappers can replace."""
     finalizer: Callable[[ToolExecution, ToolExecutionResult], object] | None
-    deferred: list[UserMessage] | None
-    concluded: bool
-    body_invoked: bool
+    deferred: list[UserMessage] | None = None
+    concluded: bool = False
+    body_invoked: bool = False
     """Set immediately before the body is called; never reset."""
-    interrupted: bool
+    interrupted: bool = False
     """The task awaiting `execute()` was cancelled (treated like a caller abort)."""
-    cancel_baseline: int
-    outcome: ToolExecutionResult | None
+    cancel_baseline: int = 0
+    outcome: ToolExecutionResult | None = None
     """The latest outcome reached, for the cancelled-awaiter path."""
-    stage: Stage
+    stage: Stage = Stage.PREPARE
     view: ExecutionView
 
     def __init__(
@@ -213,20 +196,18 @@ class Call:
         self.name = name
         self.agent = agent
         self.parent = parent
-        self.arguments = None
         self.signal = signal
         self.caller_signal = signal
         self.finalizer = finalizer
-        self.deferred = None
-        self.concluded = False
-        self.body_invoked = False
-        self.interrupted = False
-        self.cancel_baseline = 0
-        self.outcome = None
-        self.stage = Stage.PREPARE
         view = _new_view(ExecutionView)
         _set_call(view, self)
         self.view = view
+
+    def forward_cancellation(self) -> None:
+        """A cancellation asyncio forwarded to the body's task (its awaiter was cancelled): the
+        call is interrupted and the body's own signal aborts; the body is still awaited."""
+        self.interrupted = True
+        self.signal._abort(AbortError())  # while the body runs, `signal` is the body's own
 
     def __repr__(self) -> str:
         return f"<Call {self.name!r} call_id={self.call_id!r} stage={self.stage.value}>"
@@ -311,8 +292,16 @@ class ExecutionView:
         self._call.concluded = True
 
     def __setattr__(self, name: str, value: object) -> None:
-        if name == "signal":
-            _set_signal(self, value)  # the property's checks
+        if name == "signal":  # the property's checks, inline: wrappers assign it on every call
+            call = self._call
+            if call.stage is not Stage.DISPATCH:
+                raise AttributeError(
+                    f"exec.signal can only be replaced by a tools/execute listener; "
+                    f"the call is in its {call.stage.value} stage"
+                )
+            if not isinstance(value, AbortSignal):
+                raise TypeError(f"exec.signal must be an AbortSignal; got {type(value).__name__}")
+            call.signal = value
             return
         if name in _IDENTITY:
             raise AttributeError(f"exec.{name} is read-only")
@@ -328,7 +317,6 @@ class ExecutionView:
 
 _new_view = object.__new__
 _set_call: Callable[[ExecutionView, Call], None] = ExecutionView.__dict__["_call"].__set__
-_set_signal: Callable[[ExecutionView, object], None] = ExecutionView.__dict__["signal"].fset
 
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from typing import Final
 
 from ..core.json import FrozenList, JsonValue, NotLosslessJson, snapshot
 from .decisions import MISSING, Accept, Block
-from .definition import ToolDefinition
+from .definition import ToolDefinition, render_text
 from .errors import ToolOutputError
 from .execution import Call
 from .results import (
@@ -26,11 +26,12 @@ from .results import (
     ToolFailure,
     ToolSuccess,
     UserMessage,
+    _SuccessLayout,
     aborted_before_dispatch_result,
     aborted_result,
-    canonical_success_record,
     freeze_content,
     freeze_source,
+    text_content,
 )
 
 __all__ = [
@@ -69,8 +70,12 @@ def canonical_success(tool: ToolDefinition, call: Call, value: object) -> ToolSu
     canonical = tool.canonicalize(tool.name, value)
     output = tool.output
     args = call.arguments
+    render = output.render
     try:
-        rendered = output.render(args, canonical)
+        if render is render_text and type(canonical) is str:
+            rendered: object = text_content(canonical)  # what render_text does, one call less
+        else:
+            rendered = render(args, canonical)
     except Exception as exc:
         raise ToolOutputError(tool.name, [f"output.render failed: {_message(exc)}"]) from None
     if type(rendered) is FrozenList:  # built frozen (text_content): lossless by construction
@@ -83,13 +88,16 @@ def canonical_success(tool: ToolDefinition, call: Call, value: object) -> ToolSu
     present = output.presentation_meta
     if present is not None and call.parent is None:
         meta = _projection(tool.name, "output.presentation_meta", lambda: present(args, canonical))
-    return canonical_success_record(
-        canonical,
-        content,  # type: ignore[arg-type]
-        meta,
-        call.concluded,
-        call.token,
-    )
+    record = _SuccessLayout()  # canonical_success_record, inline: one per call
+    record.value = canonical
+    record.content = content
+    record.meta = meta
+    record.additional_contexts = ()
+    record.concludes_turn = call.concluded
+    record.is_error = False
+    record._owner = call.token
+    record.__class__ = ToolSuccess
+    return record  # type: ignore[no-any-return]
 
 
 def _frozen_contexts(contexts: Sequence[UserMessage]) -> tuple[UserMessage, ...]:

@@ -34,7 +34,7 @@ import json
 import logging
 from asyncio import get_running_loop as _running_loop
 from asyncio.tasks import _current_tasks  # type: ignore[attr-defined]
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from types import CoroutineType
 from typing import Any, Final, Literal, Protocol, TypeAlias
@@ -60,6 +60,7 @@ from .outcomes import (
 )
 from .results import (
     ToolExecutionResult,
+    ToolSuccess,
     aborted_before_dispatch_result,
     aborted_result,
     denial_result,
@@ -348,7 +349,10 @@ class Pipeline:
                 result = await self._base(call)
             else:
                 raw = await _waterfall(wrappers, (call.view,), lambda *_: self._base(call))
-                result = normalize(call, raw, self._resolve)
+                if raw is call.outcome and type(raw) is ToolSuccess and raw._owner is call.token:
+                    result = raw  # the base's own canonical success, passed through
+                else:
+                    result = normalize(call, raw, self._resolve)
         except asyncio.CancelledError as exc:
             if _being_cancelled(call):
                 if call.outcome is not None:  # the base's raw result: add what dispatch would
@@ -386,7 +390,12 @@ class Pipeline:
             call.body_invoked = True
             call.stage = Stage.BODY
             try:
-                task, value = self._bodies.start(_body(tool, call), _forwarder(call, body_signal))
+                coro = (
+                    tool.execute(call.arguments, call.view)
+                    if tool.is_async
+                    else _call_sync_body(tool, call)
+                )
+                task, value = self._bodies.start(coro, call.forward_cancellation)  # type: ignore[arg-type]
                 if task is not None:
                     value = await _await_body(task, tool, call, body_signal)
             finally:
@@ -404,9 +413,9 @@ class Pipeline:
         except Exception as exc:
             result = aborted_result() if _is_own_abort(exc, body_signal) else failure_from(exc)
         finally:
-            wrapper_signal._unsubscribe(wrapper_key)
+            wrapper_signal._subs.pop(wrapper_key, None)
             if caller_key >= 0:
-                caller_signal._unsubscribe(caller_key)
+                caller_signal._subs.pop(caller_key, None)
             call.signal = wrapper_signal
         call.outcome = result
         return result
@@ -437,10 +446,13 @@ class Pipeline:
         """Spec §1.14, synchronous and exactly once: freeze, finalize content, publish."""
         if call.stage is Stage.PUBLISHED:
             raise RuntimeError(f'tool "{call.name}" ({call.call_id}): result already published')
-        try:
-            final = materialize(result)
-        except Exception as exc:
-            final = materialize(failure_from(exc))
+        if type(result) is ToolSuccess and result._owner is call.token:
+            final: ToolExecutionResult = result  # canonical: frozen when it was built
+        else:
+            try:
+                final = materialize(result)
+            except Exception as exc:
+                final = materialize(failure_from(exc))
         finalizer = call.finalizer
         view = call.view
         if finalizer is not None:
@@ -471,16 +483,6 @@ class Pipeline:
         return final
 
 
-def _forwarder(call: Call, body_signal: AbortSignal) -> Callable[[], None]:
-    """What a cancellation forwarded to the body's task becomes: an abort of its signal."""
-
-    def forwarded() -> None:
-        call.interrupted = True
-        body_signal._abort(AbortError())
-
-    return forwarded
-
-
 async def _await_body(
     task: BodyTask, tool: ToolDefinition, call: Call, body_signal: AbortSignal
 ) -> object:
@@ -497,13 +499,6 @@ async def _await_body(
     except BaseException as exc:  # the body's own failure, kept over cancellation
         outcome = aborted_result() if _is_own_abort(exc, body_signal) else failure_from(exc)
     raise _BodyInterrupted(outcome)
-
-
-def _body(tool: ToolDefinition, call: Call) -> Coroutine[Any, Any, object]:
-    """The body's coroutine: an async body's own, or a worker-thread call of a sync one."""
-    if tool.is_async:
-        return tool.execute(call.arguments, call.view)  # type: ignore[return-value]
-    return _call_sync_body(tool, call)
 
 
 async def _call_sync_body(tool: ToolDefinition, call: Call) -> object:

@@ -194,15 +194,14 @@ def text_content(text: str) -> Sequence[ContentBlock]:
     if type(text) is not str:
         return frozen_array(frozen_record(type="text", text=text))  # type: ignore[return-value]
     block = _new_dict(FrozenDict)
-    _dict_set(block, "type", "text")
-    _dict_set(block, "text", text)
+    _dict_update(block, {"type": "text", "text": text})
     blocks = _new_list(FrozenList)
     _list_append(blocks, block)
     return blocks  # type: ignore[return-value]
 
 
 _new_dict: Final = dict.__new__
-_dict_set: Final = dict.__setitem__
+_dict_update: Final = dict.update
 _new_list: Final = list.__new__
 _list_append: Final = list.append
 
