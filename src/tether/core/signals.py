@@ -38,6 +38,8 @@ __all__ = ["AbortController", "AbortError", "AbortSignal", "FusedSignal", "Liste
 
 _log = logging.getLogger("tether.signals")
 _ABORT_LOCK: Final = threading.Lock()
+_running_loop: Final = asyncio._get_running_loop
+_thread_id: Final = threading.get_ident
 
 Listener = Callable[[object], None]
 """A callback that receives the abort reason."""
@@ -67,9 +69,9 @@ class AbortSignal:
         self._reason: object = None
         self._subs: dict[int, Listener] = {}
         self._next_key = 0
-        loop = asyncio._get_running_loop()
+        loop = _running_loop()
         self._loop: asyncio.AbstractEventLoop | None = loop
-        self._tid = threading.get_ident() if loop is not None else 0
+        self._tid = _thread_id() if loop is not None else 0
 
     # -- reading -------------------------------------------------------------------------------
 

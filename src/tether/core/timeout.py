@@ -21,6 +21,7 @@ from .signals import AbortSignal
 from .timers import loop_timers
 
 _running_loop: Final = asyncio._get_running_loop
+_TIMER_NUMBERS: Final = frozenset({int, float})
 
 __all__ = [
     "MAX_TIMER_DELAY_MS",
@@ -131,8 +132,7 @@ class Deadline:
     ) -> None:
         self._timer: TimerHandle | None = None
         self._upstream: AbortSignal | None = None
-        kind = type(timeout_ms)
-        if not ((kind is int or kind is float) and 0 < timeout_ms <= MAX_TIMER_DELAY_MS):
+        if not (type(timeout_ms) in _TIMER_NUMBERS and 0 < timeout_ms <= MAX_TIMER_DELAY_MS):
             if _is_number(timeout_ms) and timeout_ms <= 0:
                 self.signal = upstream if upstream is not None else AbortSignal()
                 return
@@ -144,7 +144,11 @@ class Deadline:
             if upstream._aborted:
                 signal._abort(upstream._reason)
                 return
-            self._key = upstream._subscribe(self._upstream_aborted)
+            if upstream._loop is None:  # upstream._subscribe, inline
+                upstream._bind_loop()
+            key = self._key = upstream._next_key
+            upstream._next_key = key + 1
+            upstream._subs[key] = self._upstream_aborted
             self._upstream = upstream
         if scheduler is LOOP_SCHEDULER:
             loop = _running_loop()

@@ -219,9 +219,9 @@ class BodyStarter:
             self._spare = None
         task = spare.task
         awaiter = _current_tasks.get(loop)
-        task._awaiter = awaiter
-        task._seen = 0 if awaiter is None else awaiter.cancelling()
-        task._on_forwarded = on_forwarded
+        # The task's awaiter, forwarding callback and baseline are set only if the body suspends:
+        # a cancellation can be forwarded only while something awaits the task. In the first
+        # step the task's cancel() is the body's own (an idle task has no awaiter).
         context = _copy_context()
         if awaiter is not None:
             _leave_task(loop, awaiter)
@@ -232,8 +232,6 @@ class BodyStarter:
             _leave_task(loop, task)
             if awaiter is not None:
                 _enter_task(loop, awaiter)
-            task._awaiter = None
-            task._on_forwarded = _no_forwarding
             if (  # _unseen, inline: this is every quick call
                 _refcount(task) == spare.refs
                 and not _weakrefcount(task)
@@ -250,8 +248,6 @@ class BodyStarter:
             _leave_task(loop, task)
             if awaiter is not None:
                 _enter_task(loop, awaiter)
-            task._awaiter = None
-            task._on_forwarded = _no_forwarding
             if _unseen(spare, task):
                 if self._spare is None:
                     self._spare = spare
@@ -261,6 +257,9 @@ class BodyStarter:
         _leave_task(loop, task)
         if awaiter is not None:
             _enter_task(loop, awaiter)
+        task._awaiter = awaiter
+        task._seen = 0 if awaiter is None else awaiter.cancelling()
+        task._on_forwarded = on_forwarded
         step = spare.step
         step.coro = coro
         step.yielded = yielded

@@ -67,8 +67,11 @@ def _message(exc: BaseException) -> str:
 
 def canonical_success(tool: ToolDefinition, call: Call, value: object) -> ToolSuccess:
     """Validate `value` against the tool's output schema, freeze it, render it (spec §1.10)."""
-    canonical = tool.canonicalize(tool.name, value)
     output = tool.output
+    if output.schema is str and type(value) is str:  # already canonical (schema.py's shortcut)
+        canonical: JsonValue = value
+    else:
+        canonical = tool.canonicalize(tool.name, value)
     args = call.arguments
     render = output.render
     try:

@@ -36,6 +36,7 @@ from asyncio import get_running_loop as _running_loop
 from asyncio.tasks import _current_tasks  # type: ignore[attr-defined]
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from types import CoroutineType
 from typing import Any, Final, Literal, Protocol, TypeAlias
 
@@ -48,7 +49,7 @@ from .body import BodyStarter, BodyTask
 from .decisions import Accept, Allow, Ask, Deny
 from .definition import ToolDefinition
 from .errors import ToolNotFoundError
-from .execution import Call, Stage, ToolExecutionInput
+from .execution import BODY, DISPATCH, FINALIZE, PUBLISHED, Call, ToolExecutionInput
 from .outcomes import (
     apply_post_decision,
     canonical_success,
@@ -155,6 +156,10 @@ class Pipeline:
     def _visible(self, name: str, agent: object | None) -> ToolDefinition | None:
         raise NotImplementedError
 
+    _lookup: Callable[[str], ToolDefinition | None]
+    """`_visible` for calls without an agent-scoped layer: the global table's `dict.get` (no
+    Python frame on the hot path)."""
+
     def _deny_by_guard(self, call: Call) -> str | None:
         raise NotImplementedError
 
@@ -187,12 +192,12 @@ class Pipeline:
                 return self.finish(call, result)
             if _POST in self._table:
                 return await self.finalize(call, result)
-            call.stage = Stage.FINALIZE
+            call.stage = FINALIZE
             if call.caller_signal._aborted or call.interrupted:
                 result = supersede(call, result)
             return self.finish(call, result)
         except asyncio.CancelledError:
-            if call.stage is not Stage.PUBLISHED:
+            if call.stage is not PUBLISHED:
                 call.interrupted = True
                 self.finish(call, _interrupted_outcome(call))
             raise
@@ -213,7 +218,7 @@ class Pipeline:
         agent = input.agent
         parent = input.parent
         signal = input.signal
-        visible = self._visible(name, agent)
+        visible = self._lookup(name) if agent is None else self._visible(name, agent)
         call = Call(
             call_id,
             call_id if root_call_id is None else root_call_id,
@@ -342,13 +347,13 @@ class Pipeline:
         return Dispatched("post-result" if needs_post else "final-result", result)
 
     async def _dispatch(self, call: Call) -> Reached:
-        call.stage = Stage.DISPATCH
+        call.stage = DISPATCH
         try:
             wrappers = self._table.get(_EXECUTE)
             if wrappers is None:  # the base's results are already normal
                 result = await self._base(call)
             else:
-                raw = await _waterfall(wrappers, (call.view,), lambda *_: self._base(call))
+                raw = await _waterfall(wrappers, (call.view,), partial(self._base, call))
                 if raw is call.outcome and type(raw) is ToolSuccess and raw._owner is call.token:
                     result = raw  # the base's own canonical success, passed through
                 else:
@@ -363,7 +368,7 @@ class Pipeline:
             return failure_from(exc), False
         finally:
             call.signal = call.caller_signal
-            call.stage = Stage.FINALIZE
+            call.stage = FINALIZE
         if call.deferred:
             result = with_deferred(call, result)
         if call.caller_signal._aborted or call.interrupted:
@@ -371,7 +376,7 @@ class Pipeline:
         call.outcome = result
         return result, True
 
-    async def _base(self, call: Call) -> ToolExecutionResult:
+    async def _base(self, call: Call, *_: object) -> ToolExecutionResult:
         """The innermost `next()`: fuse signals, resolve the tool, run the body, canonicalize."""
         wrapper_signal = call.signal
         caller_signal = call.caller_signal
@@ -379,16 +384,29 @@ class Pipeline:
             return aborted_before_dispatch_result()
         body_signal = AbortSignal()
         relay = body_signal._abort
-        wrapper_key = wrapper_signal._subscribe(relay)
-        caller_key = caller_signal._subscribe(relay) if caller_signal is not wrapper_signal else -1
+        # AbortSignal._subscribe, inline (neither signal has aborted; both are bound to a loop
+        # once one runs): the body's signal follows the wrapper's and the caller's.
+        if wrapper_signal._loop is None:
+            wrapper_signal._bind_loop()
+        wrapper_key = wrapper_signal._next_key
+        wrapper_signal._next_key = wrapper_key + 1
+        wrapper_signal._subs[wrapper_key] = relay
+        caller_key = -1
+        if caller_signal is not wrapper_signal:
+            if caller_signal._loop is None:
+                caller_signal._bind_loop()
+            caller_key = caller_signal._next_key
+            caller_signal._next_key = caller_key + 1
+            caller_signal._subs[caller_key] = relay
         call.signal = body_signal
         result: ToolExecutionResult
         try:
-            tool = self._visible(call.name, call.agent)
+            agent = call.agent
+            tool = self._lookup(call.name) if agent is None else self._visible(call.name, agent)
             if tool is None:
                 raise ToolNotFoundError(call.name)
             call.body_invoked = True
-            call.stage = Stage.BODY
+            call.stage = BODY
             try:
                 coro = (
                     tool.execute(call.arguments, call.view)
@@ -399,7 +417,7 @@ class Pipeline:
                 if task is not None:
                     value = await _await_body(task, tool, call, body_signal)
             finally:
-                call.stage = Stage.DISPATCH
+                call.stage = DISPATCH
             result = canonical_success(tool, call, value)
             if body_signal._aborted:
                 result = aborted_result()
@@ -424,7 +442,7 @@ class Pipeline:
 
     async def finalize(self, call: Call, result: ToolExecutionResult) -> ToolExecutionResult:
         """Spec §1.12–§1.13: post-execute and its decision, then `finish`."""
-        call.stage = Stage.FINALIZE
+        call.stage = FINALIZE
         call.outcome = result
         listeners = self._table.get(_POST)
         if listeners is not None:
@@ -444,7 +462,7 @@ class Pipeline:
 
     def finish(self, call: Call, result: ToolExecutionResult) -> ToolExecutionResult:
         """Spec §1.14, synchronous and exactly once: freeze, finalize content, publish."""
-        if call.stage is Stage.PUBLISHED:
+        if call.stage is PUBLISHED:
             raise RuntimeError(f'tool "{call.name}" ({call.call_id}): result already published')
         if type(result) is ToolSuccess and result._owner is call.token:
             final: ToolExecutionResult = result  # canonical: frozen when it was built
@@ -462,7 +480,7 @@ class Pipeline:
                     final = with_content(final, content)
             except Exception as exc:
                 final = materialize(failure_from(exc))
-        call.stage = Stage.PUBLISHED
+        call.stage = PUBLISHED
         call.outcome = final
         observers = self._table.get(_RESULT)
         if observers is not None:

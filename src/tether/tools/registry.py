@@ -65,6 +65,7 @@ class ToolRuntime(Service, Pipeline):
         self._table = ctx._listeners
         self._bodies = BodyStarter()
         self._tools: dict[str, ToolDefinition] = {}
+        self._lookup = self._tools.get
         self._schemas: dict[int, tuple[ToolDefinition, JsonValue]] = {}
         self._guards: list[ToolGuard | None] = []
         self._live_guards = 0

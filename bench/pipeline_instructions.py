@@ -1,0 +1,190 @@
+"""Instructions per tool call, counted by valgrind: the pipeline's cost without the machine's noise.
+
+Wall-clock numbers on a shared 2-core VM move by 2× between runs (`bench/pipeline.py` prints
+them); instruction counts do not. This script runs itself under `valgrind --tool=callgrind` with
+instrumentation off, and switches it on (with `callgrind_control`) only around CALLS calls of each
+configuration, after a warm-up. It prints instructions per call for: building the
+`ToolExecutionInput` alone; `tools.execute` of the no-op tool with no plugins; with the timeout
+policy only; with one pre- or one post-execute listener only; and with all three (the
+configuration `bench/pipeline.py` times). Needs valgrind (Debian package `valgrind`).
+
+    python bench/pipeline_instructions.py [--calls N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+CONFIGS: dict[str, tuple[bool, bool, bool]] = {  # dump name (one word) -> (policy, pre, post)
+    "plain": (False, False, False),
+    "policy": (True, False, False),
+    "pre": (False, True, False),
+    "post": (False, False, True),
+    "full": (True, True, True),
+}
+LABELS = {
+    "input": "ToolExecutionInput(...) alone",
+    "plain": "tools.execute, no plugins",
+    "policy": "+ timeout policy only",
+    "pre": "+ pre-execute listener only",
+    "post": "+ post-execute listener only",
+    "full": "+ timeout policy + pre + post",
+}
+
+
+def _settle_heap() -> None:
+    """Collect, then move every surviving object out of the collector's generations: a full
+    collection of the imported heap landing inside one window would add ~10k instructions per
+    call to that row alone. Collections of what the calls themselves allocate still count."""
+    gc.collect()
+    gc.freeze()
+
+
+def _control(*args: str) -> None:
+    subprocess.run(["callgrind_control", *args, str(os.getpid())], capture_output=True, check=False)
+
+
+async def _inner(calls: int) -> None:
+    from pydantic import BaseModel
+
+    from tether import (
+        AbortController,
+        Context,
+        ToolExecutionInput,
+        ToolOutput,
+        ToolRuntime,
+        define_tool,
+    )
+    from tether.plugins import timeout_policy
+
+    class NoArgs(BaseModel):
+        text: str = ""
+
+    async def noop(args: NoArgs, exec: object) -> str:
+        return "ok"
+
+    async def build(policy: bool, pre: bool, post: bool) -> Context:
+        ctx = Context()
+        await ctx.plugin(ToolRuntime)
+        if policy:
+            await ctx.plugin(timeout_policy)
+
+        async def pre_listener(exec: object, next: Callable[[], Awaitable[object]]) -> object:
+            return await next()
+
+        async def post_listener(
+            exec: object, result: object, next: Callable[[], Awaitable[object]]
+        ) -> object:
+            return await next()
+
+        if pre:
+            ctx.on("tools/pre-execute", pre_listener)
+        if post:
+            ctx.on("tools/post-execute", post_listener)
+        ctx.tools.register(
+            define_tool(
+                name="noop",
+                description="does nothing",
+                parameters=NoArgs,
+                output=ToolOutput(schema=str),
+                execute=noop,
+                timeout_ms=60_000 if policy else None,
+            )
+        )
+        return ctx
+
+    caller = AbortController().signal
+    args = {"text": "hi"}
+
+    def make_input() -> ToolExecutionInput:
+        return ToolExecutionInput(call_id="c", name="noop", arguments=args, signal=caller)
+
+    for _ in range(100):
+        make_input()
+    _settle_heap()
+    _control("-z")
+    _control("-i", "on")
+    for _ in range(calls):
+        make_input()
+    _control("-i", "off")
+    _control("-d", "input")
+    for name, config in CONFIGS.items():
+        ctx = await build(*config)
+        execute = ctx.tools.execute
+        for _ in range(200):
+            await execute(make_input())
+        _settle_heap()
+        _control("-z")
+        _control("-i", "on")
+        for _ in range(calls):
+            await execute(make_input())
+        _control("-i", "off")
+        _control("-d", name)
+        await ctx.dispose()
+    _control("-z")
+    _control("-i", "on")
+    _control("-i", "off")
+    _control("-d", "switching")
+
+
+def _outer(calls: int) -> None:
+    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+        sys.exit("needs valgrind and callgrind_control (Debian package valgrind)")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "callgrind.out"
+        subprocess.run(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                "--instr-atstart=no",
+                f"--callgrind-out-file={out}",
+                sys.executable,
+                __file__,
+                "--inner",
+                "--calls",
+                str(calls),
+            ],
+            check=True,
+            capture_output=True,
+        )
+        totals: dict[str, int] = {}
+        for dump in Path(tmp).glob("callgrind.out.*"):
+            text = dump.read_text()
+            name = re.search(r"^desc: Trigger: .*dump (\w+)", text, re.M)
+            total = re.search(r"^totals: (\d+)$", text, re.M)
+            if name is not None and total is not None:
+                totals[name.group(1)] = int(total.group(1))
+    overhead = totals.get("switching", 0)
+    print(f"python {sys.version.split()[0]}, {calls} calls per row, callgrind instruction counts")
+    print(f"{'path':<40} {'instructions/call':>18}")
+    for name, label in LABELS.items():
+        if name in totals:
+            per_call = (totals[name] - overhead) / calls
+            print(f"{label:<40} {per_call:>18,.0f}")
+        else:
+            print(f"{label:<40} {'(no dump)':>18}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=1000)
+    parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
+    opts = parser.parse_args()
+    if opts.inner:
+        asyncio.run(_inner(opts.calls))
+    else:
+        _outer(opts.calls)
+
+
+if __name__ == "__main__":
+    main()
