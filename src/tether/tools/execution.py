@@ -266,15 +266,9 @@ class ExecutionView:
 
     @signal.setter
     def signal(self, value: AbortSignal) -> None:
-        call = self._call
-        if call.stage is not DISPATCH:
-            raise AttributeError(
-                f"exec.signal can only be replaced by a tools/execute listener; "
-                f"the call is in its {call.stage.value} stage"
-            )
-        if not isinstance(value, AbortSignal):
-            raise TypeError(f"exec.signal must be an AbortSignal; got {type(value).__name__}")
-        call.signal = value
+        # `exec.signal = x` goes through __setattr__ (which checks it); this setter is for the
+        # type checkers and for anyone calling the property directly.
+        ExecutionView.__setattr__(self, "signal", value)
 
     @signal.deleter
     def signal(self) -> None:
@@ -302,7 +296,7 @@ class ExecutionView:
         self._call.concluded = True
 
     def __setattr__(self, name: str, value: object) -> None:
-        if name == "signal":  # the property's checks, inline: wrappers assign it on every call
+        if name == "signal":  # checked here, not in a setter: wrappers assign it on every call
             call = self._call
             if call.stage is not DISPATCH:
                 raise AttributeError(
