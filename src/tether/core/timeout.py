@@ -20,7 +20,6 @@ from typing import Final, Protocol, TypeVar
 from .signals import AbortSignal
 from .timers import loop_timers
 
-_running_loop: Final = asyncio._get_running_loop
 _TIMER_NUMBERS: Final = frozenset({int, float})
 
 __all__ = [
@@ -144,24 +143,13 @@ class Deadline:
             if upstream._aborted:
                 signal._abort(upstream._reason)
                 return
-            if upstream._loop is None:  # upstream._subscribe, inline
-                upstream._bind_loop()
-            key = self._key = upstream._next_key
-            upstream._next_key = key + 1
-            upstream._subs[key] = self._upstream_aborted
+            self._key = upstream._subscribe(self._upstream_aborted)
             self._upstream = upstream
-        if scheduler is LOOP_SCHEDULER:
-            loop = _running_loop()
-            if loop is None:
-                self._stop()
-                raise RuntimeError("timers need a running event loop (or pass scheduler=...)")
-            try:
-                timers = loop._tether_timers  # type: ignore[attr-defined]  # loop_timers, inline
-            except AttributeError:
-                timers = loop_timers(loop)
-            self._timer = timers.call_later(timeout_ms, self._expire)
-        else:
+        try:
             self._timer = scheduler.call_later(timeout_ms, self._expire)
+        except BaseException:
+            self._stop()  # no timer (no running loop): leave nothing on upstream
+            raise
         if signal._aborted:  # upstream aborted from another thread while we subscribed
             self._stop()
 
@@ -183,7 +171,7 @@ class Deadline:
         upstream = self._upstream
         if upstream is not None:
             self._upstream = None
-            upstream._subs.pop(self._key, None)
+            upstream._unsubscribe(self._key)
 
     _stop = dispose
 

@@ -61,7 +61,6 @@ class LoopTimers:
     """The timers of one event loop."""
 
     __slots__ = (
-        "__weakref__",
         "_armed",
         "_armed_when",
         "_cancelled",

@@ -25,17 +25,7 @@ from collections.abc import Awaitable, Callable
 from types import CoroutineType
 from typing import Generic, TypeAlias, TypeVar, cast, final
 
-__all__ = [
-    "EventKey",
-    "EventTable",
-    "Listener",
-    "Next",
-    "Waterfall",
-    "emit",
-    "parallel",
-    "serial",
-    "waterfall",
-]
+__all__ = ["EventKey", "EventTable", "Listener", "Next", "emit", "parallel", "serial", "waterfall"]
 
 T = TypeVar("T")
 L = TypeVar("L", bound=Callable[..., object])
@@ -148,12 +138,11 @@ def waterfall(
     listeners: tuple[Listener, ...], args: tuple[object, ...], base: Callable[[], Awaitable[T]]
 ) -> Awaitable[T]:
     """Start the chain: returns what the first listener returned (awaitable), see the module doc."""
-    return Waterfall(listeners, args, base)()
+    return _Queue(listeners, args, base)()
 
 
-class Waterfall(Generic[T]):
-    """One waterfall dispatch: the consumable queue and its `next`. Calling it starts the chain
-    (what `waterfall()` does); callers on a hot path build it directly.
+class _Queue(Generic[T]):
+    """One waterfall dispatch: the consumable queue and its `next`.
 
     A class rather than a closure: a closure that passes itself on is a reference cycle, which
     would leave garbage for the cyclic collector on every tool call.

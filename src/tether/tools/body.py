@@ -155,10 +155,11 @@ def _primed(step: _Step) -> Generator[object, object, object]:
 class _Spare:
     """A body task initialized ahead of time, its first step held back until a body suspends."""
 
-    __slots__ = ("handle", "loop", "refs", "step", "task")
+    __slots__ = ("handle", "loop", "ready", "refs", "step", "task")
 
     def __init__(self, loop: asyncio.AbstractEventLoop, ready: deque[Any]) -> None:
         self.loop = loop
+        self.ready = ready
         self.step = _Step()
         task = self.task = BodyTask.__new__(BodyTask)
         task._awaiter = None
@@ -176,19 +177,8 @@ class _Spare:
         task._log_destroy_pending = False  # type: ignore[attr-defined]
         self.refs = _refcount(task)
         """The task's reference count while idle, seen from a frame holding it in one local
-        (as `BodyStarter.start` does): this record, the held-back step, the local, the call."""
-
-
-def _unseen(spare: _Spare, task: BodyTask) -> bool:
-    """Nothing outside the spare can have seen its task: no reference, weak reference,
-    done-callback or cancellation."""
-    return (
-        _refcount(task) == spare.refs + 1  # + this frame's own argument
-        and not _weakrefcount(task)
-        and task._callbacks is None
-        and not task.cancelling()
-        and not task._must_cancel
-    )
+        (as `BodyStarter.start` does): this record, the held-back step, the local, the call.
+        More after a body's first step means someone kept the task."""
 
 
 class BodyStarter:
@@ -209,14 +199,14 @@ class BodyStarter:
         raised here.
         """
         loop = asyncio.get_running_loop()
-        ready = getattr(loop, "_ready", None)
-        if type(ready) is not deque:
-            return _start_fresh(loop, coro, on_forwarded)
         spare = self._spare
-        if spare is None or spare.loop is not loop:
-            spare = _Spare(loop, ready)
-        else:
+        if spare is not None and spare.loop is loop:
             self._spare = None
+        else:
+            ready = getattr(loop, "_ready", None)
+            if type(ready) is not deque:
+                return _start_fresh(loop, coro, on_forwarded)
+            spare = _Spare(loop, ready)
         task = spare.task
         awaiter = _current_tasks.get(loop)
         # The task's awaiter, forwarding callback and baseline are set only if the body suspends:
@@ -228,35 +218,33 @@ class BodyStarter:
         _enter_task(loop, task)
         try:
             yielded = context.run(coro.send, None)
-        except StopIteration as stop:  # finished without suspending: the common case
-            _leave_task(loop, task)
-            if awaiter is not None:
-                _enter_task(loop, awaiter)
-            if (  # _unseen, inline: this is every quick call
-                _refcount(task) == spare.refs
-                and not _weakrefcount(task)
-                and task._callbacks is None
-                and not task.cancelling()
-                and not task._must_cancel
-            ):
-                if self._spare is None:
-                    self._spare = spare
-            else:
-                _settle(task, stop)
-            return None, stop.value
         except BaseException as exc:
-            _leave_task(loop, task)
-            if awaiter is not None:
-                _enter_task(loop, awaiter)
-            if _unseen(spare, task):
-                if self._spare is None:
-                    self._spare = spare
-            else:
-                _settle(task, exc)
-            raise
+            outcome: BaseException | None = exc
+        else:
+            outcome = None
         _leave_task(loop, task)
         if awaiter is not None:
             _enter_task(loop, awaiter)
+        if outcome is not None:  # the body finished in its first step (StopIteration: returned)
+            try:
+                if (  # nothing outside the spare can have seen its task (see _Spare.refs)
+                    _refcount(task) == spare.refs
+                    and not _weakrefcount(task)
+                    and task._callbacks is None
+                    and not task.cancelling()
+                    and not task._must_cancel
+                ):
+                    if self._spare is None:
+                        self._spare = spare
+                else:
+                    _settle(task, outcome)
+                if type(outcome) is StopIteration:
+                    return None, outcome.value
+                raise outcome
+            finally:
+                # outcome → its traceback → this frame → outcome: a cycle that would keep the
+                # task referenced (and the spare unusable) until the collector runs.
+                del outcome
         task._awaiter = awaiter
         task._seen = 0 if awaiter is None else awaiter.cancelling()
         task._on_forwarded = on_forwarded
@@ -266,7 +254,7 @@ class BodyStarter:
         step.context = context
         _register_task(task)
         task._log_destroy_pending = True  # type: ignore[attr-defined]
-        ready.append(spare.handle)  # the task's first step resumes the body
+        spare.ready.append(spare.handle)  # the task's first step resumes the body
         if task._must_cancel:  # type: ignore[attr-defined]
             # The body cancelled its own task before suspending: the task's first step throws
             # CancelledError into it, and the future it waits for is cancelled as a step would.

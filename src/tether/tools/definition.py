@@ -122,26 +122,23 @@ def define_tool(
     validate_model = model.__pydantic_validator__.validate_python  # model_validate, one frame less
     body: Callable[[Any, ToolRunContext], Any] = execute
 
-    async def run(args: object, exec: ToolRunContext) -> object:
+    def validated(args: object) -> object:
         try:
-            validated = validate_model(args)
+            return validate_model(args)
         except ValidationError as exc:
             raise ToolArgsError(violations(exc, "arguments")) from None
-        result = await asyncio.to_thread(body, validated, exec)
+
+    async def run(args: object, exec: ToolRunContext) -> object:  # a sync body: worker thread
+        result = await asyncio.to_thread(body, validated(args), exec)
         if inspect.isawaitable(result):
             return await result
         return result
 
     def start(args: object, exec: ToolRunContext) -> Awaitable[object]:
         # An async body's own coroutine, once its arguments validate: no wrapper coroutine.
-        try:
-            validated = validate_model(args)
-        except ValidationError as exc:
-            raise ToolArgsError(violations(exc, "arguments")) from None
-        return cast(Awaitable[object], body(validated, exec))
+        return cast(Awaitable[object], body(validated(args), exec))
 
-    if body_is_async:
-        start.__tether_returns_coroutine__ = True  # type: ignore[attr-defined]
+    start.__tether_returns_coroutine__ = True  # type: ignore[attr-defined]
 
     classify: Callable[[Any], bool] | None = None
     if is_concurrency_safe is not None:

@@ -26,9 +26,9 @@ from .results import (
     ToolFailure,
     ToolSuccess,
     UserMessage,
-    _SuccessLayout,
     aborted_before_dispatch_result,
     aborted_result,
+    canonical_success_record,
     freeze_content,
     freeze_source,
     text_content,
@@ -91,16 +91,13 @@ def canonical_success(tool: ToolDefinition, call: Call, value: object) -> ToolSu
     present = output.presentation_meta
     if present is not None and call.parent is None:
         meta = _projection(tool.name, "output.presentation_meta", lambda: present(args, canonical))
-    record = _SuccessLayout()  # canonical_success_record, inline: one per call
-    record.value = canonical
-    record.content = content
-    record.meta = meta
-    record.additional_contexts = ()
-    record.concludes_turn = call.concluded
-    record.is_error = False
-    record._owner = call.token
-    record.__class__ = ToolSuccess
-    return record  # type: ignore[no-any-return]
+    return canonical_success_record(
+        canonical,
+        content,  # type: ignore[arg-type]
+        meta,
+        call.concluded,
+        call.token,
+    )
 
 
 def _frozen_contexts(contexts: Sequence[UserMessage]) -> tuple[UserMessage, ...]:

@@ -43,7 +43,7 @@ from typing import Any, Final, Literal, Protocol, TypeAlias
 from ..core.errors import error_message
 from ..core.json import NotLosslessJson, snapshot
 from ..core.signals import AbortError, AbortSignal
-from ..kernel.events import Listener, Waterfall
+from ..kernel.events import Listener, waterfall
 from .approval import ApprovalRequest
 from .body import BodyStarter, BodyTask
 from .decisions import Accept, Allow, Ask, Deny
@@ -104,7 +104,7 @@ def _waterfall(
         if type(result) is CoroutineType or inspect.isawaitable(result):
             return result
         return _resolved(result)
-    return Waterfall(listeners, args, base)()
+    return waterfall(listeners, args, base)
 
 
 async def _resolved(value: object) -> object:
@@ -228,7 +228,7 @@ class Pipeline:
             signal,
             None if visible is None else visible.finalize_content,
         )
-        task = _current_tasks.get(_running_loop())
+        task = _current_task()
         if task is not None:
             call.cancel_baseline = task.cancelling()
         try:
@@ -384,20 +384,8 @@ class Pipeline:
             return aborted_before_dispatch_result()
         body_signal = AbortSignal()
         relay = body_signal._abort
-        # AbortSignal._subscribe, inline (neither signal has aborted; both are bound to a loop
-        # once one runs): the body's signal follows the wrapper's and the caller's.
-        if wrapper_signal._loop is None:
-            wrapper_signal._bind_loop()
-        wrapper_key = wrapper_signal._next_key
-        wrapper_signal._next_key = wrapper_key + 1
-        wrapper_signal._subs[wrapper_key] = relay
-        caller_key = -1
-        if caller_signal is not wrapper_signal:
-            if caller_signal._loop is None:
-                caller_signal._bind_loop()
-            caller_key = caller_signal._next_key
-            caller_signal._next_key = caller_key + 1
-            caller_signal._subs[caller_key] = relay
+        wrapper_key = wrapper_signal._subscribe(relay)
+        caller_key = caller_signal._subscribe(relay) if caller_signal is not wrapper_signal else -1
         call.signal = body_signal
         result: ToolExecutionResult
         try:
@@ -431,9 +419,9 @@ class Pipeline:
         except Exception as exc:
             result = aborted_result() if _is_own_abort(exc, body_signal) else failure_from(exc)
         finally:
-            wrapper_signal._subs.pop(wrapper_key, None)
+            wrapper_signal._unsubscribe(wrapper_key)
             if caller_key >= 0:
-                caller_signal._subs.pop(caller_key, None)
+                caller_signal._unsubscribe(caller_key)
             call.signal = wrapper_signal
         call.outcome = result
         return result
