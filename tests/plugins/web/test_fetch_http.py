@@ -361,7 +361,7 @@ async def test_the_backstop_deadline_mid_body_is_web_fetch_timeout_and_closes_th
     server: LocalServer, make_provider: MakeProvider
 ) -> None:
     started = stalling(server, "/slow", head=True, body=b"partial")
-    error = await fetch_error(make_provider(timeout_ms=100), server.url("/slow"))
+    error = await fetch_error(make_provider(timeout_ms=400), server.url("/slow"))
     assert (error.code, error.message) == ("WEB_FETCH_TIMEOUT", "web fetch timed out")
     await closed(await started)
 
@@ -370,7 +370,7 @@ async def test_the_backstop_deadline_before_headers_is_web_fetch_timeout(
     server: LocalServer, make_provider: MakeProvider
 ) -> None:
     started = stalling(server, "/silent", head=False)
-    error = await fetch_error(make_provider(timeout_ms=100), server.url("/silent"))
+    error = await fetch_error(make_provider(timeout_ms=400), server.url("/silent"))
     assert error.code == "WEB_FETCH_TIMEOUT"
     await closed(await started)
 
