@@ -20,12 +20,13 @@ from typing import Any, TypeVar, cast, get_type_hints, overload
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from ..core.json import JsonValue
+from ..core.timeout import MAX_TIMER_DELAY_MS
 from .errors import ToolArgsError
 from .execution import ToolExecution, ToolRunContext
 from .results import ContentBlock, ToolExecutionResult, text_content
 from .schema import ValueCanonicalizer, compile_output_schema, model_facing_schema, violations
 
-__all__ = ["ToolDefinition", "ToolOutput", "define_tool", "render_text", "tool"]
+__all__ = ["ToolDefinition", "ToolOutput", "define_tool", "render_text", "timeout_too_long", "tool"]
 
 A = TypeVar("A")
 F = TypeVar("F", bound=Callable[..., object])
@@ -52,6 +53,16 @@ class ToolOutput:
 
 def _positive_finite(x: object) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) and x > 0
+
+
+def timeout_too_long(timeout_ms: float) -> str | None:
+    """Why a (positive finite) `timeout_ms` cannot be a timer, or None. Checked at definition
+    and registration so that no call of the tool fails for it later."""
+    if timeout_ms <= MAX_TIMER_DELAY_MS:
+        return None
+    shown = int(timeout_ms) if float(timeout_ms).is_integer() else timeout_ms
+    days = MAX_TIMER_DELAY_MS / 86_400_000
+    return f"timeout_ms must be at most {MAX_TIMER_DELAY_MS} (about {days:.1f} days); got {shown}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +116,9 @@ def define_tool(
     the validated, frozen model. A raw JSON-Schema mapping is passed through unvalidated."""
     if timeout_ms is not None and not _positive_finite(timeout_ms):
         raise ValueError(f"define_tool({name}): timeout_ms must be a positive finite number")
+    too_long = None if timeout_ms is None else timeout_too_long(timeout_ms)
+    if too_long is not None:
+        raise ValueError(f"define_tool({name}): {too_long}")
     if not (isinstance(parameters, type) and issubclass(parameters, BaseModel)):
         return ToolDefinition(
             name=name,

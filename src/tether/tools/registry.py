@@ -20,8 +20,7 @@ from typing import ClassVar, Literal
 
 from ..core.json import JsonValue, NotLosslessJson, snapshot, thaw
 from ..kernel import Context, Service
-from .body import BodyStarter
-from .definition import ToolDefinition, ToolOutput
+from .definition import ToolDefinition, ToolOutput, timeout_too_long
 from .execution import Call, ToolExecution, ToolExecutionInput
 from .pipeline import Pipeline
 
@@ -52,6 +51,9 @@ def _check_definition(defn: ToolDefinition) -> None:
         isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t) or t <= 0
     ):
         raise ValueError(f'tool "{defn.name}" timeout_ms must be a positive finite number')
+    too_long = None if t is None else timeout_too_long(t)
+    if too_long is not None:
+        raise ValueError(f'tool "{defn.name}" {too_long}')
 
 
 class ToolRuntime(Service, Pipeline):
@@ -63,7 +65,6 @@ class ToolRuntime(Service, Pipeline):
         self._ctx = ctx
         self._bus = ctx
         self._table = ctx._listeners
-        self._bodies = BodyStarter()
         self._tools: dict[str, ToolDefinition] = {}
         self._lookup = self._tools.get
         self._schemas: dict[int, tuple[ToolDefinition, JsonValue]] = {}
