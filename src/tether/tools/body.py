@@ -32,6 +32,7 @@ import inspect
 import sys
 import threading
 from collections.abc import Callable, Coroutine
+from functools import partial
 from typing import Any, Final
 
 __all__ = [
@@ -60,23 +61,52 @@ class BodyTask(asyncio.Task[object]):
 
 def start_body(
     coro: Coroutine[Any, Any, object], loop: asyncio.AbstractEventLoop, name: str
-) -> BodyTask:
+) -> tuple[BodyTask, asyncio.Future[None]]:
     """Start `coro` in a new `BodyTask` on `loop` (the running loop), eagerly where possible.
 
-    When the task is returned done, the body finished in its first step. A `KeyboardInterrupt`
-    or `SystemExit` the first step raised propagates from here, as it would from the loop (the
-    task then holds it too).
+    Returns the task and its *settle* future, which resolves (to None) in the very step the body
+    finishes in — so the awaiter resumes in the next loop iteration, as if it awaited the task —
+    and which nothing but the task resolves (cancelling it leaves the body alone). When the task
+    is returned done, the body finished in its first step. A `KeyboardInterrupt` or `SystemExit`
+    the first step raised propagates from here, as it would from the loop.
     """
+    settle: asyncio.Future[None] = loop.create_future()
+    runner = _run(coro, settle)
     if not _EAGER:
-        return BodyTask(coro, loop=loop, name=name)
-    depth: int = getattr(_depth, "n", 0)
-    if depth >= EAGER_DEPTH:
-        return BodyTask(coro, loop=loop, name=name)
-    _depth.n = depth + 1
+        task = BodyTask(runner, loop=loop, name=name)
+    else:
+        depth: int = getattr(_depth, "n", 0)
+        if depth >= EAGER_DEPTH:
+            task = BodyTask(runner, loop=loop, name=name)
+        else:
+            _depth.n = depth + 1
+            try:
+                task = BodyTask(runner, loop=loop, name=name, eager_start=True)  # type: ignore[call-arg]
+            finally:
+                _depth.n = depth
+    if not task.done():
+        task.add_done_callback(partial(_settled, coro, settle))
+    return task, settle
+
+
+async def _run(coro: Coroutine[Any, Any, object], settle: asyncio.Future[None]) -> object:
     try:
-        return BodyTask(coro, loop=loop, name=name, eager_start=True)  # type: ignore[call-arg]
+        return await coro
     finally:
-        _depth.n = depth
+        if not settle.done():
+            settle.set_result(None)
+
+
+def _settled(
+    coro: Coroutine[Any, Any, object], settle: asyncio.Future[None], task: BodyTask
+) -> None:
+    """The task is done. Normally `_run` resolved `settle` already; not if the task was cancelled
+    before its first step (the body never started: close it, so it is not reported as never
+    awaited)."""
+    if inspect.getcoroutinestate(coro) == inspect.CORO_CREATED:
+        coro.close()
+    if not settle.done():
+        settle.set_result(None)
 
 
 def settled(future: asyncio.Future[Any], loop: asyncio.AbstractEventLoop) -> asyncio.Future[None]:

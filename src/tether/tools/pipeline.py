@@ -518,16 +518,16 @@ async def _run_body(
     )
     loop = _running_loop()
     try:
-        task = start_body(coro, loop, f"tool {call.name} {call.call_id}")  # type: ignore[arg-type]
+        task, settle = start_body(coro, loop, f"tool {call.name} {call.call_id}")  # type: ignore[arg-type]
     except BaseException as exc:  # KeyboardInterrupt/SystemExit from an eager first step
         relay.detach()
         return None, exc
     if task.done():
         relay.detach()
         return body_outcome(task)
-    task.add_done_callback(relay.detach)  # the per-call signal freezes when the body settles
+    settle.add_done_callback(relay.detach)  # the per-call signal freezes when the body settles
     try:
-        await settled(task, loop)
+        await settle
     except asyncio.CancelledError as exc:
         call.interrupted = True
         if not task.done():
