@@ -113,7 +113,26 @@ def define_tool(
 ) -> ToolDefinition:
     """Define a tool. With a pydantic `parameters` model, the model-facing schema is derived
     from it and arguments are validated inside the body wrapper (`INVALID_ARGS`); the body gets
-    the validated, frozen model. A raw JSON-Schema mapping is passed through unvalidated."""
+    the validated, frozen model. A raw JSON-Schema mapping is passed through unvalidated.
+
+    `timeout_ms` is a budget that a timeout policy enforces (mount
+    `tether.plugins.timeout_policy`; without one the registry logs a warning at the tool's first
+    call and the budget does nothing). The policy only aborts `exec.signal`; the body must stop.
+
+    A sync `execute` runs in a worker thread and cannot be interrupted: its `TOOL_TIMEOUT` (or
+    `ABORTED`) arrives only when the function returns. Poll `exec.signal.aborted` — safe to read
+    from any thread — in its loop and return when it is true::
+
+        def crunch(args: Args, exec: ToolRunContext) -> int:
+            total = 0
+            for chunk in chunks(args.path):
+                if exec.signal.aborted:
+                    break  # the result becomes TOOL_TIMEOUT / ABORTED anyway
+                total += work(chunk)
+            return total
+
+    A body that must stop work it cannot poll (a blocking call) should be async and forward the
+    signal to a capability that can stop it."""
     if timeout_ms is not None and not _positive_finite(timeout_ms):
         raise ValueError(f"define_tool({name}): timeout_ms must be a positive finite number")
     too_long = None if timeout_ms is None else timeout_too_long(timeout_ms)
