@@ -4,7 +4,8 @@ Contract (issue 11 §7, issue 18 §7): a `tether.yml` or `$TETHER_HOME/config.ym
 deep fails boot with the usual one line naming the file (exit 2, no traceback); a Claude Code
 `.claude/settings.json` nested 5,000 deep is logged in one line naming the file and skipped.
 Output never loses a result: a character the stream cannot encode (a lone surrogate) is printed
-as a backslash escape, and the spill file a truncated `tools call` output names still exists
+as a backslash escape (by `tools call`, and by `run` in the tool status lines and the final
+answer), and the spill file a truncated `tools call` output names still exists
 when the command has returned.
 """
 
@@ -15,6 +16,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+
+from tether.testing.scripted_model import ScriptedModelServer, text_reply, tool_calls_reply
 
 from ._support import Cli
 
@@ -100,3 +103,18 @@ async def test_the_spill_file_tools_call_names_exists_after_it_returns(cli: Cli)
         assert spill.read_text() == "".join(f"{n}\n" for n in range(1, 100001))
     finally:
         shutil.rmtree(spill.parent)
+
+
+async def test_run_prints_a_final_answer_with_a_lone_surrogate_as_an_escape(tmp_path: Path) -> None:
+    async with ScriptedModelServer() as server:
+        cli = Cli(tmp_path, server.base_url)
+        server.push(
+            tool_calls_reply(("w1", "web_fetch", '{"url": "\\ud800"}')),
+            text_reply("odd \ud800 text"),
+        )
+
+        done = await cli.run("run", "fetch it")
+
+    assert (done.code, done.stdout) == (0, "odd \\ud800 text\n")
+    assert "✗ web_fetch WEB_INVALID_URL" in done.stderr
+    assert "invalid URL: \\ud800" in done.stderr
