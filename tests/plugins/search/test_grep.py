@@ -138,3 +138,20 @@ async def test_the_schema_has_no_timeout_and_the_definition_declares_one(tmp_pat
     assert harness.ctx.tools.get("grep").timeout_ms == 1234
     assert harness.ctx.tools.get("glob").timeout_ms == 1234
     await harness.ctx.dispose()
+
+
+async def test_a_regex_over_ripgrep_s_size_limit_is_invalid_arguments(search: Search) -> None:
+    touch(search.root / "a.txt", "x\n")
+    failure = await search.fail("grep", pattern="\\w{5000}\\w{5000}")
+    assert failure.code == "SEARCH_INVALID_ARGS"
+    assert failure.error.message == (
+        "invalid search: rg: compiled regex exceeds size limit of 104857600"
+    )
+
+
+async def test_a_glob_ripgrep_cannot_parse_is_invalid_arguments(search: Search) -> None:
+    failure = await search.fail("glob", pattern="{{a}}")
+    assert failure.code == "SEARCH_INVALID_ARGS"
+    assert failure.error.message == (
+        "invalid search: rg: error parsing glob '{{a}}': nested alternate groups are not allowed"
+    )

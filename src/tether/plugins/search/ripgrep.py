@@ -34,6 +34,12 @@ _EXE: Final = "rg.exe" if os.name == "nt" else "rg"
 
 _COMMON: Final = ("rg", "--no-config", "--color=never", "--hidden", "--no-require-git")
 _SKIP_GIT: Final = "--glob=!.git"
+_INVALID: Final = (  # rg's words for a pattern, glob or type it refuses
+    "regex parse error",
+    "exceeds size limit",
+    "error parsing glob",
+    "unrecognized file type",
+)
 
 
 def _bundled_candidates() -> Iterator[str]:
@@ -145,6 +151,6 @@ async def run_rg(
         if result.exit_code is not None
         else f"killed by {result.signal_name}"
     )
-    if "regex parse error" in message or "unrecognized file type" in message:
+    if any(problem in message for problem in _INVALID):
         raise SearchError(f"invalid search: {message}", SEARCH_INVALID_ARGS)
     raise SearchError(f"ripgrep failed: {message}", SEARCH_FAILED)
