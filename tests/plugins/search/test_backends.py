@@ -2,8 +2,8 @@
 PATH (PATH's `rg` serves when the package's is missing; neither refuses the mount with the way
 out); `backend` is no longer a setting. A grep that outlives its declared `timeout_ms` ends as
 `TOOL_TIMEOUT` with its `rg` process gone; a caller abort ends as `ABORTED`, also with `rg`
-gone, even mid-way through a pattern that makes backtracking engines hang. Patterns are bounded
-before anything runs."""
+gone, even mid-way through a pattern that makes backtracking engines hang. Patterns and paths
+are bounded before anything runs."""
 
 from __future__ import annotations
 
@@ -183,10 +183,17 @@ async def test_an_abort_half_a_second_into_a_catastrophic_pattern_returns_with_n
 
 
 @pytest.mark.parametrize(
-    ("tool", "field"), [("grep", "pattern"), ("grep", "glob"), ("glob", "pattern")]
+    ("tool", "field", "limit"),
+    [
+        ("grep", "pattern", 10000),
+        ("grep", "glob", 10000),
+        ("glob", "pattern", 10000),
+        ("grep", "path", 4096),
+        ("glob", "path", 4096),
+    ],
 )
-async def test_a_10_mb_pattern_is_refused_naming_the_limit(
-    tmp_path: Path, tool: str, field: str
+async def test_a_10_mb_pattern_or_path_is_refused_naming_the_limit(
+    tmp_path: Path, tool: str, field: str, limit: int
 ) -> None:
     harness = await mount(tmp_path)
     arguments = {"pattern": "x", field: "a" * 10_000_000}
@@ -194,7 +201,7 @@ async def test_a_10_mb_pattern_is_refused_naming_the_limit(
     assert isinstance(result, ToolFailure)
     assert result.code == "INVALID_ARGS"
     assert result.error.message == (
-        f"invalid arguments: {field}: String should have at most 10000 characters"
+        f"invalid arguments: {field}: String should have at most {limit} characters"
     )
     assert rg_children() == []
     await harness.ctx.dispose()

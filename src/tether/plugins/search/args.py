@@ -2,8 +2,9 @@
 
 No timeout parameter: the budget is deployment policy (the tool's `timeout_ms`, enforced by the
 tool-call timeout policy), not something the model chooses. Patterns and globs are bounded
-(`MAX_PATTERN_CHARS`): they travel on rg's command line, which the kernel caps at 128 KiB per
-argument, and no real search needs more; a longer one is `INVALID_ARGS` naming the limit.
+(`MAX_PATTERN_CHARS`), paths too (`MAX_PATH_CHARS`): they travel on rg's command line, which the
+kernel caps at 128 KiB per argument, and no real search needs more; a longer one is
+`INVALID_ARGS` naming the limit.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .query import OutputMode
 
-__all__ = ["MAX_PATTERN_CHARS", "GlobArgs", "GrepArgs", "grep_args_model"]
+__all__ = ["MAX_PATH_CHARS", "MAX_PATTERN_CHARS", "GlobArgs", "GrepArgs", "grep_args_model"]
 
 MAX_PATTERN_CHARS: Final = 10_000
+MAX_PATH_CHARS: Final = 4096  # Linux's PATH_MAX
 
 
 class GrepArgs(BaseModel):
@@ -31,6 +33,7 @@ class GrepArgs(BaseModel):
     )
     path: str | None = Field(
         default=None,
+        max_length=MAX_PATH_CHARS,
         description=(
             "File or directory to search in (rg PATH). Defaults to the current working directory."
         ),
@@ -147,6 +150,7 @@ class GlobArgs(BaseModel):
     )
     path: str | None = Field(
         default=None,
+        max_length=MAX_PATH_CHARS,
         description=(
             "The directory to search in. Defaults to the current working directory; omit it"
             ' rather than passing "undefined" or "null".'
