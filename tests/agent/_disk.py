@@ -9,8 +9,9 @@ session log's one write function (`tether.agent.session.log._write_all`) raises
 `OSError(ENOSPC)` once the bytes written through it would exceed the budget `fill(leave)` set —
 in this process (`arm(monkeypatch)`) and in `tether` subprocesses (`env()` puts a
 `sitecustomize` on their `PYTHONPATH`). `mode` says which one a test ran under; nothing is
-skipped. `TETHER_TEST_DISK=seam` forces the seam (to exercise the fallback). The seam reaches only the session log, so tests about other writers (the orphan
-ledger) patch their own write under it.
+skipped; `TETHER_TEST_DISK=seam` forces the seam (to exercise the fallback). The seam reaches
+only the session log, so tests about other writers (the orphan ledger) patch their own write
+under it.
 """
 
 from __future__ import annotations

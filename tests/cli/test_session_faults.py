@@ -165,7 +165,10 @@ log.append("todo/write", {"todos": []})
 def killed_while_creating(cli: Cli, at: str) -> Path:
     root = cli.home / "sessions"
     done = subprocess.run(
-        [sys.executable, "-c", _DIE_AT, str(root), at], env=cli.env, capture_output=True
+        [sys.executable, "-c", _DIE_AT, str(root), at],
+        env=cli.env,
+        capture_output=True,
+        check=False,
     )
     assert done.returncode == -signal.SIGKILL, done.stderr
     return root / "s1"
