@@ -462,3 +462,18 @@ def test_sweep_leaves_a_live_writer_alone_even_before_its_file_exists(
     live.turn_start(1)  # the live writer publishes as usual
     live.close()
     assert types(lines(store.path("live"))) == ["session", "turn/start"]
+
+
+def test_check_all_names_a_session_by_the_id_its_directory_encodes(store: SessionStore) -> None:
+    log = store.create(session_id="a/b c")
+    log.append("todo/write", {"todos": []})
+    log.close()
+    store.path("a/b c").write_bytes(b"")
+
+    (found,) = store.check_all()
+
+    assert (found.id, [d.code for d in found.defects], found.remedy) == (
+        "a/b c",
+        ["EMPTY_FILE"],
+        "repair",
+    )

@@ -28,7 +28,7 @@ from ...kernel import tether_home
 from ..messages import Message
 from . import events as ev
 from .check import Defect, check_data
-from .events import SessionError, SessionEvent, SessionHeader
+from .events import SessionError, SessionEvent, SessionHeader, SessionWriteFailed
 from .files import (
     LOCK_NAME,
     LOG_NAME,
@@ -363,15 +363,18 @@ def _fix_end(path: Path, size: int, torn: bool, newline_missing: bool) -> int:
     """Cut a torn tail, or end a complete last line with its newline; the new size."""
     if not torn and not newline_missing:
         return size
-    with path.open("r+b") as file:
-        if torn:
-            file.truncate(size)
-        else:
-            file.seek(size)
-            file.write(b"\n")
-            size += 1
-        file.flush()
-        os.fsync(file.fileno())
+    try:
+        with path.open("r+b") as file:
+            if torn:
+                file.truncate(size)
+            else:
+                file.seek(size)
+                file.write(b"\n")
+                size += 1
+            file.flush()
+            os.fsync(file.fileno())
+    except OSError as error:
+        raise SessionWriteFailed(f"cannot repair {path}: {error}") from error
     return size
 
 
@@ -384,8 +387,11 @@ def _salvage(path: Path, lock: WriterLock) -> SalvageReport:
     header = contents.header
     if header is None:
         whole = _side_file(path)
-        os.rename(path, whole)
-        fsync_dir(path.parent)
+        try:
+            os.rename(path, whole)
+            fsync_dir(path.parent)
+        except OSError as error:
+            raise SessionWriteFailed(f"cannot move {path} to {whole}: {error}") from error
         lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
         reason = "the file is empty" if not data else "line 1 is not a session header"
         return SalvageReport(path, whole, 1, max(lines, 1), 0, len(data), reason, removed=True)
@@ -393,15 +399,13 @@ def _salvage(path: Path, lock: WriterLock) -> SalvageReport:
     side: Path | None = None
     if plan.first_line is not None:
         side = _side_file(path)
-        fd = os.open(side, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
         try:
-            view = memoryview(data)[plan.keep :]
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        fsync_dir(path.parent)
+            _write_new(side, data[plan.keep :])
+            fsync_dir(path.parent)
+        except OSError as error:
+            with contextlib.suppress(OSError):
+                side.unlink()
+            raise SessionWriteFailed(f"cannot write {side}: {error}") from error
     newline = plan.keep == len(data) and not data.endswith(b"\n")
     size = _fix_end(path, plan.keep, side is not None, newline)
     log = SessionLog(path, header, plan.events, lock, size=size)
@@ -423,6 +427,17 @@ def _salvage(path: Path, lock: WriterLock) -> SalvageReport:
         newline,
         repair=repair,
     )
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _side_file(path: Path) -> Path:
