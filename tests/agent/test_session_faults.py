@@ -153,7 +153,8 @@ def test_recover_writes_the_held_result_as_it_was_and_closes_the_turn(
         "error": {"message": refused.value.message, "code": "SESSION_WRITE_FAILED"},
     }
     assert report.describe() == [
-        "closed interrupted turn 1 with synthetic tool results (1 TOOL_NOT_STARTED)"
+        "closed interrupted turn 1 with synthetic tool results (1 TOOL_NOT_STARTED) and 1 held"
+        " tool result"
     ]
     assert (log.failure, dict(log.held_results)) == (None, {})
     log.turn_start(2)  # the log writes again

@@ -51,7 +51,7 @@ from . import events as ev
 from .events import SessionError, SessionEvent, SessionHeader, SessionWriteFailed, result_call_id
 from .files import TornTail
 from .history import derive_messages, last_turn
-from .repair import interrupted_turn_closers, open_turn
+from .repair import TOOL_NOT_STARTED, TOOL_OUTCOME_UNKNOWN, interrupted_turn_closers, open_turn
 
 __all__ = ["RepairReport", "SessionLog", "WriterLock", "fsync_dir", "same_file"]
 
@@ -147,15 +147,22 @@ class RepairReport:
             lines.append(f"cut a torn last line: {self.torn_tail.describe()}")
         if self.closed_turn is not None:
             codes: dict[str, int] = {}
+            kept = 0
             for event in self.synthesized:
+                if event.type != ev.TOOL_RESULT:
+                    continue
                 error = event.data.get("error")
-                if event.type == ev.TOOL_RESULT and isinstance(error, dict):
-                    code = str(error.get("code"))
-                    codes[code] = codes.get(code, 0) + 1
+                code = error.get("code") if isinstance(error, dict) else None
+                if code in (TOOL_OUTCOME_UNKNOWN, TOOL_NOT_STARTED):
+                    codes[str(code)] = codes.get(str(code), 0) + 1
+                else:
+                    kept += 1
             detail = ", ".join(f"{n} {code}" for code, n in codes.items())
             lines.append(
                 f"closed interrupted turn {self.closed_turn}"
                 + (f" with synthetic tool results ({detail})" if detail else "")
+                + (f"{' and' if detail else ' with'} {kept} held tool result" if kept else "")
+                + ("s" if kept > 1 else "")
             )
         return lines
 
