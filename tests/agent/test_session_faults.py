@@ -164,6 +164,28 @@ def test_recover_writes_the_held_result_as_it_was_and_closes_the_turn(
     assert types(lines(store.path("s1")))[-2:] == ["turn/start", "turn/end"]
 
 
+def test_a_session_created_on_a_full_disk_is_not_there_until_an_append_succeeds(
+    store: SessionStore, disk: SmallDisk
+) -> None:
+    log = store.create(session_id="s1")
+    disk.fill(0)
+
+    with pytest.raises(SessionWriteFailed) as refused:
+        log.turn_start(1)
+
+    assert refused.value.message == (
+        f"cannot create {log.path}: [Errno 28] No space left on device"
+    )
+    assert sorted(p.name for p in log.path.parent.iterdir()) == ["writer.lock"]
+    assert store.check_all() == []
+    disk.free()
+    assert log.recover().describe() == []
+    log.turn_start(1)
+    log.turn_end(1, {"kind": "completed"})
+    log.close()
+    assert store.check("s1") == []
+
+
 def test_recover_while_the_file_still_refuses_writes_raises_and_changes_nothing(
     store: SessionStore, disk: SmallDisk
 ) -> None:

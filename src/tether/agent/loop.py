@@ -298,10 +298,14 @@ class Agent:
         """The reason of a turn the session log could not record (never itself recorded)."""
         failure = self.session.failure
         cause = failure.message if failure is not None else "the session log cannot be written"
-        message = (
-            f"{cause}; the turn stopped (its started tool calls were stopped and awaited); once"
-            f" there is space, `tether sessions resume {self.session.id}` records their outcome"
-        )
+        if self.session.next_seq == 0:  # nothing was ever written: there is no session file
+            message = f"{cause}; the session was not created and the turn did not start"
+        else:
+            message = (
+                f"{cause}; the turn stopped (its started tool calls were stopped and awaited);"
+                f" once there is space, `tether sessions resume {self.session.id}` records"
+                " their outcome"
+            )
         return {"kind": "error", "error": {"message": message, "code": "SESSION_WRITE_FAILED"}}
 
     async def _start_session(self, turn: int, signal: AbortSignal) -> None:
