@@ -393,6 +393,7 @@ def test_a_turn_closed_without_its_results_gets_them_after_its_turn_end(
 
     with store.open("s1") as log:
         closers = log.repair.synthesized
+        described = log.repair.describe()
 
     assert [outcome_of(e) for e in closers] == [
         ("r1_s0", {"name": "ToolOutcomeUnknownError", "code": "TOOL_OUTCOME_UNKNOWN"}),
@@ -400,6 +401,9 @@ def test_a_turn_closed_without_its_results_gets_them_after_its_turn_end(
     ]
     assert closers[0].data["message"]["content"][0]["content"] == [
         {"type": "text", "text": OUTCOME_UNKNOWN_TEXT}
+    ]
+    assert described == [
+        "gave turn 1 its missing tool results (1 TOOL_OUTCOME_UNKNOWN, 1 TOOL_NOT_STARTED)"
     ]
     assert store.check("s1") == []
 

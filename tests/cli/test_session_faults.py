@@ -31,6 +31,7 @@ from tether.agent.session import OUTCOME_UNKNOWN_TEXT, TOOL_NOT_STARTED_TEXT
 from tether.testing.scripted_model import ScriptedModelServer, text_reply, tool_calls_reply
 
 from ..agent._disk import SmallDisk
+from ..agent.test_session_faults import CLOSED_WITHOUT_RESULTS
 from ._support import Cli
 
 pytestmark = pytest.mark.slow
@@ -145,6 +146,36 @@ async def test_a_full_disk_stops_the_turn_in_one_line_and_resume_records_the_out
     assert added[3]["data"]["reason"] == {"kind": "interrupted"}
     check = await cli.run("sessions", "check", sid)
     assert (check.code, check.stdout) == (0, f"{sid}: ok\n")
+
+
+async def test_resume_gives_a_turn_closed_without_its_results_the_missing_ones(cli: Cli) -> None:
+    """The log a tether before issue 18 left on a full disk: `tool/call r1_s0`, `step/end`,
+    `turn/end {"kind": "error", ... "[Errno 28]"}` — the turn closed, two results missing."""
+    path = cli.store.path("s1")
+    path.parent.mkdir(parents=True)
+    header = {"type": "session", "version": 0, "id": "s1", "created_at": 1}
+    records = [header, *CLOSED_WITHOUT_RESULTS]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+
+    checked = await cli.run("sessions", "check", "s1")
+    resumed = await cli.run("sessions", "resume", "s1", input=b"/exit\n")
+
+    assert (checked.code, checked.stdout.splitlines()) == (
+        1,
+        [
+            's1: MISSING_RESULT: tool/call "r1_s0" (bash, seq 3) has no tool/result',
+            's1: MISSING_RESULT: tool call "r1_s1" requested by assistant/message seq 2 has no'
+            " tool/result",
+            "run `tether sessions resume s1` to repair an interrupted turn",
+        ],
+    )
+    assert resumed.code == 0, resumed.stderr
+    assert (
+        "tether: repaired the session log: gave turn 1 its missing tool results"
+        " (1 TOOL_OUTCOME_UNKNOWN, 1 TOOL_NOT_STARTED)" in resumed.stderr
+    )
+    after = await cli.run("sessions", "check", "s1")
+    assert (after.code, after.stdout) == (0, "s1: ok\n")
 
 
 # -- 2. a kill during session creation ------------------------------------------------------------

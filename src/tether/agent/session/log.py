@@ -145,25 +145,29 @@ class RepairReport:
         lines: list[str] = []
         if self.torn_tail is not None:
             lines.append(f"cut a torn last line: {self.torn_tail.describe()}")
+        results = [e for e in self.synthesized if e.type == ev.TOOL_RESULT]
+        codes: dict[str, int] = {}
+        kept = 0
+        for event in results:
+            error = event.data.get("error")
+            code = error.get("code") if isinstance(error, dict) else None
+            if code in (TOOL_OUTCOME_UNKNOWN, TOOL_NOT_STARTED):
+                codes[str(code)] = codes.get(str(code), 0) + 1
+            else:
+                kept += 1
+        detail = ", ".join(f"{n} {code}" for code, n in codes.items())
+        with_results = (f" with synthetic tool results ({detail})" if detail else "") + (
+            f"{' and' if detail else ' with'} {kept} held tool result{'s' if kept > 1 else ''}"
+            if kept
+            else ""
+        )
         if self.closed_turn is not None:
-            codes: dict[str, int] = {}
-            kept = 0
-            for event in self.synthesized:
-                if event.type != ev.TOOL_RESULT:
-                    continue
-                error = event.data.get("error")
-                code = error.get("code") if isinstance(error, dict) else None
-                if code in (TOOL_OUTCOME_UNKNOWN, TOOL_NOT_STARTED):
-                    codes[str(code)] = codes.get(str(code), 0) + 1
-                else:
-                    kept += 1
-            detail = ", ".join(f"{n} {code}" for code, n in codes.items())
-            lines.append(
-                f"closed interrupted turn {self.closed_turn}"
-                + (f" with synthetic tool results ({detail})" if detail else "")
-                + (f"{' and' if detail else ' with'} {kept} held tool result" if kept else "")
-                + ("s" if kept > 1 else "")
-            )
+            lines.append(f"closed interrupted turn {self.closed_turn}{with_results}")
+        elif results:  # a turn closed without them (a writer that could not record them)
+            turn = results[0].data.get("turn")
+            parts = [*(f"{n} {code}" for code, n in codes.items())]
+            parts += [f"{kept} held"] if kept else []
+            lines.append(f"gave turn {turn} its missing tool results ({', '.join(parts)})")
         return lines
 
 
