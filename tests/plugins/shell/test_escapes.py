@@ -6,7 +6,9 @@ or the background process settles, including processes that left its process gro
 re-parented (tether is their child subreaper): `setsid -f`, a double fork with `setsid`,
 `nohup setsid ... &`, a `set -m` job, `disown` after `setsid`, and a plain `&` job. Tether reaps
 the ones it adopted (no zombie is left). A background command's processes live until that
-command ends; a foreground command finishing beside it does not touch them.
+command ends; a foreground command finishing beside it does not touch them. An escaped process
+that exits on its own while its command runs is reaped too, and being the subreaper never takes
+the exit status of a child asyncio waits for.
 
 Each test's escaped process is `sleep 60.<9 random digits>`, found by its exact argv.
 """
@@ -14,6 +16,7 @@ Each test's escaped process is `sleep 60.<9 random digits>`, found by its exact 
 from __future__ import annotations
 
 import asyncio
+import sys
 
 import pytest
 
@@ -148,3 +151,41 @@ async def test_a_background_commands_escaped_process_is_stopped_when_it_finishes
     escaped = int(background.read_output().delta.split()[-1])
     assert sleeping(duration) == []
     assert not exists(escaped)
+
+
+async def test_an_escaped_process_that_exits_on_its_own_is_reaped_while_its_command_runs(
+    executor: LocalBashExecutor,
+) -> None:
+    duration = f"2.{marker()[3:]}"  # seen alive by a look (every 0.5 s), then it exits
+    background = await executor.start(
+        ShellRequest(command=f"{escape('setsid -f', duration)}; sleep 30"),
+        signal=AbortSignal.never(),
+    )
+    try:
+        await until(lambda: len(sleeping(duration)) == 1)
+        (escaped,) = sleeping(duration)
+
+        await until(lambda: not exists(escaped.pid), within_s=10)  # exited, then reaped
+    finally:
+        background.kill()
+        await background.done
+
+
+async def test_a_child_asyncio_waits_for_keeps_its_exit_status(
+    executor: LocalBashExecutor,
+) -> None:
+    duration = marker()
+    escaping = asyncio.create_task(
+        executor.run(
+            ShellRequest(command=f"{escape('setsid -f', duration)}; sleep 0.5"),
+            signal=AbortSignal.never(),
+        )
+    )
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", "import time, sys; time.sleep(0.3); sys.exit(7)"
+    )
+
+    assert await child.wait() == 7
+    result = await escaping
+    assert result.exit_code == 0
+    assert sleeping(duration) == []
