@@ -7,8 +7,9 @@ Owns `claim(tree, leaders)`: walk this process's descendants from its direct chi
   `_tree.py`), or else
 - its parent belongs to a command (a child that scrubbed its environment is still its
   parent's), or else
-- it is in a command leader's process group or session and started after the leader (a zombie,
-  whose environment can no longer be read; a `set -m` job keeps the leader's session).
+- it is in a command leader's process group or session and started after the command was
+  spawned (a zombie, whose environment can no longer be read; a `set -m` job keeps the
+  leader's session).
 
 Because tether is the child subreaper (`_reaper.py`), a process that left its command's group and
 whose parent exited has been re-parented to tether, so it is in the walk. Does not own signalling
@@ -31,10 +32,11 @@ __all__ = ["Leader", "claim"]
 
 @dataclass(frozen=True, slots=True)
 class Leader:
-    """A command's leader: its pid (= its process group and session id) and start."""
+    """A command's leader: its pid (= its process group and session id) and a start no process
+    of the command precedes (`_tree.boot_ticks()` before the spawn; None: unknown)."""
 
     pid: int
-    start: int | None
+    not_before: int | None
 
 
 _tags: dict[tuple[int, int], str | None] = {}
@@ -95,6 +97,6 @@ def _owner(
         found = by_pid.get(group)
         if found is not None:
             tag, leader = found
-            if leader.start is None or process.start >= leader.start:
+            if leader.not_before is None or process.start >= leader.not_before:
                 return tag
     return None

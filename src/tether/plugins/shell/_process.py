@@ -66,7 +66,7 @@ from ._env import child_environment
 from ._group import group_alive, running, signal_exact, signal_group
 from ._reaper import reap
 from ._spawn import STDERR, STDOUT, Launched
-from ._tree import TAG_VARIABLE, ProcessEntry, direct_children, entry, read_tree
+from ._tree import TAG_VARIABLE, ProcessEntry, boot_ticks, direct_children, read_tree
 
 __all__ = ["ExitStatus", "Phase", "SpawnSpec", "Subprocess", "signal_name"]
 
@@ -185,13 +185,13 @@ class Subprocess:
         self = cls(spec, spill_dir)
         env = child_environment(spec.env)
         env[TAG_VARIABLE] = self._tag
+        not_before = boot_ticks()
         self._launched = Launched.start(
             spec.argv, cwd=spec.cwd, env=env, stdin=spec.stdin, events=self
         )
         self.pid = pid = self._launched.pid
         _UNREAPED_LEADERS.add(pid)
-        leader = entry(pid)  # we alone reap the leader, so this is its start
-        self._leader = Leader(pid, None if leader is None else leader.start)
+        self._leader = Leader(pid, not_before)
         return self
 
     # -- facts ---------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from dataclasses import dataclass
 from typing import Final
 
@@ -24,6 +25,7 @@ import psutil
 __all__ = [
     "TAG_VARIABLE",
     "ProcessEntry",
+    "boot_ticks",
     "direct_children",
     "entry",
     "read_tag",
@@ -37,6 +39,7 @@ _PROC: Final = "/proc"
 _HAS_PROC: Final = os.path.isdir(f"{_PROC}/self/task")
 _DEAD_STATES: Final = (b"Z", b"X", b"x")
 _TAG_PREFIX: Final = TAG_VARIABLE.encode() + b"="
+_NS_PER_TICK: Final = 1_000_000_000 // os.sysconf("SC_CLK_TCK") if _HAS_PROC else 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,25 +139,27 @@ def read_tree() -> dict[int, ProcessEntry]:
 
 
 def direct_children() -> set[int] | None:
-    """This process's children (from `/proc/self/task/*/children`); None where that is not
+    """The children of this process's main thread (`/proc/self/task/<pid>/children`), which is
+    where the kernel re-parents the orphans a subreaper adopts; None where that file is not
     available (not Linux, or a kernel without `CONFIG_PROC_CHILDREN`)."""
     if not _HAS_PROC:
         return None
-    children: set[int] = set()
-    try:
-        tasks = os.listdir(f"{_PROC}/self/task")
-    except OSError:
+    pid = os.getpid()
+    data = _read(f"{_PROC}/{pid}/task/{pid}/children", 65536)
+    if data is None:
         return None
-    for task in tasks:
-        try:
-            with open(f"{_PROC}/self/task/{task}/children", "rb") as file:
-                children.update(int(pid) for pid in file.read().split())
-        except FileNotFoundError:
-            if task == str(os.getpid()):
-                return None  # the file does not exist on this kernel
-        except (OSError, ValueError):
-            continue
-    return children
+    try:
+        return {int(child) for child in data.split()}
+    except ValueError:
+        return None
+
+
+def boot_ticks() -> int | None:
+    """Now, in the unit of `ProcessEntry.start` on Linux (clock ticks since boot); None
+    elsewhere. A process started after this call has a start at least this."""
+    if not _HAS_PROC:
+        return None
+    return time.clock_gettime_ns(time.CLOCK_BOOTTIME) // _NS_PER_TICK
 
 
 def read_tag(pid: int) -> str | None:

@@ -121,7 +121,7 @@ class SubprocessService:
         _ALL_LIVE.add(process)
         self._live.add(process)
         if self._ledger is not None:
-            self._ledger.add(process.pid, process.leader.start)
+            self._ledger.add(process.pid)
         process.done.add_done_callback(lambda _: self._settled(process))
         process.add_abort(signal)
         if self._look_timer is None:
