@@ -21,9 +21,12 @@ import sys
 import pytest
 
 from tether.core.signals import AbortController, AbortSignal
+from tether.kernel import Context
+from tether.plugins.jobs.model import JobStatus
+from tether.plugins.jobs.registry import JobRegistry
 from tether.plugins.shell import LocalBashExecutor, ShellRequest
 
-from ._support import exists, marker, sleeping, until
+from ._support import call, exists, marker, sleeping, text, until
 
 PATTERNS = {
     "setsid -f": "setsid -f sleep {d}",
@@ -189,3 +192,23 @@ async def test_a_child_asyncio_waits_for_keeps_its_exit_status(
     result = await escaping
     assert result.exit_code == 0
     assert sleeping(duration) == []
+
+
+async def test_job_kill_stops_the_process_a_background_bash_job_escaped_to(ctx: Context) -> None:
+    duration = marker()
+    command = f"setsid -f sleep {duration}; sleep 30"
+    started = await call(
+        ctx, {"command": command, "description": "escape", "run_in_background": True}
+    )
+    assert text(started) == "started background job bash-1"
+    await until(lambda: len(sleeping(duration)) == 1)
+    (escaped,) = sleeping(duration)
+    jobs = ctx.get("jobs")
+    assert isinstance(jobs, JobRegistry)
+
+    await call(ctx, {"job_id": "bash-1"}, name="job_kill")
+    await until(lambda: jobs.get("bash-1").status.terminal)
+
+    assert jobs.get("bash-1").status is JobStatus.KILLED
+    assert sleeping(duration) == []
+    assert not exists(escaped.pid)

@@ -77,8 +77,9 @@ def claim(
         if owner is not None and process.pid != leaders[owner].pid:
             claimed.setdefault(owner, []).append(process)
         stack.extend((child, owner) for child in children.get(process.pid, ()))
-    for key in [key for key in _tags if key[0] not in tree or tree[key[0]].start != key[1]]:
-        del _tags[key]
+    for key in list(_tags):
+        if key[0] not in tree or tree[key[0]].start != key[1]:
+            del _tags[key]
     return claimed
 
 

@@ -64,7 +64,7 @@ from ._collect import CaptureLimits, SpillDirectory, StreamCollector
 from ._descendants import Leader, claim
 from ._env import child_environment
 from ._group import group_alive, running, signal_exact, signal_group
-from ._reaper import reap
+from ._reaper import is_subreaper, reap
 from ._spawn import STDERR, STDOUT, Launched
 from ._tree import TAG_VARIABLE, ProcessEntry, boot_ticks, direct_children, read_tree
 
@@ -218,8 +218,11 @@ class Subprocess:
         return self._group_gone
 
     def finished(self) -> bool:
-        """The group is gone and no other process of the command known to tether still runs."""
-        return self.group_gone() and not any(running(p) for p in self._members.values())
+        """The group is gone and no other process of the command still runs (for a process
+        without `ends_with_leader`, after a look if tether may have adopted one)."""
+        if not self.group_gone() or any(running(p) for p in self._members.values()):
+            return False
+        return self._ends_with_leader or not self._left_behind()
 
     # -- descendants ---------------------------------------------------------------------------
 
@@ -272,6 +275,8 @@ class Subprocess:
         else:
             group_empty = False
         if group_empty and not self._members:
+            if not is_subreaper():
+                return False  # what left the group was re-parented to init: out of reach
             children = direct_children()
             if children is not None and not children - _UNREAPED_LEADERS:
                 return False  # no process of the group, nothing adopted: nothing left
