@@ -3,8 +3,9 @@
 Prints µs per call (median of ROUNDS rounds × CALLS calls) for: a bare await of the body;
 `create_task(body) + await` (what one task per call costs on this machine, right now);
 `tools.execute` of a no-op tool with no plugins; the same with the timeout policy (the tool
-declares a budget) plus one pre- and one post-execute listener; and that full pipeline for a body
-that suspends once (`await asyncio.sleep(0)`), which cannot finish in its eager first step. Then
+declares a budget) plus one pre- and one post-execute listener and a `tools/result` observer; and
+that full pipeline for a body that suspends once (`await asyncio.sleep(0)`), which cannot finish
+in an eager first step. Ratios are to the bare await and to `create_task` of the same run. Then
 the listeners left on the long-lived caller signal after 100,000 calls (must be 0) and the
 tracemalloc growth over them.
 
@@ -79,8 +80,12 @@ async def build(with_policy: bool) -> Context:
         ) -> object:
             return await next()
 
+        def observe(exec: object, result: object) -> None:
+            return None
+
         ctx.on("tools/pre-execute", pre)
         ctx.on("tools/post-execute", post)
+        ctx.on("tools/result", observe)
     for name, body in (("noop", noop), ("yields", yields_once)):
         ctx.tools.register(
             define_tool(
@@ -136,7 +141,7 @@ async def main() -> None:
         ),
         ("tools.execute, no plugins", await measure(pipeline(plain_ctx), opts.calls, opts.rounds)),
         (
-            "tools.execute + timeout policy + pre + post",
+            "tools.execute + timeout policy + pre + post + obs",
             await measure(pipeline(full_ctx), opts.calls, opts.rounds),
         ),
         (
@@ -145,10 +150,11 @@ async def main() -> None:
         ),
     ]
     base = rows[0][1]
+    floor = rows[1][1]
     print(f"python {platform.python_version()}, {opts.rounds} rounds x {opts.calls} calls")
-    print(f"{'path':<46} {'µs/call':>9} {'× bare':>8}")
+    print(f"{'path':<50} {'µs/call':>9} {'× bare':>8} {'× task':>8}")
     for name, us in rows:
-        print(f"{name:<46} {us:>9.2f} {us / base:>8.1f}")
+        print(f"{name:<50} {us:>9.2f} {us / base:>8.1f} {us / floor:>8.2f}")
 
     run_full = pipeline(full_ctx)
     await run_full(5_000)  # warm caches before measuring growth

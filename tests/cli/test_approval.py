@@ -229,6 +229,56 @@ async def test_a_failing_prompter_counts_as_unavailable(ctx: Context, agent: Fak
     )
 
 
+async def test_an_unattended_note_says_why_and_the_call_does_not_run(
+    ctx: Context, agent: FakeAgent, session: SessionLog, tmp_path: Path
+) -> None:
+    questions: list[ApprovalQuestion] = []
+
+    def note(question: ApprovalQuestion) -> str:
+        questions.append(question)
+        return f"nobody is here; allow {question.session_rule}"
+
+    ctx.approval.refuse_unattended(note)
+
+    result = await call_bash(ctx, "touch ran", agent=agent)
+
+    assert text_of(result) == (
+        'Error: tool "bash" requires approval, but no approval channel is available '
+        "(nobody is here; allow Bash(touch ran))"
+    )
+    assert not (tmp_path / "ran").exists()
+    assert [q.session_rule for q in questions] == ["Bash(touch ran)"]
+    assert [
+        (e["type"], e.get("outcome"), e.get("session_rule"))
+        for e in events_of(session, "approval/")
+    ] == [("approval/asked", None, None), ("approval/decided", "unavailable", None)]
+
+
+async def test_an_unattended_note_is_not_used_while_a_prompter_is_attached(
+    ctx: Context, agent: FakeAgent, tmp_path: Path
+) -> None:
+    ctx.approval.refuse_unattended(lambda question: "unused")
+    ctx.approval.attach(ScriptedPrompter("allow-once"))
+
+    result = await call_bash(ctx, "touch ran", agent=agent)
+
+    assert isinstance(result, ToolSuccess)
+    assert (tmp_path / "ran").exists()
+
+
+async def test_a_removed_unattended_note_leaves_the_plain_unavailable_text(
+    ctx: Context, agent: FakeAgent
+) -> None:
+    remove = ctx.approval.refuse_unattended(lambda question: "unused")
+    remove()
+
+    result = await call_bash(ctx, "touch ran", agent=agent)
+
+    assert text_of(result) == (
+        'Error: tool "bash" requires approval, but no approval channel is available'
+    )
+
+
 # -- the terminal prompt ---------------------------------------------------------------------------
 
 
@@ -305,8 +355,11 @@ def cli(tmp_path: Path, server: ScriptedModelServer) -> Cli:
 TOUCH = ("t1", "bash", '{"command": "touch approved.txt", "description": "make a file"}')
 
 
-def test_chat_mounts_the_permission_rules_and_run_does_not(tmp_path: Path) -> None:
-    assert "permissions" in [e.id for e in builtin_entries(tmp_path, interactive=True)]
+def test_agent_sessions_mount_the_permission_rules_and_tools_call_does_not(
+    tmp_path: Path,
+) -> None:
+    agent_ids = [e.id for e in builtin_entries(tmp_path, agent=True)]
+    assert {"permissions", "hooks-claude-code", "approval"} <= set(agent_ids)
     ids = [e.id for e in builtin_entries(tmp_path)]
     assert "permissions" not in ids
     assert {"hooks-claude-code", "approval"} <= set(ids)
@@ -333,6 +386,27 @@ async def test_chat_asks_before_bash_and_runs_it_when_allowed(
     finally:
         await terminal.aclose()
     assert (cli.work / "approved.txt").exists()
+
+
+@pytest.mark.slow
+async def test_chat_runs_a_call_an_allow_flag_permits_without_asking(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    server.push(tool_calls_reply(TOUCH), text_reply("made it"))
+    argv = [str(TETHER), "chat", "--allow", "Bash(touch:*)"]
+    terminal = await Terminal.open(argv, cwd=cli.work, env=cli.env)
+    try:
+        await terminal.expect("› ")
+        terminal.send(b"make the file\n")
+        await terminal.expect("✓ bash")
+        await terminal.expect("made it")
+        await terminal.expect("› ")
+        terminal.send(b"/exit\n")
+        assert await terminal.wait() == 0
+    finally:
+        await terminal.aclose()
+    assert (cli.work / "approved.txt").exists()
+    assert "needs approval" not in terminal.output
 
 
 @pytest.mark.slow
@@ -385,5 +459,7 @@ async def test_run_answers_unavailable_and_yolo_runs_the_call(
     allowed = await cli.run("run", "--yolo", "make the file")
 
     assert (allowed.code, allowed.stdout) == (0, "made it\n")
-    assert "--yolo: tool calls run without asking; deny rules still apply" in allowed.stderr
+    assert "tether: --yolo: tool calls run without asking; deny rules still hold\n" in (
+        allowed.stderr
+    )
     assert (cli.work / "approved.txt").exists()

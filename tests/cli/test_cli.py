@@ -219,7 +219,7 @@ async def test_kill_9_mid_tool_leaves_an_open_turn_that_load_repairs_as_outcome_
     cli: Cli, server: ScriptedModelServer
 ) -> None:
     server.push(tool_calls_reply(SLEEP_30))
-    process = await cli.spawn("run", "wait for it", new_session=True)
+    process = await cli.spawn("run", "--allow", "Bash(sleep 30)", "wait for it", new_session=True)
     sleeper = None
     try:
         await eventually(cli.sessions, what="the session file")
@@ -348,7 +348,7 @@ async def test_the_next_tether_stops_the_process_group_a_killed_tether_left_behi
     cli: Cli, server: ScriptedModelServer
 ) -> None:
     server.push(tool_calls_reply(SLEEP_30))
-    process = await cli.spawn("run", "wait for it", new_session=True)
+    process = await cli.spawn("run", "--allow", "Bash(sleep 30)", "wait for it", new_session=True)
     sleeper = None
     try:
         await eventually(

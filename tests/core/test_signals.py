@@ -713,3 +713,18 @@ async def test_any_create_and_dispose_cycles_leave_nothing_on_the_inputs() -> No
     assert upstream.listener_count == 0
     assert other.listener_count == 0
     assert growth < GROWTH_BOUND
+
+
+def test_a_chain_of_five_thousand_derived_signals_aborts_to_its_end() -> None:
+    root = AbortController()
+    chain = [root.signal]
+    for _ in range(5000):
+        chain.append(AbortSignal.any(chain[-1]))
+    seen: list[object] = []
+    chain[-1].add_listener(seen.append)
+
+    root.abort("stop")
+
+    assert all(signal.aborted for signal in chain)
+    assert seen == ["stop"]
+    assert all(signal.listener_count == 0 for signal in chain)

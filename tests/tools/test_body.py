@@ -1,24 +1,25 @@
-"""How a tool body runs (tether.tools.body): eagerly in its own task, then to quiescence.
+"""How a tool body runs (tether.tools.body): in its own task, to quiescence.
 
-The body's first step runs at once, in the body's own task and in a copy of the caller's context;
-a body that never suspends costs the caller no loop iteration; one that suspends continues in the
-same task. What a body does with its task, its context or its own cancellation behaves as if the
-body had been started with `asyncio.create_task`.
+A body runs in a `BodyTask` of its own, in a copy of the caller's context. On Python >= 3.12 the
+task starts eagerly (the public `eager_start=True`): a body that never suspends completes the call
+without suspending the caller. What a body does with its task, its context or its own
+cancellation behaves as if the body had been started with `asyncio.create_task`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import sys
 from typing import Any
 
 import pytest
 
-from tether import AbortController, ToolRunContext
+from tether import ToolRunContext
 from tether.kernel import Context
-from tether.tools.body import BodyStarter, BodyTask, _start_fresh
+from tether.tools.body import EAGER_DEPTH, BodyTask
 
-from .conftest import ABORTED_JSON, call, raw_tool, success_json
+from .conftest import call, error_json, raw_tool, success_json
 
 _seen: contextvars.ContextVar[str] = contextvars.ContextVar("seen", default="unset")
 
@@ -33,6 +34,12 @@ def _run_without_suspending(awaitable: Any) -> Any:
     raise AssertionError("the call suspended its caller")
 
 
+eager_only = pytest.mark.skipif(
+    sys.version_info < (3, 12), reason="eager task start is Python 3.12's public API"
+)
+
+
+@eager_only
 async def test_a_body_that_never_suspends_completes_the_call_without_suspending_the_caller(
     ctx: Context,
 ) -> None:
@@ -134,48 +141,6 @@ async def test_the_body_sees_the_callers_context_and_its_changes_stay_in_the_bod
     assert _seen.get() == "set by the caller"
 
 
-async def test_a_cancellation_before_the_tasks_first_step_reaches_the_suspended_body(
-    ctx: Context,
-) -> None:
-    controller = AbortController()
-    entered = asyncio.Event()
-
-    async def body(args: Any, exec: ToolRunContext) -> str:
-        async with exec.signal.cancels():
-            entered.set()
-            await asyncio.sleep(3600)
-        return "unreachable"
-
-    ctx.tools.register(raw_tool("echo", body))
-    running = asyncio.create_task(ctx.tools.execute(call(signal=controller.signal)))
-    await entered.wait()  # the body suspended; its task has not taken a step yet
-
-    controller.abort()
-
-    assert (await running).to_json() == ABORTED_JSON
-
-
-async def test_a_body_that_cancels_its_own_task_before_suspending_gets_cancelled_at_its_await(
-    ctx: Context,
-) -> None:
-    async def body(args: Any, exec: ToolRunContext) -> str:
-        task = asyncio.current_task()
-        assert task is not None
-        task.cancel()
-        try:
-            await asyncio.sleep(3600)
-        except asyncio.CancelledError:
-            task.uncancel()
-            return "cancelled at its first await"
-        return "slept"
-
-    ctx.tools.register(raw_tool("echo", body))
-
-    result = await ctx.tools.execute(call())
-
-    assert result.to_json() == success_json("cancelled at its first await")
-
-
 async def test_a_task_a_finished_body_kept_is_settled_with_its_result(ctx: Context) -> None:
     kept: list[asyncio.Task[Any]] = []
 
@@ -225,15 +190,6 @@ async def test_a_done_callback_a_finished_body_added_to_its_task_runs(ctx: Conte
     assert outcomes == ["done"]
 
 
-async def test_an_idle_body_task_is_not_one_of_the_loops_tasks(ctx: Context) -> None:
-    ctx.tools.register(raw_tool("echo"))
-    before = asyncio.all_tasks()
-
-    await ctx.tools.execute(call())
-
-    assert asyncio.all_tasks() == before
-
-
 async def test_a_body_can_run_a_nested_call_in_its_first_step(ctx: Context) -> None:
     tasks: list[asyncio.Task[Any] | None] = []
 
@@ -270,44 +226,93 @@ def test_a_loop_left_with_an_idle_body_task_shuts_down() -> None:
     assert asyncio.run(asyncio.wait_for(main(), 5)) == "ok"
 
 
-async def test_starting_a_body_raises_what_its_first_step_raised() -> None:
-    async def fails() -> str:
-        raise ValueError("bad input")
+async def test_a_finished_body_leaves_no_task_on_the_loop(ctx: Context) -> None:
+    ctx.tools.register(raw_tool("echo"))
+    before = asyncio.all_tasks()
 
-    starter = BodyStarter()
-    with pytest.raises(ValueError, match=r"^bad input$"):
-        starter.start(fails(), lambda: None)
+    await ctx.tools.execute(call())
 
-
-async def test_a_body_started_without_holding_its_first_step_back_still_finishes() -> None:
-    loop = asyncio.get_running_loop()
-
-    async def quick() -> str:
-        return "quick"
-
-    async def slow() -> str:
-        await asyncio.sleep(0)
-        return "slow"
-
-    finished_task, value = _start_fresh(loop, quick(), lambda: None)
-    suspended_task, _ = _start_fresh(loop, slow(), lambda: None)
-
-    assert finished_task is None
-    assert value == "quick"
-    assert suspended_task is not None
-    assert await suspended_task == "slow"
+    assert asyncio.all_tasks() == before
 
 
-async def test_bodies_that_finish_unseen_run_in_one_reused_task(ctx: Context) -> None:
-    task_ids: list[int] = []
+async def test_a_body_task_is_named_after_its_call(ctx: Context) -> None:
+    names: list[str] = []
 
     async def body(args: Any, exec: ToolRunContext) -> str:
-        task_ids.append(id(asyncio.current_task()))  # looks, keeps nothing
+        task = asyncio.current_task()
+        assert task is not None
+        names.append(task.get_name())
         return "ok"
 
     ctx.tools.register(raw_tool("echo", body))
 
-    for _ in range(3):
-        await ctx.tools.execute(call())
+    await ctx.tools.execute(call(call_id="c7"))
 
-    assert len(set(task_ids)) == 1
+    assert names == ["tool echo c7"]
+
+
+async def test_nested_calls_deeper_than_the_eager_limit_still_complete(ctx: Context) -> None:
+    depth = EAGER_DEPTH * 3
+
+    async def nest(args: Any, exec: ToolRunContext) -> str:
+        level = int(str(args["level"]))
+        if level == depth:
+            return str(level)
+        inner = await ctx.tools.execute(
+            call("nest", {"level": level + 1}, signal=exec.signal, call_id=f"n{level + 1}")
+        )
+        return str(inner.content[0]["text"])
+
+    ctx.tools.register(raw_tool("nest", nest))
+
+    result = await ctx.tools.execute(call("nest", {"level": 0}, call_id="n0"))
+
+    assert result.to_json() == success_json(str(depth))
+
+
+async def test_a_body_that_cancels_its_own_task_and_catches_it_keeps_its_result(
+    ctx: Context,
+) -> None:
+    async def body(args: Any, exec: ToolRunContext) -> str:
+        task = asyncio.current_task()
+        assert task is not None
+        task.cancel()
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            task.uncancel()
+            return "cancelled at its first await"
+        return "slept"
+
+    ctx.tools.register(raw_tool("echo", body))
+
+    result = await ctx.tools.execute(call())
+
+    assert result.to_json() == success_json("cancelled at its first await")
+
+
+async def test_a_body_that_cancels_its_own_task_fails_whether_or_not_it_suspended_first(
+    ctx: Context,
+) -> None:
+    async def before_suspending(args: Any, exec: ToolRunContext) -> str:
+        task = asyncio.current_task()
+        assert task is not None
+        task.cancel()
+        return "returned after cancelling itself"
+
+    async def after_suspending(args: Any, exec: ToolRunContext) -> str:
+        await asyncio.sleep(0)
+        task = asyncio.current_task()
+        assert task is not None
+        task.cancel()
+        await asyncio.sleep(3600)
+        return "unreachable"
+
+    ctx.tools.register(raw_tool("before", before_suspending))
+    ctx.tools.register(raw_tool("after", after_suspending))
+
+    first = await ctx.tools.execute(call("before"))
+    second = await ctx.tools.execute(call("after"))
+
+    assert first.to_json() == error_json("CancelledError")
+    assert second.to_json() == error_json("CancelledError")

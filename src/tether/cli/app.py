@@ -1,10 +1,14 @@
 """The `tether` command: parses arguments (cyclopts) and runs one command to an exit code.
 
-Owns: the command tree and exit codes. Each command lives in `tether.cli.commands`.
+Owns: the command tree, exit codes, and how text reaches stdout/stderr: a character the
+stream cannot encode (a lone surrogate in a tool result, say) is written as a backslash escape
+instead of raising mid-print and losing the result. Each command lives in
+`tether.cli.commands`.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from collections.abc import Sequence
@@ -31,8 +35,15 @@ app.command(tools_commands.app, name="tools")
 app.command(sessions_commands.app, name="sessions")
 
 
+def _escape_unencodable() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line and return its exit code."""
+    _escape_unencodable()
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         result = app(args, exit_on_error=False, print_error=True, result_action="return_value")

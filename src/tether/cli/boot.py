@@ -14,7 +14,7 @@ from pathlib import Path
 from ..kernel import Context, PluginEntry, boot, default_config_paths, load_config, tether_home
 from ..tools import ToolRuntime
 
-__all__ = ["BUILTINS", "BUILTIN_CONFIG", "INTERACTIVE_ONLY", "builtin_entries", "start"]
+__all__ = ["AGENT_ONLY", "BUILTINS", "BUILTIN_CONFIG", "builtin_entries", "start"]
 
 BUILTINS: tuple[tuple[str, str], ...] = (
     ("timeout-policy", "tether.plugins.timeout_policy"),
@@ -37,9 +37,10 @@ BUILTINS: tuple[tuple[str, str], ...] = (
 )
 """(id, module) of the default plugin set; entries whose module is absent are skipped."""
 
-INTERACTIVE_ONLY: frozenset[str] = frozenset({"permissions"})
-"""Built-ins mounted only for an interactive front end (`tether chat`): the permission rules ask
-the user, so `tether run` and `tether tools` get them only when a config file adds them."""
+AGENT_ONLY: frozenset[str] = frozenset({"permissions"})
+"""Built-ins mounted only where a model drives the tools (`tether run` and `tether chat`, alike:
+deny rules hold and asks are answered — by the user in `chat`, refused in `run`). `tether tools
+call` is the user running one tool by hand, so it gets them only when a config file adds them."""
 
 BUILTIN_CONFIG: dict[str, dict[str, object]] = {
     "todo": {"allow_parallel_in_progress": False},
@@ -53,11 +54,15 @@ _WORKSPACE_KEYS: dict[str, str] = {
 }
 
 
-def builtin_entries(cwd: Path, *, interactive: bool = False) -> list[PluginEntry]:
-    """The built-in entries that exist in this installation, configured for `cwd`."""
+def builtin_entries(
+    cwd: Path, *, agent: bool = False, keep_spill_files: bool = False
+) -> list[PluginEntry]:
+    """The built-in entries that exist in this installation, configured for `cwd`; `agent` adds
+    the ones that police a model's calls (`AGENT_ONLY`); `keep_spill_files` is the shell's (for a
+    command that prints a result and exits)."""
     entries = [PluginEntry(id="tools", name="tools", plugin=ToolRuntime, origin="built-in")]
     for plugin_id, module in BUILTINS:
-        if plugin_id in INTERACTIVE_ONLY and not interactive:
+        if plugin_id in AGENT_ONLY and not agent:
             continue
         if importlib.util.find_spec(module.partition(":")[0]) is None:
             continue
@@ -66,12 +71,18 @@ def builtin_entries(cwd: Path, *, interactive: bool = False) -> list[PluginEntry
             config[key] = str(cwd)
         if plugin_id == "shell":  # the next tether stops groups a killed one left behind
             config["orphan_ledger_dir"] = str(tether_home() / "run")
+            if keep_spill_files:
+                config["keep_spill_files"] = True
         entries.append(PluginEntry(id=plugin_id, name=module, config=config, origin="built-in"))
     return entries
 
 
 async def start(
-    *, cwd: Path, config_paths: Sequence[Path] | None = None, interactive: bool = False
+    *,
+    cwd: Path,
+    config_paths: Sequence[Path] | None = None,
+    agent: bool = False,
+    keep_spill_files: bool = False,
 ) -> Context:
     """A root context with the built-ins and the configured plugins mounted.
 
@@ -80,5 +91,6 @@ async def start(
     paths = list(config_paths) if config_paths is not None else default_config_paths(cwd)
     config = load_config(paths)
     ctx = Context()
-    await boot(ctx, config, builtins=builtin_entries(cwd, interactive=interactive))
+    builtins = builtin_entries(cwd, agent=agent, keep_spill_files=keep_spill_files)
+    await boot(ctx, config, builtins=builtins)
     return ctx

@@ -93,13 +93,10 @@ async def open_runner(
     resume: str | None,
     on_event: Callable[[AgentEvent], None],
     store: SessionStore | None = None,
-    interactive: bool = False,
 ) -> Runner:
-    """Boot, pick the model, open (or resume) a session and build the agent; everything is
-    released by `stack`. `interactive` mounts the built-ins that ask the user (`permissions`)."""
-    ctx = await start(
-        cwd=cwd, config_paths=None if config is None else [config], interactive=interactive
-    )
+    """Boot (with the built-ins that police an agent: `permissions`), pick the model, open (or
+    resume) a session and build the agent; everything is released by `stack`."""
+    ctx = await start(cwd=cwd, config_paths=None if config is None else [config], agent=True)
     stack.push_async_callback(ctx.dispose)
     llm = ctx.get("llm")
     if not isinstance(llm, Llm):

@@ -8,9 +8,12 @@ work — a signal only *notifies*; the capability that owns a side effect stops 
 Design note
 -----------
 Contract. `AbortController.abort(reason)` sets `aborted`/`reason` and then runs every listener once,
-synchronously, in registration order. A listener that raises is logged (``tether.signals``, WARNING)
-and the others still run. A second abort is a no-op. `add_listener` on an aborted signal runs the
-callback immediately. Every registration returns an idempotent remover; fused signals
+synchronously, in registration order. A listener that aborts another signal delivers that signal's
+listeners before it returns — except past 32 such nested deliveries (a deep chain of derived
+signals, e.g. nested tool calls), where the rest of the chain is delivered after the outer
+listeners, still before `abort()` returns. A listener that raises is logged (``tether.signals``,
+WARNING) and the others still run. A second abort is a no-op. `add_listener` on an aborted signal
+runs the callback immediately. Every registration returns an idempotent remover; fused signals
 (`AbortSignal.any`) remove their listeners from their inputs when they fire or are disposed, so a
 long-lived turn signal never accumulates listeners.
 
@@ -30,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections import deque
 from collections.abc import Callable
 from types import TracebackType
 from typing import Final
@@ -43,6 +47,20 @@ _thread_id: Final = threading.get_ident
 
 Listener = Callable[[object], None]
 """A callback that receives the abort reason."""
+
+_MAX_NESTED_DELIVERIES: Final = 32
+"""Aborts delivered inside other aborts' listeners (a chain of derived signals) before the rest
+of the chain is delivered iteratively, so a chain of any depth never exhausts the stack."""
+
+
+class _Delivery(threading.local):
+    depth = 0
+
+    def __init__(self) -> None:
+        self.pending: deque[AbortSignal] = deque()
+
+
+_delivery: Final = _Delivery()
 
 
 class AbortError(Exception):
@@ -213,9 +231,32 @@ class AbortSignal:
             self._deliver()
 
     def _deliver(self) -> None:
-        subs = self._subs
-        if not subs:
+        if not self._subs:
             return
+        state = _delivery
+        depth: int = getattr(state, "depth", 0)
+        if depth >= _MAX_NESTED_DELIVERIES:  # a deep chain of derived signals: finish it
+            state.pending.append(self)  # iteratively, below, instead of on the stack
+            return
+        state.depth = depth + 1
+        try:
+            self._run_listeners()
+        finally:
+            state.depth = depth
+        if depth == 0:
+            pending = getattr(state, "pending", None)
+            while pending:
+                pending.popleft()._run_listeners_bounded()
+
+    def _run_listeners_bounded(self) -> None:
+        _delivery.depth = 1
+        try:
+            self._run_listeners()
+        finally:
+            _delivery.depth = 0
+
+    def _run_listeners(self) -> None:
+        subs = self._subs
         reason = self._reason
         # Pop each listener just before running it, so one removed by an earlier listener of
         # this same abort (e.g. a deadline disposed from an upstream listener) does not run.

@@ -30,6 +30,8 @@ from typing import Final
 __all__ = ["LoopTimer", "LoopTimers", "loop_timers"]
 
 _monotonic: Final = time.monotonic
+_CLOCK_RESOLUTION: Final = time.get_clock_info("monotonic").resolution
+"""What asyncio's own loop adds to `time()` when it decides which timers are due."""
 _COMPACT_AT: Final = 64
 """Cancelled entries tolerated before a compaction is considered (it runs once they are also
 more than half of the heap)."""
@@ -117,7 +119,7 @@ class LoopTimers:
         if loop is None:
             return
         heap = self._heap
-        due = loop.time() + getattr(loop, "_clock_resolution", 0.0)
+        due = loop.time() + _CLOCK_RESOLUTION
         try:
             while heap and heap[0][0] <= due:
                 timer = heapq.heappop(heap)

@@ -8,7 +8,9 @@ the deadline only aborts the signal; a tool that declares `timeout_ms` promises 
 this one still sees the caller's own signal object). Nested deadlines compose by registration
 order, because `timeout_of` is code-scoped.
 
-Mount: `await ctx.plugin(tether.plugins.timeout_policy)` (entry point `tool-call-timeout-policy`).
+Mount: `await ctx.plugin(tether.plugins.timeout_policy)` (entry point `tool-call-timeout-policy`),
+before or after the tools: it declares itself with `ctx.tools.declare_timeout_policy()`, so the
+registry does not warn that budgets go unenforced.
 """
 
 from __future__ import annotations
@@ -44,8 +46,10 @@ def timeout_result(timeout_ms: float) -> ToolFailure:
 
 
 def apply(ctx: Context, config: None = None) -> None:
-    """Register the one `tools/execute` listener (disposed with this plugin)."""
+    """Register the one `tools/execute` listener and declare it to the registry (both undone
+    when this plugin is disposed)."""
     tools = ctx.tools
+    tools.declare_timeout_policy()
 
     async def enforce_budget(
         exec: ToolDispatchExecution, next: Callable[[], Awaitable[ToolExecutionResult]]

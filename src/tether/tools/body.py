@@ -1,311 +1,170 @@
-"""How a tool body runs: started eagerly, finished in its own task, never interrupted.
+"""How a tool body runs: in a task of its own, started eagerly where asyncio can, never interrupted.
 
-Owns `BodyStarter` and `BodyTask`. A body runs in a task of its own so that cancelling the task
-awaiting `execute()` can never throw `CancelledError` into it: `BodyTask` refuses the
-cancellation asyncio forwards from its awaiter and turns it into an abort of the call's signal
-instead (the body is still awaited to quiescence). A cancellation the body asks for itself — its
-own `asyncio.timeout`, `signal.cancels()` — goes through.
+Owns `BodyTask`, `start_body` and `body_outcome`.
 
-Eager start (what Python 3.12's `eager_task_factory` does, built for 3.11): the body's first step
-runs at once, synchronously, with its task as the current task and in a copy of the caller's
-context — exactly what the event loop would have run one iteration later. A body that finishes
-without suspending (validation failures, in-memory tools, a no-op) costs no loop iteration at
-all. A body that suspends continues in the same task, which resumes it where it stopped
-(`_continue`): `asyncio.current_task()` is the same task before and after the first suspension, so
-`asyncio.timeout`, `TaskGroup` and `signal.cancels()` entered in the first step keep working.
+Contract. A body runs in its own `BodyTask`, so the task awaiting `execute()` is never the task
+the body runs in: cancelling that task cannot throw `CancelledError` into the body. The pipeline
+does not await the body task itself (asyncio would forward the awaiter's cancellation into it);
+it awaits a separate *settle* future that the task resolves when it is done (`settled`). A
+cancellation of the awaiting task therefore lands on the settle future: the pipeline turns it into
+an abort of the call's signal and waits again, until the body has settled.
 
-The task a body starts in is initialized ahead of time, with its first step held back (a `_Spare`).
-When the body suspends, that step is scheduled and the spare becomes the body's task for good.
-When it finishes in its first step and nothing can have kept its task — no other reference, no
-weak reference, no done-callback, no cancellation — the same spare serves the next call; otherwise
-the task is settled with the body's outcome, as an eager task would be. So most calls of quick
-tools create no task at all, and no one can tell.
+Mechanism. On Python >= 3.12 the task starts eagerly through the standard library's public API
+(`Task(..., eager_start=True)`, what `asyncio.eager_task_factory` does): the body's first step runs
+inside the constructor, with the task as the current task and in a copy of the caller's context,
+so a body that finishes without suspending costs no loop iteration. On 3.11 it is a plain task
+whose first step runs on the next loop iteration. Eager starts nest (a body that calls
+`ctx.tools.execute` starts the inner body inside its own first step); past `EAGER_DEPTH` nested
+eager starts on one thread a body starts as a plain task, so deep nesting is bounded by the heap,
+not by the C stack.
 
-CPython internals used (3.11; all present since 3.7): `asyncio.tasks._enter_task`/`_leave_task`
-and `_register_task`/`_unregister_task` (what the loop and `Task.__init__` call), the pure-Python
-loop's `_ready` queue and `TaskStepMethWrapper.__self__` (to hold the first step back), and the
-base `Future` methods to settle a task without a step. On a loop without a `_ready` queue each body
-gets a new task whose first step finds the body finished and returns.
+What a body does with its own task behaves exactly as with `asyncio.create_task`: `asyncio.timeout`,
+`TaskGroup`, `signal.cancels()` and a cancellation the body asks for itself all go through.
+Anything holding the task (the body itself, `asyncio.run()` shutting down) can cancel it as any
+task; the pipeline never does. No private asyncio or CPython name is used.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import inspect
 import sys
-import types
-import weakref
-from asyncio.tasks import (  # type: ignore[attr-defined]
-    _current_tasks,
-    _enter_task,
-    _leave_task,
-    _register_task,
-    _unregister_task,
-)
-from collections import deque
-from collections.abc import Callable, Coroutine, Generator
+import threading
+from collections.abc import Callable, Coroutine
+from functools import partial
 from typing import Any, Final
 
-__all__ = ["BodyStarter", "BodyTask"]
+__all__ = [
+    "EAGER_DEPTH",
+    "BodyTask",
+    "body_outcome",
+    "is_fatal",
+    "run_sync_body",
+    "settled",
+    "start_body",
+]
 
-_task_init: Final = asyncio.Task.__init__
-_settle_result: Final = asyncio.Future.set_result
-_settle_exception: Final = asyncio.Future.set_exception
-_settle_cancelled: Final = asyncio.Future.cancel
-_copy_context: Final = contextvars.copy_context
-_refcount: Final = sys.getrefcount
-_weakrefcount: Final = weakref.getweakrefcount
+EAGER_DEPTH: Final = 16
+"""Nested eager starts allowed on one thread before a body starts as a plain task."""
 
-
-def _no_forwarding() -> None:
-    return None
+_EAGER: Final = sys.version_info >= (3, 12)
+_depth = threading.local()
 
 
 class BodyTask(asyncio.Task[object]):
-    """The body's own task. It refuses the cancellation asyncio forwards to it from the task
-    awaiting it: that becomes `on_forwarded()` (the pipeline aborts the per-call signal), and the
-    awaiting task receives its `CancelledError` only once the body has settled. A cancellation
-    the body asks for itself goes through."""
+    """The task a tool body runs in. Its name says which call it runs (`tool <name> <call_id>`),
+    so asyncio's own diagnostics (debug mode, "Task was destroyed but it is pending") name it."""
 
-    __slots__ = ("_awaiter", "_on_forwarded", "_seen")
-
-    _awaiter: asyncio.Task[Any] | None
-    _seen: int
-    _on_forwarded: Callable[[], None]
-
-    def cancel(self, msg: object = None) -> bool:
-        awaiter = self._awaiter
-        if awaiter is not None and not self.done() and awaiter.cancelling() > self._seen:
-            self._seen = awaiter.cancelling()
-            self._on_forwarded()
-            return False
-        return super().cancel(msg)
+    __slots__ = ()
 
 
-class _Step:
-    """What the eager step leaves for the task: the suspended body, what it yielded, and the
-    context it runs in."""
+def start_body(
+    coro: Coroutine[Any, Any, object], loop: asyncio.AbstractEventLoop, name: str
+) -> tuple[BodyTask, asyncio.Future[None]]:
+    """Start `coro` in a new `BodyTask` on `loop` (the running loop), eagerly where possible.
 
-    __slots__ = ("context", "coro", "yielded")
-
-    def __init__(self) -> None:
-        self.coro: Coroutine[Any, Any, object] | None = None
-        self.yielded: object = None
-        self.context: contextvars.Context | None = None
-
-
-@types.coroutine
-def _continue(step: _Step) -> Generator[object, object, object]:
-    """The task's coroutine: resume the body from its first suspension, in the body's context,
-    forwarding every value and exception the task sends (`None` if the body already finished).
-
-    It is primed (`_primed`) before the task gets it, so that a cancellation arriving before the
-    task's first step is thrown in here — and on into the body — rather than into an unstarted
-    generator, which would drop it without the body ever seeing it.
+    Returns the task and its *settle* future, which resolves (to None) in the very step the body
+    finishes in — so the awaiter resumes in the next loop iteration, as if it awaited the task —
+    and which nothing but the task resolves (cancelling it leaves the body alone). When the task
+    is returned done, the body finished in its first step. A `KeyboardInterrupt` or `SystemExit`
+    the first step raised propagates from here, as it would from the loop.
     """
-    thrown: BaseException | None = None
-    sent: object = None
-    try:
-        yield None  # primed: parked here until the task's first step
-    except GeneratorExit:
-        if step.coro is not None and step.context is not None:
-            step.context.run(step.coro.close)
-        raise
-    except BaseException as exc:  # the task was cancelled before its first step
-        thrown = exc
-    coro = step.coro
-    context = step.context
-    if coro is None or context is None:
-        return None
-    yielded = step.yielded
-    step.coro = step.yielded = step.context = None
-    run = context.run
-    if thrown is None:
-        try:
-            sent = yield yielded  # what the body was waiting for when it suspended
-        except GeneratorExit:
-            run(coro.close)
-            raise
-        except BaseException as exc:
-            thrown = exc
-    while True:
-        try:
-            if thrown is not None:
-                throw, thrown = thrown, None
-                yielded = run(coro.throw, throw)
-            else:
-                yielded = run(coro.send, sent)
-        except StopIteration as stop:
-            return stop.value
-        try:
-            sent = yield yielded
-        except GeneratorExit:
-            run(coro.close)
-            raise
-        except BaseException as exc:
-            thrown = exc
-
-
-def _primed(step: _Step) -> Generator[object, object, object]:
-    driver = _continue(step)
-    driver.send(None)
-    return driver
-
-
-class _Spare:
-    """A body task initialized ahead of time, its first step held back until a body suspends."""
-
-    __slots__ = ("handle", "loop", "ready", "refs", "step", "task")
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, ready: deque[Any]) -> None:
-        self.loop = loop
-        self.ready = ready
-        self.step = _Step()
-        task = self.task = BodyTask.__new__(BodyTask)
-        task._awaiter = None
-        task._seen = 0
-        task._on_forwarded = _no_forwarding
-        _task_init(task, _primed(self.step), loop=loop)  # type: ignore[arg-type]
-        handle = ready[-1]
-        if getattr(handle._callback, "__self__", None) is task:
-            ready.pop()
-        else:  # another thread appended after it
-            handle = next(h for h in ready if getattr(h._callback, "__self__", None) is task)
-            ready.remove(handle)
-        self.handle = handle
-        _unregister_task(task)  # idle: not one of the loop's tasks (asyncio.run must not wait)
-        task._log_destroy_pending = False  # type: ignore[attr-defined]
-        self.refs = _refcount(task)
-        """The task's reference count while idle, seen from a frame holding it in one local
-        (as `BodyStarter.start` does): this record, the held-back step, the local, the call.
-        More after a body's first step means someone kept the task."""
-
-
-class BodyStarter:
-    """Starts tool bodies (see the module note); one per runtime, keeping one spare task."""
-
-    __slots__ = ("_spare",)
-
-    def __init__(self) -> None:
-        self._spare: _Spare | None = None
-
-    def start(
-        self, coro: Coroutine[Any, Any, object], on_forwarded: Callable[[], None]
-    ) -> tuple[BodyTask | None, object]:
-        """Start `coro` and run its first step now.
-
-        Returns `(None, value)` when the body returned without suspending, `(task, None)` when it
-        suspended (await the task for the rest). Whatever the body raised in its first step is
-        raised here.
-        """
-        loop = asyncio.get_running_loop()
-        spare = self._spare
-        if spare is not None and spare.loop is loop:
-            self._spare = None
-        else:
-            ready = getattr(loop, "_ready", None)
-            if type(ready) is not deque:
-                return _start_fresh(loop, coro, on_forwarded)
-            spare = _Spare(loop, ready)
-        task = spare.task
-        awaiter = _current_tasks.get(loop)
-        # The task's awaiter, forwarding callback and baseline are set only if the body suspends:
-        # a cancellation can be forwarded only while something awaits the task. In the first
-        # step the task's cancel() is the body's own (an idle task has no awaiter).
-        context = _copy_context()
-        if awaiter is not None:
-            _leave_task(loop, awaiter)
-        _enter_task(loop, task)
-        try:
-            yielded = context.run(coro.send, None)
-        except BaseException as exc:
-            outcome: BaseException | None = exc
-        else:
-            outcome = None
-        _leave_task(loop, task)
-        if awaiter is not None:
-            _enter_task(loop, awaiter)
-        if outcome is not None:  # the body finished in its first step (StopIteration: returned)
-            try:
-                if (  # nothing outside the spare can have seen its task (see _Spare.refs)
-                    _refcount(task) == spare.refs
-                    and not _weakrefcount(task)
-                    and task._callbacks is None
-                    and not task.cancelling()
-                    and not task._must_cancel
-                ):
-                    if self._spare is None:
-                        self._spare = spare
-                else:
-                    _settle(task, outcome)
-                if type(outcome) is StopIteration:
-                    return None, outcome.value
-                raise outcome
-            finally:
-                # outcome → its traceback → this frame → outcome: a cycle that would keep the
-                # task referenced (and the spare unusable) until the collector runs.
-                del outcome
-        task._awaiter = awaiter
-        task._seen = 0 if awaiter is None else awaiter.cancelling()
-        task._on_forwarded = on_forwarded
-        step = spare.step
-        step.coro = coro
-        step.yielded = yielded
-        step.context = context
-        _register_task(task)
-        task._log_destroy_pending = True  # type: ignore[attr-defined]
-        spare.ready.append(spare.handle)  # the task's first step resumes the body
-        if task._must_cancel:  # type: ignore[attr-defined]
-            # The body cancelled its own task before suspending: the task's first step throws
-            # CancelledError into it, and the future it waits for is cancelled as a step would.
-            cancel = getattr(yielded, "cancel", None)
-            if cancel is not None:
-                cancel(task._cancel_message)  # type: ignore[attr-defined]
-        return task, None
-
-
-def _settle(task: BodyTask, outcome: BaseException) -> None:
-    """A body finished in its first step and its task may have been seen: settle the task with
-    the body's outcome, as an eager task would be (its done-callbacks run)."""
-    if isinstance(outcome, StopIteration):
-        if task._must_cancel:  # type: ignore[attr-defined]
-            _settle_cancelled(task)
-        else:
-            _settle_result(task, outcome.value)
-    elif isinstance(outcome, asyncio.CancelledError):
-        _settle_cancelled(task)
+    settle: asyncio.Future[None] = loop.create_future()
+    runner = _run(coro, settle)
+    if not _EAGER:
+        task = BodyTask(runner, loop=loop, name=name)
     else:
-        _settle_exception(task, outcome)
-        task._log_traceback = False  # the pipeline receives the exception itself
+        depth: int = getattr(_depth, "n", 0)
+        if depth >= EAGER_DEPTH:
+            task = BodyTask(runner, loop=loop, name=name)
+        else:
+            _depth.n = depth + 1
+            try:
+                task = BodyTask(runner, loop=loop, name=name, eager_start=True)  # type: ignore[call-arg]
+            finally:
+                _depth.n = depth
+    if not task.done():
+        task.add_done_callback(partial(_settled, coro, settle))
+    return task, settle
 
 
-def _start_fresh(
-    loop: asyncio.AbstractEventLoop,
-    coro: Coroutine[Any, Any, object],
-    on_forwarded: Callable[[], None],
-) -> tuple[BodyTask | None, object]:
-    """`start` on a loop without a `_ready` queue: a new task per body, whose scheduled first step
-    runs either way (and returns at once if the body finished eagerly)."""
-    awaiter = _current_tasks.get(loop)
-    task = BodyTask.__new__(BodyTask)
-    task._awaiter = awaiter
-    task._seen = 0 if awaiter is None else awaiter.cancelling()
-    task._on_forwarded = on_forwarded
-    step = _Step()
-    _task_init(task, _primed(step), loop=loop)  # type: ignore[arg-type]
-    context = _copy_context()
-    if awaiter is not None:
-        _leave_task(loop, awaiter)
-    _enter_task(loop, task)
+async def _run(coro: Coroutine[Any, Any, object], settle: asyncio.Future[None]) -> object:
     try:
-        yielded = context.run(coro.send, None)
-    except StopIteration as stop:
-        return None, stop.value
+        return await coro
     finally:
-        _leave_task(loop, task)
-        if awaiter is not None:
-            _enter_task(loop, awaiter)
-    step.coro = coro
-    step.yielded = yielded
-    step.context = context
-    return task, None
+        if not settle.done():
+            settle.set_result(None)
+
+
+def _settled(
+    coro: Coroutine[Any, Any, object], settle: asyncio.Future[None], task: BodyTask
+) -> None:
+    """The task is done. Normally `_run` resolved `settle` already; not if the task was cancelled
+    before its first step (the body never started: close it, so it is not reported as never
+    awaited)."""
+    if inspect.getcoroutinestate(coro) == inspect.CORO_CREATED:
+        coro.close()
+    if not settle.done():
+        settle.set_result(None)
+
+
+def settled(future: asyncio.Future[Any], loop: asyncio.AbstractEventLoop) -> asyncio.Future[None]:
+    """A future that resolves (to None) once `future` is done; cancelling it leaves `future`
+    alone. Awaiting this instead of `future` keeps the awaiter's cancellation out of it."""
+    waiter: asyncio.Future[None] = loop.create_future()
+
+    def wake(_: object) -> None:
+        if not waiter.done():
+            waiter.set_result(None)
+
+    future.add_done_callback(wake)
+    return waiter
+
+
+async def run_sync_body(fn: Callable[[Any, Any], object], args: object, view: object) -> object:
+    """Run a synchronous body in a worker thread (in a copy of the caller's context) and wait
+    for the thread to return, whatever happens to the task awaiting it: a thread cannot be
+    interrupted, so it is never abandoned. If the body's task was cancelled meanwhile, that
+    `CancelledError` is raised once the thread has returned.
+
+    `StopIteration` cannot cross into an asyncio future (asyncio refuses it and the future would
+    never complete), so a body raising it fails with `RuntimeError` instead.
+    """
+    loop = asyncio.get_running_loop()
+    future = loop.run_in_executor(None, contextvars.copy_context().run, _call_sync, fn, args, view)
+    cancelled: asyncio.CancelledError | None = None
+    while not future.done():
+        try:
+            await settled(future, loop)
+        except asyncio.CancelledError as exc:
+            cancelled = cancelled or exc
+    if cancelled is not None:
+        raise cancelled
+    returned = future.result()
+    if inspect.isawaitable(returned):
+        return await returned
+    return returned
+
+
+def _call_sync(fn: Callable[[Any, Any], object], args: object, view: object) -> object:
+    try:
+        return fn(args, view)
+    except StopIteration as exc:
+        raise RuntimeError(
+            f"the tool body raised StopIteration{f': {exc}' if str(exc) else ''}"
+        ) from exc
+
+
+def body_outcome(task: BodyTask) -> tuple[object, BaseException | None]:
+    """What a done body task ended with: `(value, None)` for a return, `(None, exc)` for a raise
+    (`CancelledError` when the task ended cancelled). Marks the exception as retrieved."""
+    try:
+        return task.result(), None
+    except BaseException as exc:  # the body's own outcome, classified by the pipeline
+        return None, exc
+
+
+def is_fatal(exc: BaseException) -> bool:
+    """Whether an exception must reach the caller after the call's result is published."""
+    return isinstance(exc, KeyboardInterrupt | SystemExit)

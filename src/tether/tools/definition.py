@@ -20,12 +20,13 @@ from typing import Any, TypeVar, cast, get_type_hints, overload
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from ..core.json import JsonValue
+from ..core.timeout import MAX_TIMER_DELAY_MS
 from .errors import ToolArgsError
 from .execution import ToolExecution, ToolRunContext
 from .results import ContentBlock, ToolExecutionResult, text_content
 from .schema import ValueCanonicalizer, compile_output_schema, model_facing_schema, violations
 
-__all__ = ["ToolDefinition", "ToolOutput", "define_tool", "render_text", "tool"]
+__all__ = ["ToolDefinition", "ToolOutput", "define_tool", "render_text", "timeout_too_long", "tool"]
 
 A = TypeVar("A")
 F = TypeVar("F", bound=Callable[..., object])
@@ -52,6 +53,16 @@ class ToolOutput:
 
 def _positive_finite(x: object) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) and x > 0
+
+
+def timeout_too_long(timeout_ms: float) -> str | None:
+    """Why a (positive finite) `timeout_ms` cannot be a timer, or None. Checked at definition
+    and registration so that no call of the tool fails for it later."""
+    if timeout_ms <= MAX_TIMER_DELAY_MS:
+        return None
+    shown = int(timeout_ms) if float(timeout_ms).is_integer() else timeout_ms
+    days = MAX_TIMER_DELAY_MS / 86_400_000
+    return f"timeout_ms must be at most {MAX_TIMER_DELAY_MS} (about {days:.1f} days); got {shown}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,9 +113,31 @@ def define_tool(
 ) -> ToolDefinition:
     """Define a tool. With a pydantic `parameters` model, the model-facing schema is derived
     from it and arguments are validated inside the body wrapper (`INVALID_ARGS`); the body gets
-    the validated, frozen model. A raw JSON-Schema mapping is passed through unvalidated."""
+    the validated, frozen model. A raw JSON-Schema mapping is passed through unvalidated.
+
+    `timeout_ms` is a budget that a timeout policy enforces (mount
+    `tether.plugins.timeout_policy`; without one the registry logs a warning at the tool's first
+    call and the budget does nothing). The policy only aborts `exec.signal`; the body must stop.
+
+    A sync `execute` runs in a worker thread and cannot be interrupted: its `TOOL_TIMEOUT` (or
+    `ABORTED`) arrives only when the function returns. Poll `exec.signal.aborted` — safe to read
+    from any thread — in its loop and return when it is true::
+
+        def crunch(args: Args, exec: ToolRunContext) -> int:
+            total = 0
+            for chunk in chunks(args.path):
+                if exec.signal.aborted:
+                    break  # the result becomes TOOL_TIMEOUT / ABORTED anyway
+                total += work(chunk)
+            return total
+
+    A body that must stop work it cannot poll (a blocking call) should be async and forward the
+    signal to a capability that can stop it."""
     if timeout_ms is not None and not _positive_finite(timeout_ms):
         raise ValueError(f"define_tool({name}): timeout_ms must be a positive finite number")
+    too_long = None if timeout_ms is None else timeout_too_long(timeout_ms)
+    if too_long is not None:
+        raise ValueError(f"define_tool({name}): {too_long}")
     if not (isinstance(parameters, type) and issubclass(parameters, BaseModel)):
         return ToolDefinition(
             name=name,

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn, Protocol
 
 from ..core.json import JsonValue
 from ..core.records import layout_twin
-from ..core.signals import AbortError, AbortSignal
+from ..core.signals import AbortSignal
 from .results import ToolExecutionResult, UserMessage
 
 __all__ = [
@@ -185,6 +185,10 @@ class Call:
     interrupted: bool = False
     """The task awaiting `execute()` was cancelled (treated like a caller abort)."""
     cancel_baseline: int = 0
+    """`cancelling()` of the task that created the call: more later means it is being cancelled."""
+    reraise: BaseException | None = None
+    """What must reach the awaiting task once the result is built: its own `CancelledError`
+    (it was cancelled while the body ran) or the body's `KeyboardInterrupt`/`SystemExit`."""
     outcome: ToolExecutionResult | None = None
     """The latest outcome reached, for the cancelled-awaiter path."""
     stage: Stage = Stage.PREPARE
@@ -212,12 +216,6 @@ class Call:
         view = _new_view(ExecutionView)
         _set_call(view, self)
         self.view = view
-
-    def forward_cancellation(self) -> None:
-        """A cancellation asyncio forwarded to the body's task (its awaiter was cancelled): the
-        call is interrupted and the body's own signal aborts; the body is still awaited."""
-        self.interrupted = True
-        self.signal._abort(AbortError())  # while the body runs, `signal` is the body's own
 
     def __repr__(self) -> str:
         return f"<Call {self.name!r} call_id={self.call_id!r} stage={self.stage.value}>"

@@ -29,23 +29,25 @@ exceptions except the asyncio cancellation of the awaiting task.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 import logging
+import sys
+from asyncio import current_task as _current_task
 from asyncio import get_running_loop as _running_loop
-from asyncio.tasks import _current_tasks  # type: ignore[attr-defined]
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from types import CoroutineType
-from typing import Any, Final, Literal, Protocol, TypeAlias
+from typing import Final, Literal, Protocol, TypeAlias
 
 from ..core.errors import error_message
 from ..core.json import NotLosslessJson, snapshot
 from ..core.signals import AbortError, AbortSignal
 from ..kernel.events import Listener, waterfall
 from .approval import ApprovalRequest
-from .body import BodyStarter, BodyTask
+from .body import BodyTask, body_outcome, is_fatal, run_sync_body, settled, start_body
 from .decisions import Accept, Allow, Ask, Deny
 from .definition import ToolDefinition
 from .errors import ToolNotFoundError
@@ -135,21 +137,16 @@ class EventBus(Protocol):
 
 
 def _being_cancelled(call: Call) -> bool:
+    """Whether the task running the call has a cancellation request it did not have when the
+    call was created (a wrapper may have swallowed its `CancelledError`; the request stands)."""
     task = _current_task()
     return task is not None and task.cancelling() > call.cancel_baseline
-
-
-def _current_task() -> asyncio.Task[Any] | None:
-    """`asyncio.current_task()` without its Python frame (3.11 has no C version)."""
-    task: asyncio.Task[Any] | None = _current_tasks.get(_running_loop())
-    return task
 
 
 class Pipeline:
     """The stages; `ToolRuntime` supplies the registry lookups, the listener table and the bus."""
 
     _bus: EventBus
-    _bodies: BodyStarter
     _table: Mapping[str, tuple[Listener, ...]]
     """The kernel's live listener snapshots by event name (absent when there are none)."""
 
@@ -196,10 +193,11 @@ class Pipeline:
             if call.caller_signal._aborted or call.interrupted:
                 result = supersede(call, result)
             return self.finish(call, result)
-        except asyncio.CancelledError:
+        except BaseException as exc:
+            # The awaiting task was cancelled (or the body raised KeyboardInterrupt/SystemExit,
+            # or this coroutine is being closed): publish the one result, then let it through.
             if call.stage is not PUBLISHED:
-                call.interrupted = True
-                self.finish(call, _interrupted_outcome(call))
+                self.finish(call, _escaped_outcome(call, exc))
             raise
 
     # -- create --------------------------------------------------------------------------------
@@ -374,18 +372,26 @@ class Pipeline:
         if call.caller_signal._aborted or call.interrupted:
             result = supersede(call, result)
         call.outcome = result
+        reraise = call.reraise
+        if reraise is not None:  # the body settled; its awaiter's cancellation goes on now
+            call.reraise = None
+            raise reraise
         return result, True
 
     async def _base(self, call: Call, *_: object) -> ToolExecutionResult:
-        """The innermost `next()`: fuse signals, resolve the tool, run the body, canonicalize."""
+        """The innermost `next()`: fuse signals, resolve the tool, run the body to quiescence,
+        canonicalize. A cancellation of the awaiting task while the body runs aborts the body's
+        signal; the body is still awaited and its outcome returned through the wrappers, and the
+        `CancelledError` is raised once the call's result is built (`call.reraise`)."""
         wrapper_signal = call.signal
         caller_signal = call.caller_signal
         if wrapper_signal._aborted or caller_signal._aborted or call.interrupted:
             return aborted_before_dispatch_result()
+        if _being_cancelled(call):  # a wrapper swallowed the CancelledError and delegated
+            call.interrupted = True
+            return aborted_before_dispatch_result()
         body_signal = AbortSignal()
-        relay = body_signal._abort
-        wrapper_key = wrapper_signal._subscribe(relay)
-        caller_key = caller_signal._subscribe(relay) if caller_signal is not wrapper_signal else -1
+        relay = _Relay(body_signal, wrapper_signal, caller_signal)
         call.signal = body_signal
         result: ToolExecutionResult
         try:
@@ -396,32 +402,19 @@ class Pipeline:
             call.body_invoked = True
             call.stage = BODY
             try:
-                coro = (
-                    tool.execute(call.arguments, call.view)
-                    if tool.is_async
-                    else _call_sync_body(tool, call)
-                )
-                task, value = self._bodies.start(coro, call.forward_cancellation)  # type: ignore[arg-type]
-                if task is not None:
-                    value = await _await_body(task, tool, call, body_signal)
+                value, raised = await _run_body(tool, call, relay)
             finally:
                 call.stage = DISPATCH
-            result = canonical_success(tool, call, value)
-            if body_signal._aborted:
-                result = aborted_result()
-        except _BodyInterrupted as interrupted:
-            call.outcome = interrupted.outcome
-            raise asyncio.CancelledError from None
-        except asyncio.CancelledError as exc:
-            if _being_cancelled(call):
-                raise
+            if raised is None:
+                result = canonical_success(tool, call, value)
+                if body_signal._aborted:
+                    result = aborted_result()
+            else:
+                result = _body_failure(call, raised, body_signal)
+        except Exception as exc:  # resolution and canonicalization failures
             result = failure_from(exc)
-        except Exception as exc:
-            result = aborted_result() if _is_own_abort(exc, body_signal) else failure_from(exc)
         finally:
-            wrapper_signal._unsubscribe(wrapper_key)
-            if caller_key >= 0:
-                caller_signal._unsubscribe(caller_key)
+            relay.detach()
             call.signal = wrapper_signal
         call.outcome = result
         return result
@@ -489,29 +482,105 @@ class Pipeline:
         return final
 
 
-async def _await_body(
-    task: BodyTask, tool: ToolDefinition, call: Call, body_signal: AbortSignal
-) -> object:
-    """Await a body that suspended, to quiescence, whatever happens to the task awaiting us."""
-    try:
-        return await task
-    except asyncio.CancelledError:
-        if not call.interrupted:
-            raise  # the body raised CancelledError on its own: a tool error upstream
-    try:
-        outcome: ToolExecutionResult = canonical_success(tool, call, task.result())
-        if body_signal._aborted:
-            outcome = aborted_result()
-    except BaseException as exc:  # the body's own failure, kept over cancellation
-        outcome = aborted_result() if _is_own_abort(exc, body_signal) else failure_from(exc)
-    raise _BodyInterrupted(outcome)
+class _Relay:
+    """The body's per-call signal follows the wrapper's and the caller's until the body settles."""
+
+    __slots__ = ("_caller", "_caller_key", "_wrapper", "_wrapper_key", "signal")
+
+    def __init__(self, signal: AbortSignal, wrapper: AbortSignal, caller: AbortSignal) -> None:
+        self.signal = signal
+        relay = signal._abort
+        self._wrapper = wrapper
+        self._caller = caller
+        self._wrapper_key = wrapper._subscribe(relay)
+        self._caller_key = caller._subscribe(relay) if caller is not wrapper else -1
+
+    def detach(self, *_: object) -> None:
+        """Stop following (idempotent); also a done-callback of the body's task."""
+        if self._wrapper_key >= 0:
+            self._wrapper._unsubscribe(self._wrapper_key)
+            self._wrapper_key = -1
+        if self._caller_key >= 0:
+            self._caller._unsubscribe(self._caller_key)
+            self._caller_key = -1
 
 
-async def _call_sync_body(tool: ToolDefinition, call: Call) -> object:
-    returned = await asyncio.to_thread(tool.execute, call.arguments, call.view)
-    if inspect.isawaitable(returned):
-        return await returned
-    return returned
+async def _run_body(
+    tool: ToolDefinition, call: Call, relay: _Relay
+) -> tuple[object, BaseException | None]:
+    """Start the body in its own task and wait until it is done: `(value, None)` or
+    `(None, what it raised)`. Never raises but to hand on the awaiting task's cancellation
+    (kept in `call.reraise` instead, once the body has settled) — see the module note."""
+    coro = (
+        tool.execute(call.arguments, call.view)
+        if tool.is_async
+        else run_sync_body(tool.execute, call.arguments, call.view)
+    )
+    loop = _running_loop()
+    try:
+        task, settle = start_body(coro, loop, f"tool {call.name} {call.call_id}")  # type: ignore[arg-type]
+    except BaseException as exc:  # KeyboardInterrupt/SystemExit from an eager first step
+        relay.detach()
+        return None, exc
+    if task.done():
+        relay.detach()
+        return body_outcome(task)
+    settle.add_done_callback(relay.detach)  # the per-call signal freezes when the body settles
+    try:
+        await settle
+    except asyncio.CancelledError as exc:
+        call.interrupted = True
+        if not task.done():
+            relay.signal._abort(AbortError())
+        await _drain(task, loop)
+        call.reraise = exc
+    return body_outcome(task)
+
+
+async def _drain(task: BodyTask, loop: asyncio.AbstractEventLoop) -> None:
+    """Wait for a body whose awaiter was cancelled: every further cancellation of the awaiting
+    task is absorbed until the body is done (it already has its abort). Under an anyio cancel
+    scope the wait is shielded, so anyio does not re-deliver its cancellation on every loop
+    iteration (which would spin a CPU) while the body winds down."""
+    while not task.done():
+        try:
+            with _shielded():
+                await settled(task, loop)
+        except asyncio.CancelledError:
+            continue
+
+
+def _shielded() -> contextlib.AbstractContextManager[object]:
+    anyio = sys.modules.get("anyio")
+    if anyio is None:
+        return contextlib.nullcontext()
+    try:
+        scope: contextlib.AbstractContextManager[object] = anyio.CancelScope(shield=True)
+    except Exception:  # anyio present but not usable here: wait unshielded
+        return contextlib.nullcontext()
+    return scope
+
+
+def _body_failure(
+    call: Call, raised: BaseException, body_signal: AbortSignal
+) -> ToolExecutionResult:
+    """Classify what a body raised (spec §1.15 row 11, with the Python decisions):
+
+    - its own signal's abort re-raised (`signal.cancels()`, `throw_if_aborted()`): `ABORTED`;
+    - its task ended cancelled after its signal aborted (it stopped because of the abort, or
+      `asyncio.run()` cancelled it while shutting down): `ABORTED`; otherwise (it cancelled
+      itself, or raised `CancelledError` on its own) a tool failure;
+    - `KeyboardInterrupt`/`SystemExit`: a tool failure, and the exception is raised again once
+      the result is published (`call.reraise`);
+    - anything else, `GeneratorExit` and other `BaseException`s included: a tool failure.
+    """
+    if _is_own_abort(raised, body_signal):
+        return aborted_result()
+    if isinstance(raised, asyncio.CancelledError) and (body_signal._aborted or call.interrupted):
+        return aborted_result()
+    if is_fatal(raised) and call.reraise is None:
+        call.reraise = raised
+    return failure_from(raised)
 
 
 def _is_own_abort(exc: BaseException, body_signal: AbortSignal) -> bool:
@@ -523,17 +592,16 @@ def _is_own_abort(exc: BaseException, body_signal: AbortSignal) -> bool:
     return exc is reason or (isinstance(exc, AbortError) and exc.reason is reason)
 
 
-def _interrupted_outcome(call: Call) -> ToolExecutionResult:
-    """The result of a call whose awaiting task was cancelled: what it had reached, superseded."""
+def _escaped_outcome(call: Call, exc: BaseException) -> ToolExecutionResult:
+    """The result of a call that a `BaseException` is leaving: what it had reached (superseded
+    when the awaiting task was cancelled), or what the exception says."""
+    if isinstance(exc, asyncio.CancelledError | GeneratorExit):
+        call.interrupted = True
+        if call.stage is BODY:  # closed mid-body (GeneratorExit): the body must still stop
+            call.signal._abort(AbortError())
     outcome = call.outcome
     if outcome is None:
+        if not call.interrupted:
+            return failure_from(exc)
         return aborted_result() if call.body_invoked else aborted_before_dispatch_result()
-    return supersede(call, outcome)
-
-
-class _BodyInterrupted(Exception):
-    """Internal: the awaiting task was cancelled while the body ran; carries the body's outcome."""
-
-    def __init__(self, outcome: ToolExecutionResult) -> None:
-        super().__init__("tool body interrupted")
-        self.outcome = outcome
+    return supersede(call, outcome) if call.interrupted else outcome

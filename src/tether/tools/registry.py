@@ -9,6 +9,15 @@ tools, listeners, guards or approval service.
 
 Not yet here (see the README's roadmap): agent-scoped layers and `restrict()`; every call sees
 the global layer.
+
+A budget needs an enforcer: `timeout_ms` does nothing unless a timeout policy (the
+`tether.plugins.timeout_policy` plugin, or one of your own) has called
+`ctx.tools.declare_timeout_policy()`. A tool that declares `timeout_ms` and is registered while
+none is declared is checked at its first call: if there is still none then, one WARNING on the
+`tether.tools` logger names it (once per tool name). Checking at the first call rather than at
+registration makes the warning independent of mount order — registering tools before mounting
+the policy is fine — and costs nothing once every such tool has been called or a policy is
+declared.
 """
 
 from __future__ import annotations
@@ -19,9 +28,9 @@ from collections.abc import Callable
 from typing import ClassVar, Literal
 
 from ..core.json import JsonValue, NotLosslessJson, snapshot, thaw
+from ..core.timeout import format_ms
 from ..kernel import Context, Service
-from .body import BodyStarter
-from .definition import ToolDefinition, ToolOutput
+from .definition import ToolDefinition, ToolOutput, timeout_too_long
 from .execution import Call, ToolExecution, ToolExecutionInput
 from .pipeline import Pipeline
 
@@ -52,6 +61,9 @@ def _check_definition(defn: ToolDefinition) -> None:
         isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t) or t <= 0
     ):
         raise ValueError(f'tool "{defn.name}" timeout_ms must be a positive finite number')
+    too_long = None if t is None else timeout_too_long(t)
+    if too_long is not None:
+        raise ValueError(f'tool "{defn.name}" {too_long}')
 
 
 class ToolRuntime(Service, Pipeline):
@@ -63,12 +75,16 @@ class ToolRuntime(Service, Pipeline):
         self._ctx = ctx
         self._bus = ctx
         self._table = ctx._listeners
-        self._bodies = BodyStarter()
         self._tools: dict[str, ToolDefinition] = {}
         self._lookup = self._tools.get
         self._schemas: dict[int, tuple[ToolDefinition, JsonValue]] = {}
         self._guards: list[ToolGuard | None] = []
         self._live_guards = 0
+        self._timeout_policies = 0
+        self._unpoliced: set[str] = set()
+        """Tools with `timeout_ms` registered while no timeout policy was declared, not yet
+        called; while non-empty, lookups go through `_lookup_checking`."""
+        self._warned: set[str] = set()
 
     def __tether_bind__(self, ctx: Context) -> ToolsView:
         return ToolsView(self, ctx)
@@ -97,6 +113,9 @@ class ToolRuntime(Service, Pipeline):
         except BaseException:
             del self._tools[name]
             raise
+        if definition.timeout_ms is not None and not self._timeout_policies:
+            self._unpoliced.add(name)
+            self._lookup = self._lookup_checking
 
         def unregister() -> None:
             if self._tools.get(name) is definition:
@@ -118,7 +137,49 @@ class ToolRuntime(Service, Pipeline):
         return self._tools.get(name)
 
     def _visible(self, name: str, agent: object | None) -> ToolDefinition | None:
+        if self._unpoliced and name in self._unpoliced:
+            self._first_call_unpoliced(name)
         return self._tools.get(name)
+
+    # -- the timeout budget's enforcer ---------------------------------------------------------
+
+    def declare_timeout_policy(self, *, owner: Context | None = None) -> Callable[[], None]:
+        """Record that a timeout policy enforces `timeout_ms` from now on (see the module note);
+        returns the remover (also run when the owning plugin is disposed)."""
+        self._timeout_policies += 1
+        self._unpoliced.clear()
+        self._lookup = self._tools.get
+        removed = False
+
+        def remove() -> None:
+            nonlocal removed
+            if not removed:
+                removed = True
+                self._timeout_policies -= 1
+
+        if owner is not None:
+            return owner.effect(remove)
+        return remove
+
+    def _lookup_checking(self, name: str) -> ToolDefinition | None:
+        if name in self._unpoliced:
+            self._first_call_unpoliced(name)
+        return self._tools.get(name)
+
+    def _first_call_unpoliced(self, name: str) -> None:
+        self._unpoliced.discard(name)
+        if not self._unpoliced:
+            self._lookup = self._tools.get
+        definition = self._tools.get(name)
+        if definition is None or definition.timeout_ms is None or name in self._warned:
+            return
+        self._warned.add(name)
+        _log.warning(
+            'tool "%s" declares timeout_ms=%s, but no timeout policy is mounted, so the budget '
+            "does nothing; mount tether.plugins.timeout_policy",
+            name,
+            format_ms(definition.timeout_ms),
+        )
 
     def names(self, agent: object | None = None) -> list[str]:
         """Visible tool names, in registration order."""
@@ -234,6 +295,10 @@ class ToolsView:
     def guard(self, fn: ToolGuard) -> Callable[[], None]:
         """See `ToolRuntime.guard`; owned by this view's plugin."""
         return self._runtime.guard(fn, owner=self._ctx)
+
+    def declare_timeout_policy(self) -> Callable[[], None]:
+        """See `ToolRuntime.declare_timeout_policy`; owned by this view's plugin."""
+        return self._runtime.declare_timeout_policy(owner=self._ctx)
 
     def names(self, agent: object | None = None) -> list[str]:
         return self._runtime.names(agent)

@@ -6,9 +6,12 @@ Contract: Claude Code command hooks run unchanged through `ctx.shell` at `tools/
 on; hooks of one point merge deny > ask > allow. A hook that hangs is killed at its `timeout`
 and is non-blocking; cancelling the call kills a running hook and the call never dispatches.
 PostToolUse: exit 2 turns a success into error feedback; `additionalContext` rides the result.
-Every run is recorded as `hook/invoked` / `hook/result` in the agent's open turn. A broken
-config file — unreadable JSON, an invalid regex matcher — is logged and contributes nothing;
-unsupported hook types and events are skipped; the agent keeps running.
+Every run is recorded as `hook/invoked` / `hook/result` in the agent's open turn; a hook that
+exits other than 0 or 2, is killed (the log names the signal) or times out is a non-blocking
+`error`, never `pass`; one cancelled with its call is `cancelled`. A broken config file —
+unreadable JSON, a top level or `hooks` that is not an object, an invalid regex matcher — is
+logged naming the file and the problem and contributes nothing; unsupported hook types and
+events are skipped; the agent keeps running.
 """
 
 from __future__ import annotations
@@ -255,6 +258,61 @@ async def test_a_failing_hook_is_non_blocking_and_logged(
     ]
 
 
+async def test_a_failing_hook_is_recorded_as_an_error_with_its_stderr_not_as_pass(
+    ctx: Context, project: Path, agent: FakeAgent, session: SessionLog
+) -> None:
+    broken = bash_hook(
+        hooks_dir(project), "broken.sh", "echo 'jq: command not found' >&2\nexit 127"
+    )
+    write_settings(project, pre_tool_use(("Bash", [command(broken)])))
+    await mount(ctx, project)
+
+    await call_bash(ctx, "echo ran", agent=agent)
+
+    (outcome,) = events_of(session, "hook/result")
+    del outcome["duration_ms"]
+    assert outcome == {
+        "type": "hook/result",
+        "turn": 1,
+        "point": "PreToolUse",
+        "handler_id": "claude-code:PreToolUse:1",
+        "decision": "error",
+        "exit_code": 127,
+        "stderr_summary": "jq: command not found",
+    }
+
+
+async def test_a_hook_killed_by_a_signal_says_which_in_the_log_and_the_session(
+    ctx: Context,
+    project: Path,
+    agent: FakeAgent,
+    session: SessionLog,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    doomed = bash_hook(hooks_dir(project), "doomed.sh", "kill -KILL $$")
+    write_settings(project, pre_tool_use(("Bash", [command(doomed)])))
+    await mount(ctx, project)
+
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        result = await call_bash(ctx, "echo ran", agent=agent)
+
+    assert isinstance(result, ToolSuccess)
+    assert [r.getMessage() for r in caplog.records] == [
+        f'hooks-claude-code: claude-code:PreToolUse:1 ("{doomed}") was killed by SIGKILL '
+        "(non-blocking)"
+    ]
+    (outcome,) = events_of(session, "hook/result")
+    del outcome["duration_ms"]
+    assert outcome == {
+        "type": "hook/result",
+        "turn": 1,
+        "point": "PreToolUse",
+        "handler_id": "claude-code:PreToolUse:1",
+        "decision": "error",
+        "stderr_summary": "hook killed by SIGKILL",
+    }
+
+
 async def test_a_hanging_hook_is_killed_at_its_timeout_and_the_tool_still_runs(
     ctx: Context,
     project: Path,
@@ -285,7 +343,7 @@ async def test_a_hanging_hook_is_killed_at_its_timeout_and_the_tool_still_runs(
         "turn": 1,
         "point": "PreToolUse",
         "handler_id": "claude-code:PreToolUse:1",
-        "decision": "pass",
+        "decision": "error",
         "stderr_summary": "hook timed out after 1000ms; its process group was killed",
     }
 
@@ -310,6 +368,29 @@ async def test_cancelling_the_call_kills_the_running_hook_and_nothing_is_dispatc
     assert result.code == "ABORTED_BEFORE_DISPATCH"
     assert not (project / "ran").exists()
     assert not pid_alive(int(pid_file.read_text()))
+
+
+async def test_a_hook_cancelled_with_its_call_is_recorded_as_cancelled(
+    ctx: Context, project: Path, agent: FakeAgent, session: SessionLog
+) -> None:
+    hang = bash_hook(hooks_dir(project), "hang.sh", "echo $$ > hang.pid\nexec sleep 30")
+    write_settings(project, pre_tool_use(("Bash", [command(hang)])))
+    await mount(ctx, project)
+    controller = AbortController()
+    pid_file = project / "hang.pid"
+
+    call = asyncio.create_task(call_bash(ctx, "touch ran", agent=agent, signal=controller.signal))
+    async with asyncio.timeout(10):
+        while not pid_file.exists() or not pid_file.read_text().strip():
+            await asyncio.sleep(0.01)
+    controller.abort()
+    await call
+
+    (outcome,) = events_of(session, "hook/result")
+    assert (outcome["decision"], outcome["stderr_summary"]) == (
+        "cancelled",
+        "hook cancelled; its process group was killed",
+    )
 
 
 async def test_hook_runs_are_recorded_in_the_open_turn(
@@ -456,6 +537,67 @@ async def test_a_broken_settings_file_is_logged_and_the_others_still_load(
         f'hooks-claude-code: could not load hook config "{broken}": '
     )
     assert record.getMessage().endswith(" — no hooks registered")
+    assert text_of(result) == "Error: from the good file"
+
+
+@pytest.mark.parametrize(
+    ("document", "what"),
+    [
+        ([{"hooks": {}}], "the file holds a JSON array, not an object"),
+        ({"hooks": "x"}, '"hooks" is a string, not an object of events'),
+        ({"hooks": ["PreToolUse"]}, '"hooks" is a JSON array, not an object of events'),
+    ],
+    ids=["a list", "hooks a string", "hooks a list"],
+)
+async def test_a_settings_file_of_the_wrong_shape_is_logged_naming_the_file_and_the_problem(
+    ctx: Context,
+    project: Path,
+    caplog: pytest.LogCaptureFixture,
+    document: object,
+    what: str,
+) -> None:
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(document))
+
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        await mount(ctx, project)
+
+    assert [r.getMessage() for r in caplog.records] == [
+        f'hooks-claude-code: could not load hook config "{path}": {what} — no hooks registered'
+    ]
+    assert ctx.listeners("tools/pre-execute") == ()
+
+
+async def test_a_settings_file_without_hooks_is_read_quietly(
+    ctx: Context, project: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"permissions": {"deny": ["Bash(rm:*)"]}}')
+
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        await mount(ctx, project)
+
+    assert caplog.records == []
+
+
+async def test_a_settings_file_nested_5000_deep_is_logged_and_the_others_still_load(
+    ctx: Context, project: Path, agent: FakeAgent, caplog: pytest.LogCaptureFixture
+) -> None:
+    guard = bash_hook(hooks_dir(project), "guard.sh", "echo 'from the good file' >&2\nexit 2")
+    write_settings(project, pre_tool_use(("Bash", [command(guard)])))
+    deep = project / ".claude" / "settings.local.json"
+    deep.write_text('{"hooks": ' + "[" * 5000 + "]" * 5000 + "}")
+
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        await mount(ctx, project)
+    result = await call_bash(ctx, "true", agent=agent)
+
+    assert [r.getMessage() for r in caplog.records] == [
+        f'hooks-claude-code: could not load hook config "{deep}": JSON nested too deeply to'
+        " read; simplify the file — no hooks registered"
+    ]
     assert text_of(result) == "Error: from the good file"
 
 

@@ -1,10 +1,13 @@
 """`tether run "<task>"` (one shot) and `tether chat` (interactive): the agent in a terminal.
 
 `run` streams tool progress to stderr, prints the final answer on stdout, and exits 0 iff the
-turn completed; otherwise stderr says `tether: <code>: <message>`. `chat` streams text, shows one
-line per tool call with its status and duration, and quits on `/exit` or end of input. In both,
-the first Ctrl-C aborts the running turn through its signal; tools are cancelled and every
-outcome is recorded in the session log.
+turn completed; otherwise stderr says `tether: <code>: <message>`. Both mount the same policy
+(`tether.cli.policy`): deny rules always hold and hooks run; a call that needs approval is asked
+about in `chat` and refused in `run`, unless `--allow` or `--yolo` permits it.
+
+`chat` streams text, shows one line per tool call with its status and duration, and quits on
+`/exit` or end of input. In both, the first Ctrl-C aborts the running turn through its signal;
+tools are cancelled and every outcome is recorded in the session log.
 """
 
 from __future__ import annotations
@@ -21,10 +24,10 @@ from rich.console import Console
 from ...agent.loop import TurnOutcome
 from ...agent.session import SessionError
 from ...core.signals import AbortController
-from ...kernel import ConfigError, Context
+from ...kernel import ConfigError
 from ...plugins.approval import Approval
-from ...plugins.permissions import Permissions
 from ..approval import TerminalPrompter
+from ..policy import apply_flags, refuse_unattended
 from ..render import TurnRenderer
 from ..session import Interrupts, Runner, notice, open_runner
 
@@ -42,13 +45,15 @@ YoloOpt = Annotated[
         "(permission mode bypassPermissions).",
     ),
 ]
-
-
-def _yolo(ctx: Context) -> None:
-    permissions = ctx.get("permissions")
-    if isinstance(permissions, Permissions):
-        permissions.set_mode("bypassPermissions")
-        notice("--yolo: tool calls run without asking; deny rules still apply")
+AllowOpt = Annotated[
+    tuple[str, ...],
+    cyclopts.Parameter(
+        name="--allow",
+        negative=(),
+        help="Allow tool calls matching this rule without asking, in Claude Code syntax, "
+        "e.g. --allow 'Bash(npm test:*)'. Repeatable; deny rules still hold.",
+    ),
+]
 
 
 def exit_code(outcome: TurnOutcome) -> int:
@@ -80,26 +85,20 @@ async def _start(
     model: str | None,
     resume: str | None,
     renderer: TurnRenderer,
-    interactive: bool,
     yolo: bool,
+    allow: tuple[str, ...],
 ) -> tuple[Runner, Interrupts] | None:
-    """Boot the runner and install the Ctrl-C policy (both undone by `stack`); None, with the
-    one-line error on stderr, when the config or the session cannot be opened."""
+    """Boot the runner, apply the policy flags and install the Ctrl-C policy (undone by
+    `stack`); None, with the one-line error on stderr, when the config, a flag or the session
+    cannot be used."""
     try:
         runner = await open_runner(
-            stack,
-            cwd=cwd,
-            config=config,
-            model=model,
-            resume=resume,
-            on_event=renderer,
-            interactive=interactive,
+            stack, cwd=cwd, config=config, model=model, resume=resume, on_event=renderer
         )
-    except (ConfigError, SessionError) as exc:
+        apply_flags(runner.ctx, yolo=yolo, allow=allow)
+    except (ConfigError, SessionError, ValueError) as exc:
         sys.stderr.write(f"tether: {exc}\n")
         return None
-    if yolo:
-        _yolo(runner.ctx)
     interrupts = Interrupts(notice)
     interrupts.install()
     stack.callback(interrupts.uninstall)
@@ -114,8 +113,12 @@ async def run(
     model: ModelOpt = None,
     cwd: CwdOpt = None,
     yolo: YoloOpt = False,
+    allow: AllowOpt = (),
 ) -> int:
     """Answer one task, print the final answer, and exit (0 iff the turn completed).
+
+    Nobody is asked: a call the permission rules would ask about is refused (the model is told
+    why and may try something else) unless --allow or --yolo permits it.
 
     Parameters
     ----------
@@ -135,12 +138,13 @@ async def run(
             model=model,
             resume=None,
             renderer=renderer,
-            interactive=False,
             yolo=yolo,
+            allow=allow,
         )
         if started is None:
             return 2
         runner, interrupts = started
+        refuse_unattended(runner.ctx)
         controller = AbortController()
         interrupts.arm(controller)
         sys.stderr.write(f"tether: session {runner.session.id} · model {runner.llm.model}\n")
@@ -179,6 +183,7 @@ async def chat(
     cwd: CwdOpt = None,
     resume: Annotated[str | None, cyclopts.Parameter(name="--resume")] = None,
     yolo: YoloOpt = False,
+    allow: AllowOpt = (),
 ) -> int:
     """Talk to the agent. Ctrl-C aborts the running turn; twice quits; /exit quits.
 
@@ -195,8 +200,8 @@ async def chat(
             model=model,
             resume=resume,
             renderer=renderer,
-            interactive=True,
             yolo=yolo,
+            allow=allow,
         )
         if started is None:
             return 2

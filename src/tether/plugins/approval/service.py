@@ -13,6 +13,17 @@ Who answers:
   * without a prompter, the configured `non_interactive` answer: `unavailable` (default),
     `allow` (`allowed-once`) or `deny` (`rejected`).
 
+Unattended front ends (`tether run`): `approval.refuse_unattended(note)` makes the `unavailable`
+answer say why and what to do. While no prompter is attached, an `Ask` the `tools/pre-execute`
+chain returns is answered here (audited like any other) and the call is denied with
+
+    tool "<name>" requires approval, but no approval channel is available (<note(question)>)
+
+so the model learns it should try something else, and the user how to allow it. This applies
+only while `non_interactive` is `unavailable`, the call has an agent and its signal has not
+aborted (those cases go to the registry as usual); the listener is prepended at `start`, so it
+sees the whole chain's decision unless a later plugin prepends its own.
+
 Cancellation: the pending question observes the request's signal (the caller's). If it is
 already aborted the prompter is not asked; if it aborts while the prompter waits, the prompter is
 cancelled (`signal.cancels()`) and the answer is `cancelled` — which the registry turns into
@@ -38,7 +49,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, ClassVar, Literal, Protocol, TypeAlias
 
 from pydantic import BaseModel, ConfigDict
@@ -47,7 +58,7 @@ from ...core.errors import error_message
 from ...core.json import JsonValue
 from ...kernel import Service
 from ...tools.approval import ApprovalOutcome, ApprovalRequest
-from ...tools.decisions import PreToolDecision
+from ...tools.decisions import Ask, Deny, PreToolDecision
 from ...tools.execution import ToolExecution
 from ...tools.results import ToolExecutionResult
 from ..hooks.journal import session_of
@@ -125,17 +136,42 @@ class Approval(Service):
         super().__init__(ctx, config)
         self._config = ApprovalConfig() if config is None else config
         self._prompter: Prompter | None = None
+        self._note: Callable[[ApprovalQuestion], str] | None = None
         self._calls: dict[str, ToolExecution] = {}
 
     async def start(self) -> None:
-        self.ctx.on("tools/pre-execute", self._remember, prepend=True)
+        self.ctx.on("tools/pre-execute", self._pre_execute, prepend=True)
         self.ctx.on("tools/result", self._forget)
 
-    async def _remember(
+    async def _pre_execute(
         self, exec: ToolExecution, next: Callable[[], Awaitable[PreToolDecision]]
     ) -> PreToolDecision:
         self._calls[exec.call_id] = exec
-        return await next()
+        decision = await next()
+        note = self._note
+        if (
+            not isinstance(decision, Ask)
+            or note is None
+            or self._prompter is not None
+            or self._config.non_interactive != "unavailable"
+            or exec.agent is None
+            or exec.signal.aborted
+        ):
+            return decision
+        question = self._question(
+            exec.name, exec.call_id, exec.arguments, decision.reason, suggest=True
+        )
+        audit = _Audit(exec.agent, replace(question, session_rule=None))  # nothing was offered
+        audit.asked()
+        audit.decided("unavailable", "policy", None)
+        try:
+            why = note(question)
+        except Exception as exc:
+            _log.warning("approval: the unattended note failed: %s", error_message(exc))
+            why = "nobody can answer here"
+        return Deny(
+            f'tool "{exec.name}" requires approval, but no approval channel is available ({why})'
+        )
 
     def _forget(self, exec: ToolExecution, result: ToolExecutionResult) -> None:
         if self._calls.get(exec.call_id) is exec:
@@ -156,6 +192,20 @@ class Approval(Service):
 
         return detach
 
+    def refuse_unattended(self, note: Callable[[ApprovalQuestion], str]) -> Callable[[], None]:
+        """While no prompter is attached, deny asks at once with `note(question)` appended to the
+        `unavailable` text (see the module note); until the returned remover runs. Raises
+        RuntimeError when a note is already set."""
+        if self._note is not None:
+            raise RuntimeError("an unattended note is already set")
+        self._note = note
+
+        def remove() -> None:
+            if self._note is note:
+                self._note = None
+
+        return remove
+
     @property
     def interactive(self) -> bool:
         """Whether a prompter is attached."""
@@ -166,26 +216,44 @@ class Approval(Service):
         awaiting task."""
         exec = self._calls.get(request.call_id)
         arguments = exec.arguments if exec is not None and exec.name == request.tool_name else None
-        rules = self._session_rules()
-        rule = None
-        if rules is not None and self._prompter is not None:
-            try:
-                rule = rules.suggest_rule(request.tool_name, arguments)
-            except Exception as exc:
-                _log.warning("approval: could not suggest a session rule: %s", error_message(exc))
-        question = ApprovalQuestion(
-            tool_name=request.tool_name,
-            call_id=request.call_id,
-            arguments=arguments,
-            reason=request.reason,
-            session_rule=rule,
-            fingerprint=fingerprint(arguments),
+        question = self._question(
+            request.tool_name,
+            request.call_id,
+            arguments,
+            request.reason,
+            suggest=self._prompter is not None,
         )
         audit = _Audit(request.agent, question)
         audit.asked()
-        outcome, answered_by, added = await self._answer(request, question, rules)
+        outcome, answered_by, added = await self._answer(request, question, self._session_rules())
         audit.decided(outcome, answered_by, added)
         return outcome
+
+    def _question(
+        self,
+        tool: str,
+        call_id: str,
+        arguments: JsonValue | None,
+        reason: str | None,
+        *,
+        suggest: bool,
+    ) -> ApprovalQuestion:
+        """The question; with `suggest`, the session rule that would allow the call, if any."""
+        rules = self._session_rules()
+        rule = None
+        if rules is not None and suggest:
+            try:
+                rule = rules.suggest_rule(tool, arguments)
+            except Exception as exc:
+                _log.warning("approval: could not suggest a session rule: %s", error_message(exc))
+        return ApprovalQuestion(
+            tool_name=tool,
+            call_id=call_id,
+            arguments=arguments,
+            reason=reason,
+            session_rule=rule,
+            fingerprint=fingerprint(arguments),
+        )
 
     async def _answer(
         self, request: ApprovalRequest, question: ApprovalQuestion, rules: _SessionRules | None

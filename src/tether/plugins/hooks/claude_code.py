@@ -41,8 +41,10 @@ point run serially in config order, with cwd = the session's cwd, env CLAUDE_PRO
 point's signal (a tool call's or the turn's): cancelling it kills the running hook. Each run is
 recorded as `hook/invoked` / `hook/result` when the agent has a session with an open turn.
 Hook context messages are user messages with source `{"kind": "plugin", "plugin":
-"hooks-claude-code"}`. Exit codes other than 0 and 2, timeouts and kills are non-blocking and
-logged; `updatedInput` and `systemMessage` are logged as ignored.
+"hooks-claude-code"}`. Exit codes other than 0 and 2, timeouts and kills are non-blocking
+failures: logged with their stderr (or the signal: `was killed by SIGKILL`) and recorded with
+decision `error`; `updatedInput` and `systemMessage` are logged as ignored. A file whose top
+level, or whose `hooks`, is not an object is logged like any unloadable file.
 """
 
 from __future__ import annotations
@@ -376,7 +378,9 @@ class ClaudeCodeBridge:
                 default_timeout_ms=self._config.default_timeout_ms,
                 expected_event_name=point,
             )
-            journal.result(point, configured.handler_id, run.output, run.duration_ms)
+            journal.result(
+                point, configured.handler_id, run.output, run.duration_ms, cancelled=run.aborted
+            )
             _diagnose(configured, run, self._config.default_timeout_ms)
             outputs.append(run.output)
         return PointOutcome(merge_hook_outputs(outputs), tuple(outputs))
@@ -390,6 +394,8 @@ def _diagnose(configured: ConfiguredHook, run: HookRun, default_timeout_ms: floa
         _log.warning("%s timed out after %sms and was killed (non-blocking)", who, limit)
     elif run.aborted:
         _log.info("%s was cancelled with its call and killed", who)
+    elif run.killed_by is not None:
+        _log.warning("%s was killed by %s (non-blocking)", who, run.killed_by)
     elif output.exit_code is None:
         _log.warning("%s could not run (non-blocking): %s", who, output.stderr)
     elif output.exit_code not in (0, 2):

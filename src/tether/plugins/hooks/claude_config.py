@@ -3,7 +3,10 @@
 Owns turning one document — `{"hooks": {...}}` (a settings file) or a bare event map
 (`hooks.json`) — into `HookGroup`s, and `ClaudeHookSet`, the groups of several files together.
 
-Rules, per document: a top level that is not an object is an empty config. Only the supported
+Rules, per document: a top level that is not an object, or a `hooks` key whose value is not an
+object, raises `HookConfigError('the file holds a JSON array, not an object')` /
+`HookConfigError('"hooks" is a string, not an object of events')` (the caller logs it naming the
+file). A document without a `hooks` key is read as a bare event map. Only the supported
 events are read (`SUPPORTED_EVENTS`); any other event is ignored *before* parsing, so an invalid
 matcher on an unsupported event cannot disable the supported hooks. Per group: a non-object
 group or a non-array `hooks` is skipped. Per hook: `type` defaults to `command`; any other type
@@ -82,10 +85,10 @@ def parse_claude_hooks(
 ) -> list[HookGroup]:
     """The command-hook groups of one document, in config order. Raises HookConfigError."""
     if not isinstance(document, dict):
-        return []
+        raise HookConfigError(f"the file holds {_json_kind(document)}, not an object")
     events = document.get("hooks", document)
     if not isinstance(events, dict):
-        return []
+        raise HookConfigError(f'"hooks" is {_json_kind(events)}, not an object of events')
     replace = dict(substitutions or {})
     groups: list[HookGroup] = []
     for event in SUPPORTED_EVENTS:
@@ -97,6 +100,21 @@ def parse_claude_hooks(
             if group is not None:
                 groups.append(group)
     return groups
+
+
+def _json_kind(value: object) -> str:
+    """How JSON names the type of a parsed value: `a JSON array`, `a string`, `null`."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a JSON array"
+    return f"a {type(value).__name__}"
 
 
 def _group(event: str, entry: object, replace: Mapping[str, str]) -> HookGroup | None:

@@ -7,10 +7,13 @@ two log-only events a bridge writes around each hook it runs, only inside an ope
     hook/invoked  {turn, point, dialect, matcher?, handler_id}
     hook/result   {turn, point, handler_id, decision, exit_code?, stderr_summary?, duration_ms}
 
-`decision` is the hook's own decision, else `stop` for `continue: false`, else `pass`;
-`exit_code` is omitted when the hook had none (killed, or not run); `stderr_summary` is the
-trimmed stderr (omitted when empty) cut at `max_chars` with `…` appended when longer. A session
-that refuses an append is logged at WARNING and otherwise ignored: hooks keep running.
+`decision` is the hook's own decision, else `stop` for `continue: false`, else `cancelled` when
+its call or turn was cancelled, `error` when it failed — an exit code other than 0 and 2, killed
+by a signal or at its timeout, or not run at all (non-blocking, as in Claude Code; never `pass`)
+— else `pass`. `exit_code` is omitted when the hook had none (killed, or not run);
+`stderr_summary` is the trimmed stderr (omitted when empty) cut at `max_chars` with `…` appended
+when longer. A session that refuses an append is logged at WARNING and otherwise ignored: hooks
+keep running.
 """
 
 from __future__ import annotations
@@ -53,6 +56,14 @@ def stderr_summary(stderr: str, max_chars: int = 500) -> str | None:
     return text if len(text) <= max_chars else text[:max_chars] + "…"
 
 
+def _fallback_decision(output: HookOutput, cancelled: bool) -> str:
+    if output.continue_ is False:
+        return "stop"
+    if cancelled:
+        return "cancelled"
+    return "pass" if output.exit_code == 0 else "error"
+
+
 class HookJournal:
     """Writes one agent's hook events; a no-op without a session or outside a turn."""
 
@@ -70,8 +81,16 @@ class HookJournal:
         data["handler_id"] = handler_id
         self._append("hook/invoked", data)
 
-    def result(self, point: str, handler_id: str, output: HookOutput, duration_ms: float) -> None:
-        decision = output.decision or ("stop" if output.continue_ is False else "pass")
+    def result(
+        self,
+        point: str,
+        handler_id: str,
+        output: HookOutput,
+        duration_ms: float,
+        *,
+        cancelled: bool = False,
+    ) -> None:
+        decision = output.decision or _fallback_decision(output, cancelled)
         data: dict[str, object] = {"point": point, "handler_id": handler_id, "decision": decision}
         if output.exit_code is not None:
             data["exit_code"] = output.exit_code

@@ -10,8 +10,9 @@ stdin is `json.dumps(payload)` plus a newline (`trailing_newline`, Claude Code: 
 is the hook's `timeout * 1000` ms when set, else `default_timeout_ms`
 (`DEFAULT_HOOK_TIMEOUT_MS`, 10 minutes); the shell caps it at its own `max_timeout_ms`.
 
-`run_hook` never raises for the hook's own failures: a hook killed at its timeout or by the
-signal has exit code None (non-blocking) and a note on stderr; an executor failure (no bash, a
+`run_hook` never raises for the hook's own failures: a hook killed at its timeout, by the
+signal, or by a signal from elsewhere (`killed_by`, e.g. `SIGKILL`) has exit code None
+(non-blocking) and a note on stderr saying which; an executor failure (no bash, a
 missing workdir, a signal that had already aborted) is an outcome with exit code None and the
 error message as stderr. Only the cancellation of the awaiting task propagates (after the shell
 has stopped the process group).
@@ -56,6 +57,8 @@ class HookRun:
     duration_ms: float
     timed_out: bool = False
     aborted: bool = False
+    killed_by: str | None = None
+    """The signal that ended the hook when neither its timeout nor its caller did."""
 
 
 class HookShell(Protocol):
@@ -97,10 +100,17 @@ async def run_hook(
         return HookRun(output, (now() - started) * 1000, aborted=signal.aborted)
     stderr = result.stderr.text
     exit_code = result.exit_code
+    killed_by = None
     if result.timed_out or result.aborted:
         exit_code = None  # killed by us: never a decision, whatever the shell reported
         why = f"timed out after {format_ms(result.timeout_ms)}ms" if result.timed_out else None
-        note = f"hook {why or 'cancelled'}; its process group was killed"
-        stderr = f"{stderr.rstrip()}\n{note}" if stderr.strip() else note
+        stderr = _noted(stderr, f"hook {why or 'cancelled'}; its process group was killed")
+    elif exit_code is None:
+        killed_by = result.signal_name or "a signal"
+        stderr = _noted(stderr, f"hook killed by {killed_by}")
     output = parse_hook_output(exit_code, result.stdout.text, stderr, expected_event_name)
-    return HookRun(output, (now() - started) * 1000, result.timed_out, result.aborted)
+    return HookRun(output, (now() - started) * 1000, result.timed_out, result.aborted, killed_by)
+
+
+def _noted(stderr: str, note: str) -> str:
+    return f"{stderr.rstrip()}\n{note}" if stderr.strip() else note

@@ -170,6 +170,11 @@ class Permissions(Service):
         """A rule that would allow this call for the rest of the session (see the policy)."""
         return self.policy.suggest_rule(tool, arguments)
 
+    def allow(self, rule: str) -> None:
+        """Add an allow rule until this plugin is disposed, as if configured (`tether run
+        --allow`); it is not a session rule. Raises ValueError for a bad rule."""
+        self.policy.add_allow(self.policy.parse(rule))
+
     def allow_for_session(self, rule: str) -> None:
         """Add an allow rule until this plugin is disposed. Raises ValueError for a bad rule."""
         self.policy.add_allow(self.policy.parse(rule))

@@ -7,10 +7,11 @@ until the service is closed), the private spill directory, the optional orphan l
 (`_ledger.py`), the look at the tree every half second while a process is live (each process
 records the processes of its command, `_descendants.py`; the escaped ones go to the ledger, so
 a later tether can stop them if this one is SIGKILLed), `aclose()` (terminate every live group
-and await its settlement and termination, then delete the spill directory) and a host-exit hook
-that SIGKILLs whatever is still alive when the interpreter exits without closing the service.
-Creating a service makes this process the child subreaper (`_reaper.py`). Does not own what to
-run (the bash executor) or how one process is stopped (`_process.py`).
+and await its settlement and termination, then delete the spill directory unless
+`keep_spill_files`) and a host-exit hook that SIGKILLs whatever is still alive when the
+interpreter exits without closing the service. Creating a service makes this process the child
+subreaper (`_reaper.py`). Does not own what to run (the bash executor) or how one process is
+stopped (`_process.py`).
 """
 
 from __future__ import annotations
@@ -86,10 +87,12 @@ class SubprocessService:
 
     __slots__ = ("_closed", "_ledger", "_live", "_look_timer", "_spill")
 
-    def __init__(self, *, ledger: GroupLedger | None = None) -> None:
+    def __init__(
+        self, *, ledger: GroupLedger | None = None, keep_spill_files: bool = False
+    ) -> None:
         become_subreaper()
         self._live: set[Subprocess] = set()
-        self._spill = SpillDirectory()
+        self._spill = SpillDirectory(keep=keep_spill_files)
         self._closed = False
         self._ledger = ledger
         self._look_timer: asyncio.TimerHandle | None = None
@@ -159,8 +162,8 @@ class SubprocessService:
             self._ledger.remove(process.pid)
 
     async def aclose(self) -> None:
-        """Terminate every live group, await settlement and termination, delete spill files.
-        Idempotent; spawning afterwards raises."""
+        """Terminate every live group, await settlement and termination, delete spill files
+        (unless `keep_spill_files`). Idempotent; spawning afterwards raises."""
         self._closed = True
         if self._look_timer is not None:
             self._look_timer.cancel()

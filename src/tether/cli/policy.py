@@ -1,0 +1,85 @@
+"""The command line's policy flags, and what `tether run` says when nobody can approve a call.
+
+Owns `--yolo` and `--allow` (applied to a booted context's `permissions` service) and the note
+`tether run` gives the `approval` service. `tether run` and `tether chat` mount the same policy —
+deny rules, hooks, permission modes; they differ only in who answers an ask: the user at the
+terminal in `chat`; nobody in `run`, where the call is refused and the model is told
+
+    tool "bash" requires approval, but no approval channel is available (tether run is
+    non-interactive; allow it with --allow 'Bash(npm test)' or --yolo)
+
+so it can try something else. The rule shown is the narrowest that would allow the call; when
+no allow rule can (an ask rule matched) only `--yolo` is suggested, and when the permission rules
+would not ask at all (a hook asked) neither flag helps, so `tether chat` is. The same hint goes to
+stderr for the user.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Sequence
+from typing import Final
+
+from ..kernel import Context
+from ..plugins.approval import Approval, ApprovalQuestion
+from ..plugins.permissions import Permissions
+from ..tools import Ask
+
+__all__ = ["YOLO_NOTICE", "apply_flags", "refuse_unattended", "unattended_note"]
+
+YOLO_NOTICE: Final = "tether: --yolo: tool calls run without asking; deny rules still hold"
+
+
+def apply_flags(ctx: Context, *, yolo: bool, allow: Sequence[str]) -> None:
+    """Switch to `bypassPermissions` for `--yolo` (with its notice on stderr) and add each
+    `--allow` rule. Raises ValueError (one line) for a bad rule, or for `--allow` when the
+    config has no `permissions` plugin."""
+    permissions = ctx.get("permissions")
+    if not isinstance(permissions, Permissions):
+        if allow:
+            raise ValueError(
+                "--allow needs the permissions plugin, and the configuration does not mount it"
+            )
+    else:
+        for rule in allow:
+            try:
+                permissions.allow(rule)
+            except ValueError as exc:
+                raise ValueError(f"--allow: {exc}") from None
+        if yolo:
+            permissions.set_mode("bypassPermissions")
+    if yolo:
+        sys.stderr.write(YOLO_NOTICE + "\n")
+        sys.stderr.flush()
+
+
+def unattended_note(question: ApprovalQuestion, *, rules_ask: bool) -> str:
+    """What `tether run` appends to the `unavailable` denial; `rules_ask` is whether the
+    permission rules themselves ask about the call (so `--yolo` would allow it)."""
+    if not rules_ask:
+        return "tether run is non-interactive; answer it in tether chat"
+    if question.session_rule is None:
+        return "tether run is non-interactive; allow it with --yolo"
+    rule = shlex.quote(question.session_rule)
+    return f"tether run is non-interactive; allow it with --allow {rule} or --yolo"
+
+
+def refuse_unattended(ctx: Context) -> None:
+    """Make `ctx`'s `approval` service refuse asks with the note, also written to stderr (for
+    the context's lifetime; nothing when the configuration has no approval service)."""
+    approval = ctx.get("approval")
+    if not isinstance(approval, Approval):
+        return
+    permissions = ctx.get("permissions")
+
+    def note(question: ApprovalQuestion) -> str:
+        rules_ask = isinstance(permissions, Permissions) and isinstance(
+            permissions.decide(question.tool_name, question.arguments), Ask
+        )
+        text = unattended_note(question, rules_ask=rules_ask)
+        sys.stderr.write(f'tether: "{question.tool_name}" needs approval: {text}\n')
+        sys.stderr.flush()
+        return text
+
+    approval.refuse_unattended(note)
