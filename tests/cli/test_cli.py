@@ -381,7 +381,7 @@ async def test_the_next_tether_stops_a_process_that_escaped_the_group_of_a_kille
     server.push(
         tool_calls_reply(("b1", "bash", json.dumps({"command": command, "description": "escape"})))
     )
-    process = await cli.spawn("run", "wait for it", new_session=True)
+    process = await cli.spawn("run", "--yolo", "wait for it", new_session=True)
     escaped = None
     try:
         await eventually(
