@@ -385,7 +385,9 @@ async def test_the_next_tether_stops_a_process_that_escaped_the_group_of_a_kille
     escaped = None
     try:
         await eventually(
-            lambda: process_running(process.pid, ["sleep", duration]), what="the escaped sleep"
+            lambda: process_running(process.pid, ["sleep", duration]),
+            timeout_s=30,
+            what="the escaped sleep",
         )
         escaped = process_running(process.pid, ["sleep", duration])
         assert escaped is not None
@@ -395,15 +397,15 @@ async def test_the_next_tether_stops_a_process_that_escaped_the_group_of_a_kille
             ledgers = (cli.home / "run").glob("*.groups")
             return any(f"\n{escaped.pid} " in f"\n{p.read_text()}" for p in ledgers)
 
-        await eventually(recorded, what="the escaped sleep in the orphan ledger")
+        await eventually(recorded, timeout_s=30, what="the escaped sleep in the orphan ledger")
         os.killpg(process.pid, signal.SIGKILL)
         await process.wait()
         assert not gone(escaped)  # SIGKILL gave tether no chance to stop it
 
-        done = await cli.run("tools", "list")
+        done = await cli.run("tools", "list", timeout_s=30)
 
         assert done.code == 0
-        await eventually(lambda: gone(escaped), what="the escaped sleep to be stopped")
+        await eventually(lambda: gone(escaped), timeout_s=30, what="the escaped sleep to stop")
         assert list((cli.home / "run").glob("*.groups")) == []
     finally:
         if process.returncode is None:
