@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import logging
 import os
 import signal as signals
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -69,6 +70,8 @@ from ._spawn import STDERR, STDOUT, Launched
 from ._tree import TAG_VARIABLE, ProcessEntry, boot_ticks, direct_children, read_tree
 
 __all__ = ["ExitStatus", "Phase", "SpawnSpec", "Subprocess", "signal_name"]
+
+_log = logging.getLogger("tether.shell")
 
 _KILL_CONFIRM_S: Final = 2.0
 """How long to keep confirming a SIGKILLed group's death (SIGKILL cannot be ignored)."""
@@ -259,9 +262,13 @@ class Subprocess:
         return before != {p.pid for p in self.escaped()}
 
     def _look(self) -> list[ProcessEntry]:
-        """Look at the tree now; the command's running processes besides the leader."""
-        found = claim(read_tree(), {self._tag: self._leader})
-        self.observe(found.get(self._tag, ()))
+        """Look at the tree now; the command's running processes besides the leader. Never
+        raises: if the look fails (logged), the processes already known are returned."""
+        try:
+            found = claim(read_tree(), {self._tag: self._leader})
+            self.observe(found.get(self._tag, ()))
+        except Exception:
+            _log.warning("looking for the processes of %r failed", self, exc_info=True)
         return list(self._members.values())
 
     def _left_behind(self) -> bool:
