@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
@@ -370,3 +371,45 @@ async def test_the_next_tether_stops_the_process_group_a_killed_tether_left_behi
             await process.wait()
         if sleeper is not None and not gone(sleeper):
             os.killpg(sleeper.pid, signal.SIGKILL)
+
+
+async def test_the_next_tether_stops_a_process_that_escaped_the_group_of_a_killed_tether(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    duration = f"61.{secrets.randbelow(10**9):09d}"  # this test's escaped sleep, by its argv
+    command = f"setsid -f sleep {duration}; sleep 30"
+    server.push(
+        tool_calls_reply(("b1", "bash", json.dumps({"command": command, "description": "escape"})))
+    )
+    process = await cli.spawn("run", "--yolo", "wait for it", new_session=True)
+    escaped = None
+    try:
+        await eventually(
+            lambda: process_running(process.pid, ["sleep", duration]),
+            timeout_s=30,
+            what="the escaped sleep",
+        )
+        escaped = process_running(process.pid, ["sleep", duration])
+        assert escaped is not None
+        assert os.getsid(escaped.pid) == escaped.pid  # it left the command's session
+
+        def recorded() -> bool:
+            ledgers = (cli.home / "run").glob("*.groups")
+            return any(f"\n{escaped.pid} " in f"\n{p.read_text()}" for p in ledgers)
+
+        await eventually(recorded, timeout_s=30, what="the escaped sleep in the orphan ledger")
+        os.killpg(process.pid, signal.SIGKILL)
+        await process.wait()
+        assert not gone(escaped)  # SIGKILL gave tether no chance to stop it
+
+        done = await cli.run("tools", "list", timeout_s=30)
+
+        assert done.code == 0
+        await eventually(lambda: gone(escaped), timeout_s=30, what="the escaped sleep to stop")
+        assert list((cli.home / "run").glob("*.groups")) == []
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        if escaped is not None and not gone(escaped):
+            escaped.kill()

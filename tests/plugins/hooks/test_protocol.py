@@ -6,7 +6,8 @@ blocks with stderr as the reason and ignores stdout; exit 0 may carry JSON whose
 `hookSpecificOutput.permissionDecision` overrides the top-level `decision` (where only
 `approve`/`block` count); any other exit is a non-blocking error. Merging ranks deny/block >
 ask > allow and keeps only the winning rank's reasons. The runner needs a signal, feeds the
-payload on stdin, and turns a timeout kill into a non-blocking outcome.
+payload on stdin, and turns a timeout kill into a non-blocking outcome. A daemon a hook starts
+(`setsid -f`) does not outlive the hook: hooks run through `ctx.shell` like `bash` commands.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from tether.plugins.hooks import (
 )
 from tether.plugins.shell import LocalBashExecutor, ShellConfig
 
+from ..shell._support import exists, marker, sleeping
 from ._support import bash_hook, python_hook
 
 # -- matcher ---------------------------------------------------------------------------------------
@@ -254,6 +256,37 @@ async def test_a_hook_past_its_timeout_is_killed_and_is_non_blocking(
     assert run.output.stderr == (
         "deny me\nhook timed out after 300ms; its process group was killed"
     )
+
+
+async def test_a_daemon_the_hook_started_with_setsid_is_stopped_when_the_hook_ends(
+    shell: LocalBashExecutor, tmp_path: Path
+) -> None:
+    duration = marker()
+    script = bash_hook(
+        tmp_path,
+        "daemon.sh",
+        f"setsid -f sleep {duration}\n"
+        f"until pid=$(pgrep -fx 'sleep {duration}'); do sleep 0.01; done; echo $pid",
+    )
+
+    run = await run_hook(shell, CommandHook(str(script)), {}, signal=AbortController().signal)
+
+    assert run.output.exit_code == 0
+    assert sleeping(duration) == []
+    assert not exists(int(run.output.stdout.split()[-1]))
+
+
+async def test_a_daemon_the_hook_started_with_setsid_is_stopped_at_the_hooks_timeout(
+    shell: LocalBashExecutor, tmp_path: Path
+) -> None:
+    duration = marker()
+    script = bash_hook(tmp_path, "daemon_hang.sh", f"setsid -f sleep {duration}\nsleep 30")
+    hook = CommandHook(str(script), timeout_sec=1)
+
+    run = await run_hook(shell, hook, {}, signal=AbortController().signal)
+
+    assert run.timed_out
+    assert sleeping(duration) == []
 
 
 async def test_an_executor_failure_is_an_outcome_not_an_exception(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -66,3 +67,25 @@ def text(result: ToolExecutionResult) -> str:
     value = block["text"]
     assert isinstance(value, str)
     return value
+
+
+def marker() -> str:
+    """A `sleep` duration no other process uses: `60.<9 random digits>` (argv identifies it)."""
+    return f"60.{secrets.randbelow(10**9):09d}"
+
+
+def sleeping(duration: str) -> list[psutil.Process]:
+    """The live (non-zombie) processes whose argv is exactly `sleep <duration>`."""
+    found = []
+    for process in psutil.process_iter():
+        try:
+            if process.cmdline() == ["sleep", duration] and alive(process.pid):
+                found.append(process)
+        except psutil.Error:
+            continue
+    return found
+
+
+def exists(pid: int) -> bool:
+    """The pid names any process at all, a zombie included (false once it has been reaped)."""
+    return psutil.pid_exists(pid)

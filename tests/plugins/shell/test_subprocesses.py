@@ -1,11 +1,12 @@
 """Contract of the subprocess layer (spec §3.4), with real processes.
 
-- A process runs in its own process group; terminating it sends SIGTERM to the group, then,
-  after `grace_ms`, SIGKILL to the group and to descendants that escaped it (found while the
-  leader was alive): nothing survives, not even a tree that ignores SIGTERM.
+- A process runs in its own process group; terminating it sends SIGTERM to the group and to
+  descendants that escaped it (found by the tag in their environment), then, after `grace_ms`,
+  SIGKILL to the survivors: nothing survives, not even a tree that ignores SIGTERM.
 - Settlement does not wait forever for a descendant that keeps the output pipes open: `grace_ms`
-  after the leader exits the process settles; the lingering group stays owned by the service,
-  and closing the service kills it. A group seen gone is never signalled again.
+  after the leader exits the process settles; the lingering group, or a descendant that escaped
+  it, stays owned by the service, and closing the service kills it. A group seen gone is never
+  signalled again.
 - The child environment drops credential-shaped variables unless passed explicitly.
 - stdin is the given data (then EOF) or /dev/null.
 - Output is kept as a byte-exact tail per stream; the full stream goes to a private 0600 spill
@@ -117,6 +118,22 @@ async def test_a_grandchild_holding_stdout_does_not_hang_settlement(
     await service.aclose()
 
     assert not alive(grandchild)
+    assert service.live == 0
+
+
+async def test_an_escaped_descendant_outliving_its_leader_is_killed_when_the_service_closes(
+    service: SubprocessService,
+) -> None:
+    process, status = await run(service, bash("setsid sleep 60 > /dev/null & echo $!"))
+    escaped = int(process.stdout.result().text)
+
+    assert status == ExitStatus(0, None)
+    assert alive(escaped)  # settlement does not kill it ...
+    assert service.live == 1  # ... the service still owns it
+
+    await service.aclose()
+
+    assert not alive(escaped)
     assert service.live == 0
 
 

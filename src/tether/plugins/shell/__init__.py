@@ -9,7 +9,11 @@ Plugins: `tether.plugins.shell.plugin` (`shell`, provides `ctx.shell`) and
     subprocesses.py  `SubprocessService`: spawning, the live-group table, disposal
     _process.py      one process group: settlement, SIGTERM → grace → SIGKILL
     _spawn.py        starting a child: pipes, Popen in a new session, reaping, stdin
-    _group.py        group liveness, signalling, escaped descendants (psutil)
+    _group.py        group and process liveness, signalling (exact: pid + start time)
+    _tree.py         the process tree from /proc (psutil elsewhere), the command tag
+    _descendants.py  which command each descendant of tether belongs to
+    _reaper.py       tether as child subreaper (Linux prctl); reaping adopted zombies
+    _ledger.py       the orphan ledger: groups and escaped processes a killed tether left
     _collect.py      byte-exact tails and spill files
     _env.py          the child's scrubbed environment
     render.py        what the model sees of a result

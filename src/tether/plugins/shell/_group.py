@@ -1,28 +1,26 @@
-"""Process groups and descendants as the OS shows them: liveness, signalling, escaped processes.
+"""Process groups and single processes as the OS shows them: liveness and signalling.
 
 Owns: whether a process group still has a live member (on Linux a group holding only zombies
 counts as exited: `/proc/<pid>/stat` is read for members when `killpg(pgid, 0)` still succeeds),
-signalling a group with `ESRCH` read as "gone", and the descendants of a live process that left
-its group (`setsid`, `setpgid`), found with psutil and signalled through psutil so a recycled pid
-is never hit. Does not own when to signal (`_process.py`).
+signalling a group with `ESRCH` read as "gone", whether one process instance still runs, and
+signalling one process instance exactly (`signal_exact`: a pidfd pins the process while its
+start time is checked, so a recycled pid is never hit). Does not own when to signal
+(`_process.py`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal as signals
-from collections.abc import Iterable
 from typing import Final
 
-import psutil
+from ._tree import ProcessEntry, entry
 
 __all__ = [
-    "escaped_descendants",
     "group_alive",
+    "running",
+    "signal_exact",
     "signal_group",
-    "signal_processes",
-    "still_running",
 ]
 
 _PROC: Final = "/proc"
@@ -78,36 +76,35 @@ def signal_group(pgid: int, sig: signals.Signals) -> bool:
     return True
 
 
-def escaped_descendants(pid: int, pgid: int) -> list[psutil.Process]:
-    """Descendants of live process `pid` that are no longer in group `pgid` (empty on error)."""
+def signal_exact(process: ProcessEntry, sig: signals.Signals) -> bool:
+    """Send `sig` to `process` if that very instance (pid and start) still runs; False when it is
+    gone or a zombie. With a pidfd (Linux) there is no window in which the pid could be recycled
+    between the check and the signal."""
     try:
-        children = psutil.Process(pid).children(recursive=True)
-    except psutil.Error:
-        return []
-    escaped = []
-    for child in children:
-        try:
-            if os.getpgid(child.pid) != pgid:
-                escaped.append(child)
-        except OSError:
-            continue
-    return escaped
+        pidfd = os.pidfd_open(process.pid)
+    except ProcessLookupError:
+        return False
+    except (AttributeError, OSError):
+        pidfd = -1
+    try:
+        now = entry(process.pid)
+        if now is None or now.dead or now.start != process.start:
+            return False
+        if pidfd >= 0:
+            signals.pidfd_send_signal(pidfd, sig)
+        else:
+            os.kill(process.pid, sig)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    finally:
+        if pidfd >= 0:
+            os.close(pidfd)
 
 
-def still_running(processes: Iterable[psutil.Process]) -> list[psutil.Process]:
-    """The processes that are still running the same program instance and are not zombies."""
-    alive = []
-    for process in processes:
-        try:
-            if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
-                alive.append(process)
-        except psutil.Error:
-            continue
-    return alive
-
-
-def signal_processes(processes: Iterable[psutil.Process], sig: signals.Signals) -> None:
-    """Signal each process; psutil refuses a pid that now belongs to another process."""
-    for process in processes:
-        with contextlib.suppress(psutil.Error):
-            process.send_signal(sig)
+def running(process: ProcessEntry) -> bool:
+    """That very instance still runs and is not a zombie."""
+    now = entry(process.pid)
+    return now is not None and not now.dead and now.start == process.start

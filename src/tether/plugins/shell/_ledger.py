@@ -1,14 +1,18 @@
-"""The orphan ledger: a durable list of the process groups this process started, so that a later
-tether can stop the groups a SIGKILLed (or crashed) tether left behind.
+"""The orphan ledger: a durable list of the process groups this process started and of the
+processes that escaped them, so that a later tether can stop what a SIGKILLed (or crashed)
+tether left behind.
 
-Owns: one file per owning process in a ledger directory (`<pid>-<start ticks>.groups`, one
-`<pgid> <start ticks>` line per live group, written before the spawn call returns), and
-`reap_orphans()`, which finds ledgers whose owner is gone and stops their groups
-(SIGTERM, a short grace, SIGKILL). A group is only signalled while its leader is the very process
-the ledger recorded (same start time), so a recycled pid is never hit. A ledger that cannot be
-written (a full disk) is one warning line, never an error of the command: the group runs and is
-owned as usual, only the protection against a SIGKILLed owner is lost. Does not own stopping
-groups of a live owner: that is the subprocess service's job.
+Owns: one file per owning process in a ledger directory (`<pid>-<start ticks>.groups`), with one
+`<pgid> <start ticks>` line per live group (written before the spawn call returns) and one
+`<pid> <start ticks> escaped` line per process that left its command's group (`setsid` ...),
+as the subprocess service finds them (it looks every half second); and `reap_orphans()`, which
+finds ledgers whose owner is gone and stops their groups and escaped processes (SIGTERM, a short
+grace, SIGKILL; an escaped process that leads its own group gets the signal for the group). A
+group is only signalled while its leader is the very process the ledger recorded (same start
+time), and an escaped process only while it is the very process recorded, so a recycled pid is
+never hit. A ledger that cannot be
+written (a full disk) is one warning line, never an error of the command. Does not own stopping
+what a live owner started: that is the subprocess service's job.
 """
 
 from __future__ import annotations
@@ -18,9 +22,11 @@ import logging
 import os
 import signal as signals
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
-from ._group import group_alive, signal_group
+from ._group import group_alive, running, signal_exact, signal_group
+from ._tree import ProcessEntry, entry
 
 __all__ = ["GroupLedger", "reap_orphans", "start_ticks"]
 
@@ -42,34 +48,51 @@ def start_ticks(pid: int) -> int | None:
 class GroupLedger:
     """This process's ledger file in `directory`; created on the first group, removed on close."""
 
-    __slots__ = ("_groups", "_path")
+    __slots__ = ("_escaped", "_groups", "_path")
 
     def __init__(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         me = os.getpid()
         self._path = directory / f"{me}-{start_ticks(me) or 0}.groups"
         self._groups: dict[int, int] = {}
+        self._escaped: dict[int, dict[int, int]] = {}  # pgid -> {pid: start ticks}
 
     @property
     def path(self) -> Path:
         return self._path
 
-    def add(self, pgid: int) -> None:
-        """Record a group just spawned (its leader's pid is the pgid)."""
-        ticks = start_ticks(pgid)
+    def add(self, pgid: int, ticks: int | None = None) -> None:
+        """Record a group just spawned (its leader's pid is the pgid; `ticks`: its start, read
+        from `/proc` when not given)."""
         if ticks is None:
-            return  # already gone
+            ticks = start_ticks(pgid)
+        if ticks is None:
+            return  # already gone, or no /proc
         self._groups[pgid] = ticks
         self._write()
 
+    def track(self, pgid: int, escaped: Iterable[ProcessEntry]) -> None:
+        """Record the processes that left group `pgid` and still run (replacing the last list)."""
+        if pgid not in self._groups:
+            return
+        now = {process.pid: process.start for process in escaped}
+        if now != self._escaped.get(pgid, {}):
+            if now:
+                self._escaped[pgid] = now
+            else:
+                self._escaped.pop(pgid, None)
+            self._write()
+
     def remove(self, pgid: int) -> None:
-        """Forget a group that is gone."""
+        """Forget a group that is gone, with its escaped processes."""
         if self._groups.pop(pgid, None) is not None:
+            self._escaped.pop(pgid, None)
             self._write()
 
     def close(self) -> None:
         """Every group is gone (or handed back to the OS): remove the file."""
         self._groups.clear()
+        self._escaped.clear()
         with contextlib.suppress(FileNotFoundError):
             self._path.unlink()
 
@@ -79,6 +102,11 @@ class GroupLedger:
                 self._path.unlink()
             return
         lines = "".join(f"{pgid} {ticks}\n" for pgid, ticks in self._groups.items())
+        lines += "".join(
+            f"{pid} {ticks} escaped\n"
+            for escaped in self._escaped.values()
+            for pid, ticks in escaped.items()
+        )
         temp = self._path.with_suffix(".tmp")
         try:
             temp.write_text(lines)
@@ -104,13 +132,15 @@ def _owner_alive(name: str) -> bool:
 
 
 def reap_orphans(directory: Path, *, grace_s: float = 0.5) -> list[int]:
-    """Stop the groups recorded by owners that no longer run; returns the pgids signalled.
+    """Stop the groups and escaped processes recorded by owners that no longer run; returns the
+    pgids and pids signalled (groups first).
 
     Never raises for a missing directory or an unreadable ledger (logged and removed).
     """
     if not directory.is_dir():
         return []
     targets: list[int] = []
+    escaped: list[ProcessEntry] = []
     for ledger in directory.glob("*.groups"):
         if _owner_alive(ledger.name):
             continue
@@ -120,10 +150,17 @@ def reap_orphans(directory: Path, *, grace_s: float = 0.5) -> list[int]:
             lines = []
         for line in lines:
             try:
-                pgid_text, ticks_text = line.split()
+                pgid_text, ticks_text, *kind = line.split()
                 pgid, ticks = int(pgid_text), int(ticks_text)
+                if kind not in ([], ["escaped"]):
+                    raise ValueError(line)
             except ValueError:
                 _log.warning("ignoring a malformed line in %s: %r", ledger, line)
+                continue
+            if kind:
+                process = entry(pgid)
+                if process is not None and process.start == ticks and not process.dead:
+                    escaped.append(process)
                 continue
             # A pid still used as a group id is never handed out again, so a live group whose
             # leader is gone is still the recorded one; a live leader must be the same process.
@@ -134,10 +171,24 @@ def reap_orphans(directory: Path, *, grace_s: float = 0.5) -> list[int]:
     for pgid in targets:
         _log.warning("stopping process group %d left behind by a tether that was killed", pgid)
         signal_group(pgid, signals.SIGTERM)
+    # An escaped process that leads its own group (`setsid`) takes the group with it; the group
+    # id stays reserved while the recorded leader, then any member, lives.
+    groups = targets + [p.pid for p in escaped if p.pgid == p.pid and running(p)]
+    for process in escaped:
+        _log.warning("stopping process %d left behind by a tether that was killed", process.pid)
+        signal_exact(process, signals.SIGTERM)
+    for pgid in groups[len(targets) :]:
+        signal_group(pgid, signals.SIGTERM)
     deadline = time.monotonic() + grace_s
-    while targets and time.monotonic() < deadline and any(group_alive(g) for g in targets):
+    while (
+        (groups or escaped)
+        and time.monotonic() < deadline
+        and (any(group_alive(g) for g in groups) or any(running(p) for p in escaped))
+    ):
         time.sleep(0.02)
-    for pgid in targets:
+    for pgid in groups:
         if group_alive(pgid):
             signal_group(pgid, signals.SIGKILL)
-    return targets
+    for process in escaped:
+        signal_exact(process, signals.SIGKILL)
+    return targets + [process.pid for process in escaped]

@@ -9,25 +9,39 @@ closed (or the drain bound passed), and a termination that was started has finis
 resolves with an exception. (Starting the child and its descriptors belong to `_spawn.py`.)
 `terminate()` is idempotent and synchronous; it starts the escalation, which the process owns:
 
-    snapshot escaped descendants (psutil, while the leader is alive: after SIGTERM the tree
-    is re-parented and lost) → SIGTERM to the group and to them → wait up to `grace_ms` for
-    all of them to be gone → SIGKILL to the group and to the survivors → confirm.
+    look for the command's other processes (`_descendants.claim`: by the tag in their
+    environment, so those that left the group are found too) → SIGTERM to the group and to
+    them → wait up to `grace_ms` for all of them to be gone → look again (a process forked
+    meanwhile) → SIGKILL to the group and to the survivors → confirm (up to three rounds) →
+    reap the ones tether adopted (`_reaper.py`).
 
 The escalation is independent of the leader: a descendant that traps SIGTERM dies after the grace
 even though the leader exited at once.
 
+Descendants. Each spawn gets a unique tag (`_tree.TAG_VARIABLE` in its environment). Since tether
+is the child subreaper (Linux), a process that left the group (`setsid -f`, a double fork,
+`nohup setsid ... &`, a `set -m` job, `disown`) and whose parent exited is re-parented to tether,
+so the tag finds it after the leader has exited as well. `observe()` records the ones seen
+alive (pid and start; the owning service looks every half second and writes the escaped ones to
+the orphan ledger); they are signalled only while they are the very instance recorded.
+`ends_with_leader` (the bash executor sets it, foreground and background): when the leader
+exits, whatever the command left running — in the group or escaped — is stopped with the same
+escalation before the process settles. A quick check (is the group empty, does tether have a
+child that is not a leader) skips the full look in the common case.
+
 Settlement bound. A descendant that inherited stdout/stderr and outlives the leader would keep
 the pipes open forever; `grace_ms` after the leader exits the pipes are closed and the process
-settles anyway (what was still unread in the pipe is dropped). Such a lingering group is not
-killed by settlement; the owning service keeps it and terminates it when it is disposed.
+settles anyway (what was still unread in the pipe is dropped). Without `ends_with_leader` such a
+lingering group is not killed by settlement; the owning service keeps it and terminates it when
+it is disposed.
 
 PID reuse. A group that was once seen gone (`ESRCH`, or only zombies left) is never signalled
 again. This process is the leader's only reaper, so until it reaps the leader the pid (= the
 pgid) cannot be reused and `killpg` is safe; after that the group is checked before every
 signal (a live group keeps its id reserved). Residual window: a group that empties between that
 check and the `killpg` (microseconds) and whose id is re-allocated to a new group leader within
-the same window. Escaped descendants are signalled through psutil, which refuses a pid that now
-names another process.
+the same window. Other processes of the command are signalled through a pidfd after checking
+their start time (`signal_exact`), so a recycled pid is never hit.
 
 Abort. `add_abort(signal)` wires a lifetime signal: its abort, while unsettled, records the
 reason as `stop_reason` (first only) and calls `terminate()`; the listener is removed at
@@ -38,32 +52,36 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import logging
+import os
 import signal as signals
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final
 
-import psutil
-
 from ...core.signals import AbortSignal
 from ._collect import CaptureLimits, SpillDirectory, StreamCollector
+from ._descendants import Leader, claim
 from ._env import child_environment
-from ._group import (
-    escaped_descendants,
-    group_alive,
-    signal_group,
-    signal_processes,
-    still_running,
-)
+from ._group import group_alive, running, signal_exact, signal_group
+from ._reaper import is_subreaper, reap
 from ._spawn import STDERR, STDOUT, Launched
+from ._tree import TAG_VARIABLE, ProcessEntry, boot_ticks, direct_children, read_tree
 
 __all__ = ["ExitStatus", "Phase", "SpawnSpec", "Subprocess", "signal_name"]
+
+_log = logging.getLogger("tether.shell")
 
 _KILL_CONFIRM_S: Final = 2.0
 """How long to keep confirming a SIGKILLed group's death (SIGKILL cannot be ignored)."""
 _POLL_FIRST_S: Final = 0.001
 _POLL_MAX_S: Final = 0.025
+_KILL_ROUNDS: Final = 3
+"""SIGKILL rounds, each after a fresh look (a process forked while the previous one ran)."""
+
+_UNREAPED_LEADERS: set[int] = set()
+"""Leaders of this process that have not been reaped yet (tether's known children)."""
 
 
 class Phase(enum.Enum):
@@ -103,6 +121,8 @@ class SpawnSpec:
     env: Mapping[str, str | None] = field(default_factory=lambda: MappingProxyType({}))
     stdin: bytes | None = None
     grace_ms: float = 3000
+    ends_with_leader: bool = False
+    """When the leader exits, stop every process the command left running before settling."""
 
 
 class Subprocess:
@@ -112,15 +132,19 @@ class Subprocess:
         "__weakref__",
         "_done",
         "_drain_timer",
+        "_ends_with_leader",
         "_exited",
         "_grace_s",
         "_group_gone",
         "_killer",
         "_launched",
+        "_leader",
         "_loop",
+        "_members",
         "_open_pipes",
         "_remove_abort",
         "_returncode",
+        "_tag",
         "phase",
         "pid",
         "stderr",
@@ -148,6 +172,10 @@ class Subprocess:
         self._group_gone = False
         self._remove_abort: Callable[[], None] | None = None
         self._launched: Launched | None = None
+        self._ends_with_leader = spec.ends_with_leader
+        self._tag = os.urandom(8).hex()
+        self._leader = Leader(0, None)
+        self._members: dict[int, ProcessEntry] = {}
         self.phase = Phase.RUNNING
         self.stop_reason = None
         self.pid = 0
@@ -158,10 +186,15 @@ class Subprocess:
         cancellation could leave a half-started process). Raises `OSError` when it cannot be
         spawned (bad cwd, missing program)."""
         self = cls(spec, spill_dir)
+        env = child_environment(spec.env)
+        env[TAG_VARIABLE] = self._tag
+        not_before = boot_ticks()
         self._launched = Launched.start(
-            spec.argv, cwd=spec.cwd, env=child_environment(spec.env), stdin=spec.stdin, events=self
+            spec.argv, cwd=spec.cwd, env=env, stdin=spec.stdin, events=self
         )
-        self.pid = self._launched.pid
+        self.pid = pid = self._launched.pid
+        _UNREAPED_LEADERS.add(pid)
+        self._leader = Leader(pid, not_before)
         return self
 
     # -- facts ---------------------------------------------------------------------------------
@@ -187,6 +220,77 @@ class Subprocess:
             self._group_gone = True
         return self._group_gone
 
+    def finished(self) -> bool:
+        """The group is gone and no other process of the command still runs (for a process
+        without `ends_with_leader`, after a look if tether may have adopted one)."""
+        if not self.group_gone() or any(running(p) for p in self._members.values()):
+            return False
+        return self._ends_with_leader or not self._left_behind()
+
+    # -- descendants ---------------------------------------------------------------------------
+
+    @property
+    def tag(self) -> str:
+        """The value of `TETHER_PROCESS_TAG` the command and its descendants carry."""
+        return self._tag
+
+    @property
+    def leader(self) -> Leader:
+        return self._leader
+
+    def escaped(self) -> list[ProcessEntry]:
+        """The running processes of the command, known to tether, that left its group."""
+        return [p for p in self._members.values() if p.pgid != self.pid]
+
+    def observe(self, processes: Iterable[ProcessEntry]) -> bool:
+        """Take what `claim` found for this command now: remember the live ones, reap the
+        zombies tether adopted, forget the gone. True when the escaped set changed."""
+        before = {p.pid for p in self.escaped()}
+        members: dict[int, ProcessEntry] = {}
+        dead = []
+        for process in processes:
+            if process.dead:
+                dead.append(process)
+            else:
+                members[process.pid] = process
+        for pid, known in self._members.items():
+            if pid not in members and running(known):  # left this process's tree somehow
+                members[pid] = known
+        if dead:
+            reap(dead)
+        self._members = members
+        return before != {p.pid for p in self.escaped()}
+
+    def _look(self) -> list[ProcessEntry]:
+        """Look at the tree now; the command's running processes besides the leader. Never
+        raises: if the look fails (logged), the processes already known are returned."""
+        try:
+            found = claim(read_tree(), {self._tag: self._leader})
+            self.observe(found.get(self._tag, ()))
+        except Exception:
+            _log.warning("looking for the processes of %r failed", self, exc_info=True)
+        return list(self._members.values())
+
+    def _left_behind(self) -> bool:
+        """After the leader exited: might the command have left a process running?"""
+        try:
+            os.killpg(self.pid, 0)
+        except ProcessLookupError:
+            group_empty = True
+        except PermissionError:
+            return True
+        else:
+            group_empty = False
+        if group_empty and not self._members:
+            if not is_subreaper():
+                return False  # what left the group was re-parented to init: out of reach
+            children = direct_children()
+            if children is not None and not children - _UNREAPED_LEADERS:
+                return False  # no process of the group, nothing adopted: nothing left
+        if self._look():
+            return True
+        return not group_empty and group_alive(self.pid)
+
     # -- lifetime ------------------------------------------------------------------------------
 
     def add_abort(self, signal: AbortSignal) -> None:
@@ -202,8 +306,9 @@ class Subprocess:
         self.terminate()
 
     def terminate(self) -> None:
-        """Start the SIGTERM → grace → SIGKILL escalation once; a gone group is left alone."""
-        if self._killer is not None or self._group_gone:
+        """Start the SIGTERM → grace → SIGKILL escalation once; a gone group whose other
+        processes are gone too is left alone."""
+        if self._killer is not None or (self._group_gone and not self._look()):
             return
         self._killer = self._loop.create_task(self._escalate())
         self._killer.add_done_callback(self._killer_done)
@@ -232,17 +337,20 @@ class Subprocess:
     # -- termination ---------------------------------------------------------------------------
 
     async def _escalate(self) -> None:
-        escaped: list[psutil.Process] = []
-        if not self.leader_exited:
-            escaped = escaped_descendants(self.pid, self.pid)
+        members = self._look()
         self._signal(signals.SIGTERM)
-        signal_processes(escaped, signals.SIGTERM)
-        escaped = await self._wait_gone(self._grace_s, escaped)
-        if self._group_gone and not escaped:
-            return
-        self._signal(signals.SIGKILL)
-        signal_processes(escaped, signals.SIGKILL)
-        await self._wait_gone(_KILL_CONFIRM_S, escaped)
+        for process in members:
+            if process.pgid != self.pid:  # the group's members got it from `killpg`
+                signal_exact(process, signals.SIGTERM)
+        members = await self._wait_gone(self._grace_s, members)
+        for _ in range(_KILL_ROUNDS):
+            members = self._look()
+            if self.group_gone() and not members:
+                return
+            self._signal(signals.SIGKILL)
+            for process in members:
+                signal_exact(process, signals.SIGKILL)
+            await self._wait_gone(_KILL_CONFIRM_S, members)
 
     def _signal(self, sig: signals.Signals) -> None:
         if self._group_gone:
@@ -253,21 +361,19 @@ class Subprocess:
         if not signal_group(self.pid, sig):
             self._group_gone = True
 
-    async def _wait_gone(
-        self, timeout_s: float, escaped: list[psutil.Process]
-    ) -> list[psutil.Process]:
+    async def _wait_gone(self, timeout_s: float, members: list[ProcessEntry]) -> list[ProcessEntry]:
         """Poll (backing off from 1 ms to 25 ms, waking early when the leader exits) until the
-        group and `escaped` are gone or `timeout_s` passes; returns the escaped survivors."""
+        group and `members` are gone or `timeout_s` passes; returns the members still running."""
         loop = self._loop
         end = loop.time() + timeout_s
         delay = _POLL_FIRST_S
         while True:
-            escaped = still_running(escaped) if escaped else escaped
-            if self.group_gone() and not escaped:
-                return escaped
+            members = [p for p in members if running(p)]
+            if self.group_gone() and not members:
+                return members
             remaining = end - loop.time()
             if remaining <= 0:
-                return escaped
+                return members
             step = min(delay, remaining)
             if self._exited.done():
                 await asyncio.sleep(step)
@@ -294,11 +400,15 @@ class Subprocess:
     def on_exit(self, returncode: int | None) -> None:
         if self.phase is not Phase.RUNNING:
             return
+        _UNREAPED_LEADERS.discard(self.pid)
         self._returncode = returncode
         self.phase = Phase.DRAINING
         self._exited.set_result(None)
         if self._open_pipes:
             self._drain_timer = self._loop.call_later(self._grace_s, self._drain_expired)
+        if self._ends_with_leader and self._killer is None and self._left_behind():
+            self._killer = self._loop.create_task(self._escalate())
+            self._killer.add_done_callback(self._killer_done)
         self._maybe_settle()
 
     def _drain_expired(self) -> None:
@@ -331,10 +441,13 @@ class Subprocess:
 
     def kill_now(self) -> None:
         """At interpreter exit: SIGKILL whatever is left, synchronously (the exit hook)."""
+        members = self._look() if self.pid else []
         if self._launched is not None and not self.leader_exited:
             self._launched.kill_and_reap_now()
         elif not self._group_gone and self.pid and group_alive(self.pid):
             signal_group(self.pid, signals.SIGKILL)
+        for process in members:
+            signal_exact(process, signals.SIGKILL)
 
     def __repr__(self) -> str:
         return f"<Subprocess pid={self.pid} {self.phase.value}>"

@@ -8,6 +8,12 @@ consuming output cursors, `kill()`). Does not own spawning or stopping processes
 `SubprocessService` it holds, which also owns background processes until it is closed).
 
 No state persists between calls: bash is non-login and reads no rc files.
+
+No process escapes a command: when bash exits (a normal finish, a timeout, an abort, a `kill()`),
+every process the command started that still runs — in its process group or not (`setsid -f`,
+a double fork, `nohup setsid ... &`, a `set -m` job, `disown`) — is stopped (SIGTERM, then
+SIGKILL after `grace_ms`) before the run returns or the background process settles. A
+background command's processes live until it ends or is killed. (`_process.py`, `_reaper.py`.)
 """
 
 from __future__ import annotations
@@ -122,6 +128,7 @@ class LocalBashExecutor:
             stdout=CaptureLimits(stdout_max_bytes, config.max_spill_bytes),
             stderr=CaptureLimits(config.max_output_bytes, config.max_spill_bytes),
             grace_ms=config.grace_ms,
+            ends_with_leader=True,
         )
 
     async def run(

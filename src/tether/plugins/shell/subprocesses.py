@@ -2,13 +2,16 @@
 
 Owns: argument checks before spawning, the translation of spawn failures into `ShellError`
 (with the errno name, e.g. `ENOENT`), the table of live groups (a process leaves it once its
-group is seen gone; a group that outlived its leader stays until the service is closed), the
-private spill directory, the optional orphan ledger (`_ledger.py`), `aclose()` (terminate
-every live group and await its settlement and termination, then delete the spill directory
-unless `keep_spill_files`)
-and a host-exit hook that SIGKILLs whatever is
-still alive when the interpreter exits without closing the service. Does not own what to run
-(the bash executor) or how one process is stopped (`_process.py`).
+group is seen gone and no process it left behind still runs; one that outlived its leader stays
+until the service is closed), the private spill directory, the optional orphan ledger
+(`_ledger.py`), the look at the tree every half second while a process is live (each process
+records the processes of its command, `_descendants.py`; the escaped ones go to the ledger, so
+a later tether can stop them if this one is SIGKILLed), `aclose()` (terminate every live group
+and await its settlement and termination, then delete the spill directory unless
+`keep_spill_files`) and a host-exit hook that SIGKILLs whatever is still alive when the
+interpreter exits without closing the service. Creating a service makes this process the child
+subreaper (`_reaper.py`). Does not own what to run (the bash executor) or how one process is
+stopped (`_process.py`).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import errno
+import logging
 import math
 import weakref
 from typing import Final
@@ -23,14 +27,21 @@ from typing import Final
 from ...core.signals import AbortSignal
 from ...core.timeout import MAX_TIMER_DELAY_MS
 from ._collect import SpillDirectory
+from ._descendants import claim
 from ._ledger import GroupLedger
 from ._process import SpawnSpec, Subprocess
+from ._reaper import become_subreaper
+from ._tree import read_tree
 from .errors import ShellError, SpawnAbortedError
 
 __all__ = ["SubprocessService", "check_grace_ms"]
 
+_log = logging.getLogger("tether.shell")
+
 _ALL_LIVE: Final[weakref.WeakSet[Subprocess]] = weakref.WeakSet()
 _hook_installed = False
+_LOOK_EVERY_S: Final = 0.5
+"""How often the tree is looked at while processes are live."""
 
 
 def check_grace_ms(grace_ms: float, prefix: str = "subprocess") -> None:
@@ -74,15 +85,17 @@ def _spawn_failure(exc: OSError) -> ShellError:
 class SubprocessService:
     """Spawns and owns process groups. Close it with `await service.aclose()`."""
 
-    __slots__ = ("_closed", "_ledger", "_live", "_spill")
+    __slots__ = ("_closed", "_ledger", "_live", "_look_timer", "_spill")
 
     def __init__(
         self, *, ledger: GroupLedger | None = None, keep_spill_files: bool = False
     ) -> None:
+        become_subreaper()
         self._live: set[Subprocess] = set()
         self._spill = SpillDirectory(keep=keep_spill_files)
         self._closed = False
         self._ledger = ledger
+        self._look_timer: asyncio.TimerHandle | None = None
 
     @property
     def live(self) -> int:
@@ -114,11 +127,33 @@ class SubprocessService:
             self._ledger.add(process.pid)
         process.done.add_done_callback(lambda _: self._settled(process))
         process.add_abort(signal)
+        if self._look_timer is None:
+            self._look_timer = asyncio.get_running_loop().call_later(_LOOK_EVERY_S, self._look)
         return process
 
     def _settled(self, process: Subprocess) -> None:
-        if process.group_gone():
+        if process.finished():
             self._forget(process)
+
+    def _look(self) -> None:
+        """Every `_LOOK_EVERY_S` while processes are live: record each one's descendants."""
+        self._look_timer = None
+        live = list(self._live)
+        if not live:
+            return
+        try:
+            found = claim(read_tree(), {process.tag: process.leader for process in live})
+            for process in live:
+                changed = process.observe(found.get(process.tag, ()))
+                if changed and self._ledger is not None:
+                    self._ledger.track(process.pid, process.escaped())
+                if process.done.done() and process.finished():
+                    self._forget(process)
+        except Exception:
+            _log.warning("looking for the descendants of running commands failed", exc_info=True)
+        if self._live and not self._closed:
+            loop = asyncio.get_running_loop()
+            self._look_timer = loop.call_later(_LOOK_EVERY_S, self._look)
 
     def _forget(self, process: Subprocess) -> None:
         self._live.discard(process)
@@ -130,6 +165,9 @@ class SubprocessService:
         """Terminate every live group, await settlement and termination, delete spill files
         (unless `keep_spill_files`). Idempotent; spawning afterwards raises."""
         self._closed = True
+        if self._look_timer is not None:
+            self._look_timer.cancel()
+            self._look_timer = None
         while self._live:
             live = list(self._live)
             for process in live:
