@@ -202,6 +202,9 @@ class Agent:
         self.settings = settings
         self._on_event = on_event
         self._ctx = ctx
+        self.env: dict[str, str | None] = {}
+        """Environment overlay for the commands this agent's tools run (the `bash` tool applies
+        it; a None value unsets a variable): settings `env`, `CLAUDE_ENV_FILE` exports."""
         self._next_step: list[UserMessage] = []
         self._last_header: object = _UNREAD
         self._last_context: object = None
