@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import ConfigError, describe_validation_error, location
@@ -96,6 +95,8 @@ def _read(path: Path) -> list[PluginEntry]:
         return []
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: cannot read the file: {error}") from error
+    import yaml  # only when there is a file: it costs ~50 ms at startup
+
     try:
         document = yaml.safe_load(text)
     except yaml.MarkedYAMLError as error:
