@@ -3,7 +3,8 @@
 Wall-clock numbers on a shared 2-core VM move by 2× between runs (`bench/pipeline.py` prints
 them); instruction counts do not. This script runs itself under `valgrind --tool=callgrind` with
 instrumentation off, and switches it on (with `callgrind_control`) only around CALLS calls of each
-configuration, after a warm-up. It prints instructions per call for: building the
+configuration, after a warm-up. It prints instructions per call for: `create_task` + await of a
+bare coroutine (the gauge the targets are ratios to); building the
 `ToolExecutionInput` alone; `tools.execute` of the no-op tool with no plugins; with the timeout
 policy only; with one pre- or one post-execute listener only; and with all three (the
 configuration `bench/pipeline.py` times). Needs valgrind (Debian package `valgrind`).
@@ -33,6 +34,7 @@ CONFIGS: dict[str, tuple[bool, bool, bool]] = {  # dump name (one word) -> (poli
     "full": (True, True, True),
 }
 LABELS = {
+    "task": "create_task(body()) + await (gauge)",
     "input": "ToolExecutionInput(...) alone",
     "plain": "tools.execute, no plugins",
     "policy": "+ timeout policy only",
@@ -118,6 +120,20 @@ async def _inner(calls: int) -> None:
         make_input()
     _control("-i", "off")
     _control("-d", "input")
+
+    async def bare() -> str:
+        return "ok"
+
+    loop = asyncio.get_running_loop()
+    for _ in range(100):
+        await loop.create_task(bare())
+    _settle_heap()
+    _control("-z")
+    _control("-i", "on")
+    for _ in range(calls):
+        await loop.create_task(bare())
+    _control("-i", "off")
+    _control("-d", "task")
     for name, config in CONFIGS.items():
         ctx = await build(*config)
         execute = ctx.tools.execute

@@ -9,6 +9,8 @@ exactly the marked lines, and nothing else (deleting the signal is a pyright-onl
 
 Both checkers run once per module, concurrently, as subprocesses. Pyright's PyPI wrapper may need
 to fetch its node package on first use; when pyright cannot run at all, only its tests skip.
+Pyright resolves imports through this interpreter (`--pythonpath`), not whatever `python` is on
+PATH.
 """
 
 from __future__ import annotations
@@ -75,7 +77,7 @@ def checkers() -> Iterator[dict[str, subprocess.Popen[str] | None]]:
         None
         if pyright is None
         else subprocess.Popen(
-            [*pyright, "--outputjson", *FILES],
+            [*pyright, "--outputjson", "--pythonpath", sys.executable, *FILES],
             cwd=ROOT,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -208,6 +208,18 @@ async def test_the_request_body_carries_system_history_tools_and_reasoning_back(
     assert server.requests[0].headers["authorization"] == "Bearer sk-test"
 
 
+async def test_a_lone_surrogate_in_the_history_is_sent_as_an_escape(
+    server: ScriptedModelServer, llm: Llm
+) -> None:
+    server.push(text_reply("done"))
+    history = [user_message("fetch \ud800"), tool_result_message("c1", "invalid URL: \ud800")]
+    await llm.generate(LlmRequest(messages=history), signal=AbortController().signal)
+    assert server.requests[0].body["messages"] == [
+        {"role": "user", "content": "fetch \\ud800"},
+        {"role": "tool", "tool_call_id": "c1", "content": "invalid URL: \\ud800"},
+    ]
+
+
 async def test_a_length_finish_drops_the_tool_calls(server: ScriptedModelServer, llm: Llm) -> None:
     server.push(
         reply(

@@ -33,6 +33,7 @@ from tether.agent.scheduler import (
     execute_tool_calls,
     parse_arguments,
 )
+from tether.agent.session import SessionWriteFailed
 from tether.kernel import Context
 from tether.tools import ToolRuntime
 from tether.tools.execution import ToolExecution
@@ -596,6 +597,36 @@ async def test_a_recorder_failure_drains_in_flight_bodies_then_raises_without_fa
         ("call", "c3"),
         ("result", "c1", "OK"),
     ]
+
+
+async def test_a_log_that_cannot_record_aborts_the_running_bodies_and_still_offers_their_results(
+    step: StepHarness,
+) -> None:
+    """Issue 18: the recorder raising `SessionWriteFailed` (a full disk) is not drained like other
+    failures: the running bodies are aborted, awaited, and their results offered to the
+    recorder (a failed log holds them); a call that never started gets nothing; the write
+    failure is raised."""
+    offered: list[tuple[str, str]] = []
+    full = SessionWriteFailed("cannot append to session.jsonl: [Errno 28] No space left")
+
+    async def refuse(call: ToolCallRequest, call_seq: int, result: ToolExecutionResult) -> None:
+        offered.append((call.id, code_of(result)))
+        raise full
+
+    step.recorder.tool_result = refuse  # type: ignore[method-assign]
+    task = step.start([call("c1"), call("c2"), call("c3"), call("x", "excl")], max_parallel=3)
+    await step.gates.entered("c1", "c2", "c3")
+    step.gates.open("c1")
+
+    with pytest.raises(SessionWriteFailed) as raised:
+        await task
+
+    assert raised.value is full
+    assert step.gates["c2"].signalled.is_set()
+    assert step.gates["c3"].signalled.is_set()
+    assert offered == [("c1", "OK"), ("c2", "ABORTED"), ("c3", "ABORTED")]
+    assert step.trace == [("call", "c1"), ("call", "c2"), ("call", "c3")]
+    assert step.bodies == ["c1", "c2", "c3"]
 
 
 async def test_a_dispatch_failure_stops_a_later_prepare_from_dispatching_and_drains(

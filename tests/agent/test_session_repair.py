@@ -1,13 +1,14 @@
 """Loading a session after a crash: torn tails and interrupted turns (spec §7.6-7.7).
 
-Contract: a last line without its newline, or a last line that is not a valid record, is cut and
-reported (`repair.torn_tail`); nothing before it is lost. Any other bad line is corruption and the
-session is refused. A last turn without `turn/end` is closed: every tool call of the open step
-without a result gets a synthetic error result — `TOOL_OUTCOME_UNKNOWN` (exact text, citing the
+Contract: a last line without its newline that is not a complete record, or a last line that is not
+a valid record, is cut and reported (`repair.torn_tail`); nothing before it is lost (a complete
+record lacking only its newline is kept: `test_session_faults.py`). Any other bad line is corruption
+and the session is refused. A last turn without `turn/end` is closed: every tool call of the open
+step without a result gets a synthetic error result — `TOOL_OUTCOME_UNKNOWN` (exact text, citing the
 `tool/call` seq) when the call was recorded, `TOOL_NOT_STARTED` (exact text) when only the model
-asked for it — then `step/end` for the open step and `turn/end {kind: "interrupted"}`; seqs
-continue the log and `time` repeats the last event's. `open` writes the repair durably;
-`load` applies it in memory only.
+asked for it — then `step/end` for the open step and `turn/end {kind: "interrupted"}`; seqs continue
+the log and `time` repeats the last event's. `open` writes the repair durably; `load` applies it in
+memory only.
 """
 
 import json

@@ -121,6 +121,48 @@ def test_plugins_that_is_not_a_list_is_one_line(tmp_path: Path) -> None:
     assert config_error(path) == f"{path}: plugins: must be a list of plugin entries, got a mapping"
 
 
+def test_a_list_nested_5000_deep_is_one_line_naming_the_file(tmp_path: Path) -> None:
+    path = write(tmp_path, "a: " + "[" * 5000 + "]" * 5000 + "\n")
+    assert config_error(path) == (
+        f"{path}: line 1, column 103: nested more than 100 levels deep; simplify the file"
+    )
+
+
+def test_a_mapping_nested_5000_deep_is_one_line_naming_the_file(tmp_path: Path) -> None:
+    text = "".join("  " * level + "k:\n" for level in range(5000)) + "  " * 5000 + "x: 1\n"
+    path = write(tmp_path, text)
+    assert config_error(path) == (
+        f"{path}: line 101, column 201: nested more than 100 levels deep; simplify the file"
+    )
+
+
+def test_a_flow_mapping_nested_5000_deep_is_one_line_naming_the_file(tmp_path: Path) -> None:
+    path = write(tmp_path, "a: " + "{a: " * 5000 + "1" + "}" * 5000 + "\n")
+    assert config_error(path) == (
+        f"{path}: line 1, column 400: nested more than 100 levels deep; simplify the file"
+    )
+
+
+def test_aliases_count_as_the_nodes_they_name(tmp_path: Path) -> None:
+    lines = ["plugins:", "  - {name: a, config: {x: &a0 [[[1]]]}}"]
+    lines += [f"  - {{name: a{i}, config: {{x: &a{i} [[[*a{i - 1}]]]}}}}" for i in range(1, 40)]
+    path = write(tmp_path, "\n".join(lines) + "\n")
+    assert config_error(path) == (
+        f"{path}: line 34, column 37: nested more than 100 levels deep; simplify the file"
+    )
+
+
+def test_an_alias_bomb_is_one_line_naming_the_file(tmp_path: Path) -> None:
+    lines = ["plugins:", "  - {name: a, config: {x: &a0 [lol]}}"]
+    aliases = [", ".join([f"*a{i - 1}"] * 10) for i in range(1, 10)]
+    lines += [f"  - {{name: a{i}, config: {{x: &a{i} [{aliases[i - 1]}]}}}}" for i in range(1, 10)]
+    path = write(tmp_path, "\n".join(lines) + "\n")
+    assert config_error(path) == (
+        f"{path}: line 7, column 48: holds more than 100000 values (aliases expanded); simplify"
+        " the file"
+    )
+
+
 def test_an_entry_that_is_not_a_mapping_is_one_line(tmp_path: Path) -> None:
     path = write(tmp_path, "plugins:\n  - web\n")
     assert config_error(path) == (

@@ -26,10 +26,18 @@ Cancellation: the caller owns the turn's `AbortSignal` (the CLI aborts it on Ctr
 reaches the model stream (closed on abort) and every tool call; started calls are awaited and
 recorded, unstarted ones get synthetic `ABORTED_BEFORE_DISPATCH` pairs, and the turn ends
 `{"kind": "aborted"}`. Contexts accepted during an aborted turn stay parked for the next turn.
+
+A session log that cannot be written (`SessionWriteFailed`: a full disk, an I/O error) stops the
+turn: the step's started calls are aborted and awaited (their results stay held by the log), and
+`run_turn` returns `{"kind": "error", "error": {"code": "SESSION_WRITE_FAILED", ...}}` — a reason
+the log could not record. The next `run_turn` first recovers the log (`SessionLog.recover()`:
+the cut turn is closed with the held results); while the file still refuses writes, it returns
+that reason again without starting a turn.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -46,7 +54,7 @@ from .llm import LlmError, LlmRequest
 from .llm.service import Llm, RetryNotice
 from .messages import StreamChunk, TextDelta, TokenUsage, failure_to_json
 from .scheduler import StepRecorder, ToolCallRequest, execute_tool_calls
-from .session import SessionLog
+from .session import SessionLog, SessionWriteFailed
 from .session.events import LLM_RETRY, LLM_RETRY_STARTED, REQUEST_CONTEXT, REQUEST_HEADER
 
 __all__ = [
@@ -176,9 +184,11 @@ class _Recorder(StepRecorder):
     async def tool_result(
         self, call: ToolCallRequest, call_seq: int, result: ToolExecutionResult
     ) -> None:
-        self.session.tool_outcome(self.turn, self.step, call.id, result, call_seq=call_seq)
-        began = self.started.pop(call.id, time.monotonic())
-        self.emit(ToolFinished(call.id, call.name, result, (time.monotonic() - began) * 1000))
+        try:
+            self.session.tool_outcome(self.turn, self.step, call.id, result, call_seq=call_seq)
+        finally:  # a result the log refused (and holds) still finished
+            began = self.started.pop(call.id, time.monotonic())
+            self.emit(ToolFinished(call.id, call.name, result, (time.monotonic() - began) * 1000))
 
 
 _UNREAD: Final = object()
@@ -241,13 +251,18 @@ class Agent:
 
         Model and tool failures end the turn (reason `error`), not the caller; an aborted
         `signal` ends it `aborted`. Cancelling the awaiting task records `aborted` and re-raises.
+        A log that cannot be written ends it with `SESSION_WRITE_FAILED` (see the module note).
         """
         session = self.session
-        turn = session.last_turn + 1
         message = prompt if isinstance(prompt, UserMessage) else user_message(prompt)
         reason: dict[str, JsonValue] = {"kind": "completed"}
         text = ""
-        session.turn_start(turn)
+        try:
+            session.recover()
+            turn = session.last_turn + 1
+            session.turn_start(turn)
+        except SessionWriteFailed:
+            return TurnOutcome(session.last_turn + 1, self._write_failed(), "")
         try:
             signal.throw_if_aborted()
             await self._start_session(turn, signal)
@@ -268,7 +283,8 @@ class Agent:
                     try:
                         ending, answer = await self._step(turn, step, signal)
                     finally:
-                        session.step_end(turn, step)
+                        with contextlib.suppress(SessionWriteFailed):  # the log's failure sticks
+                            session.step_end(turn, step)
                     text = answer or text
                     if ending == "max-tokens":
                         reason = {"kind": "max-tokens"}
@@ -282,10 +298,31 @@ class Agent:
         except Exception as exc:
             reason = _failure_reason(exc, signal)
         except BaseException:
-            session.turn_end(turn, {"kind": "aborted", "reason": {"kind": "interrupted"}})
+            with contextlib.suppress(SessionWriteFailed):
+                session.turn_end(turn, {"kind": "aborted", "reason": {"kind": "interrupted"}})
             raise
-        session.turn_end(turn, reason)
+        try:
+            if session.failure is None:
+                session.turn_end(turn, reason)
+        except SessionWriteFailed:
+            pass
+        if session.failure is not None:
+            return TurnOutcome(turn, self._write_failed(), text)
         return TurnOutcome(turn, reason, text)
+
+    def _write_failed(self) -> dict[str, JsonValue]:
+        """The reason of a turn the session log could not record (never itself recorded)."""
+        failure = self.session.failure
+        cause = failure.message if failure is not None else "the session log cannot be written"
+        if self.session.next_seq == 0:  # nothing was ever written: there is no session file
+            message = f"{cause}; the session was not created and the turn did not start"
+        else:
+            message = (
+                f"{cause}; the turn stopped (its started tool calls were stopped and awaited);"
+                f" once there is space, `tether sessions resume {self.session.id}` records"
+                " their outcome"
+            )
+        return {"kind": "error", "error": {"message": message, "code": "SESSION_WRITE_FAILED"}}
 
     async def _start_session(self, turn: int, signal: AbortSignal) -> None:
         if self._ctx is None or self._session_started:

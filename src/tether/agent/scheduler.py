@@ -16,6 +16,14 @@ moment it happens — a `prepare` that completes afterwards is not dispatched �
 starts, every in-flight dispatch is awaited, and the first failure is raised; no results are
 fabricated.
 
+Lost recording (the recorder raises `SessionWriteFailed`: the log cannot be written — a full
+disk, an I/O error): unlike other scheduler failures, the step's calls are *aborted* — started
+bodies get it through `exec.signal` — no new call starts, every started call is awaited and
+committed through the recorder as usual (a log that cannot write holds each result in memory
+and refuses it again, which is not a new failure), nothing is synthesized for calls that never
+started (no `tool/call` of theirs reached the log: repair reports them `TOOL_NOT_STARTED`), and
+the write failure is raised.
+
 Cancelling the task that runs the scheduler is a turn abort for this step: the calls' signal is
 the turn signal fused with a step-owned controller, which the cancellation aborts, so started
 bodies get their abort through `exec.signal` (as `ToolRuntime.execute` does for a cancelled
@@ -37,6 +45,7 @@ from ..tools.outcomes import supersede
 from ..tools.pipeline import Dispatched, Prepared
 from ..tools.registry import ToolRuntime
 from ..tools.results import ToolExecutionResult, UserMessage, aborted_before_dispatch_result
+from .session import SessionWriteFailed
 
 __all__ = [
     "StepOutcome",
@@ -57,7 +66,8 @@ class ToolCallRequest:
 
 
 class StepRecorder(Protocol):
-    """Writes the durable pair of each call. `tool_call` returns the event's seq."""
+    """Writes the durable pair of each call. `tool_call` returns the event's seq. Either raises
+    `SessionWriteFailed` when the log cannot be written (see the module note)."""
 
     async def tool_call(self, call: ToolCallRequest) -> int: ...
 
@@ -132,6 +142,7 @@ class _Step:
         self.stopped = False  # aborted, failed or cancelled: start nothing more
         self.cancelled = False
         self.failure: BaseException | None = None
+        self.lost: SessionWriteFailed | None = None  # the log cannot record: abort and drain
         self.concluded = False
 
     def _halted(self) -> bool:
@@ -145,9 +156,22 @@ class _Step:
         self.cancellation.abort(AbortError())
 
     def _fail(self, exc: BaseException) -> None:
+        if isinstance(exc, SessionWriteFailed):
+            self._lose(exc)
+            return
         if self.failure is None:
             self.failure = exc
         self.stopped = True
+
+    def _lose(self, exc: SessionWriteFailed) -> None:
+        """The log cannot record: abort the started calls; they are still awaited and offered
+        to the recorder (see the module note)."""
+        if self.lost is None:
+            self.lost = exc
+        if self.failure is None:
+            self.failure = exc
+        self.stopped = True
+        self.cancellation.abort(exc)
 
     def _settled(self, task: asyncio.Task[Dispatched]) -> None:
         # A done callback, so a failure is known before the lane resumes (e.g. from a prepare).
@@ -252,7 +276,7 @@ class _Step:
             slot.needs_post = dispatched.kind == "post-result"
 
     async def _commit_ready(self) -> None:
-        while self.failure is None:
+        while self.failure is None or self.failure is self.lost:
             slot = self.slots.get(self.commit_cursor)
             if slot is None or slot.result is None:
                 return
@@ -269,7 +293,11 @@ class _Step:
             self.results[index] = final
             self.commit_cursor += 1
             del self.slots[index]
-            await self.recorder.tool_result(self.calls[index], slot.call_seq, final)
+            try:
+                await self.recorder.tool_result(self.calls[index], slot.call_seq, final)
+            except SessionWriteFailed as exc:
+                self._lose(exc)  # the log holds the result; the calls still running abort
+                continue
             for context in final.additional_contexts:
                 self.accept_context(context)
             if not final.is_error and final.concludes_turn:

@@ -1,8 +1,11 @@
 """The `tether` command: parses arguments (cyclopts) and runs one command to an exit code.
 
-Owns: the command tree (`COMMANDS`) and exit codes. Each command lives in `tether.cli.commands`
-and is registered by import path, so a run imports only the command it runs — not the agent
-loop, the model client or the plugins for `tether tools list`, nothing of them for `--help`.
+Owns: the command tree (`COMMANDS`), exit codes, and how text reaches stdout/stderr: a character
+the stream cannot encode (a lone surrogate in a tool result, say) is written as a backslash
+escape instead of raising mid-print and losing the result. Each command lives in
+`tether.cli.commands` and is registered by import path, so a run imports only the command it
+runs — not the agent loop, the model client or the plugins for `tether tools list`, nothing of
+them for `--help`.
 `tether`, `tether --help` / `-h` and `tether --version` / `-V` are answered from the table below
 without importing cyclopts or rich at all (issue 12 §3: help in well under 0.2 s;
 `bench/startup.py`, tests/cli/test_startup.py).
@@ -10,6 +13,7 @@ without importing cyclopts or rich at all (issue 12 §3: help in well under 0.2 
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 
@@ -113,8 +117,15 @@ def _quick(args: list[str]) -> int | None:
     return None
 
 
+def _escape_unencodable() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line and return its exit code."""
+    _escape_unencodable()
     args = list(sys.argv[1:] if argv is None else argv)
     quick = _quick(args)
     if quick is not None:

@@ -55,9 +55,12 @@ _WORKSPACE_KEYS: dict[str, str] = {
 }
 
 
-def builtin_entries(cwd: Path, *, agent: bool = False) -> list[PluginEntry]:
+def builtin_entries(
+    cwd: Path, *, agent: bool = False, keep_spill_files: bool = False
+) -> list[PluginEntry]:
     """The built-in entries that exist in this installation, configured for `cwd`; `agent` adds
-    the ones that police a model's calls (`AGENT_ONLY`)."""
+    the ones that police a model's calls (`AGENT_ONLY`); `keep_spill_files` is the shell's (for a
+    command that prints a result and exits)."""
     entries = [PluginEntry(id="tools", name="tools", plugin=ToolRuntime, origin="built-in")]
     for plugin_id, module in BUILTINS:
         if plugin_id in AGENT_ONLY and not agent:
@@ -69,12 +72,18 @@ def builtin_entries(cwd: Path, *, agent: bool = False) -> list[PluginEntry]:
             config[key] = str(cwd)
         if plugin_id == "shell":  # the next tether stops groups a killed one left behind
             config["orphan_ledger_dir"] = str(tether_home() / "run")
+            if keep_spill_files:
+                config["keep_spill_files"] = True
         entries.append(PluginEntry(id=plugin_id, name=module, config=config, origin="built-in"))
     return entries
 
 
 async def start(
-    *, cwd: Path, config_paths: Sequence[Path] | None = None, agent: bool = False
+    *,
+    cwd: Path,
+    config_paths: Sequence[Path] | None = None,
+    agent: bool = False,
+    keep_spill_files: bool = False,
 ) -> Context:
     """A root context with the built-ins and the configured plugins mounted.
 
@@ -83,5 +92,6 @@ async def start(
     paths = list(config_paths) if config_paths is not None else default_config_paths(cwd)
     config = load_config(paths)
     ctx = Context()
-    await boot(ctx, config, builtins=builtin_entries(cwd, agent=agent))
+    builtins = builtin_entries(cwd, agent=agent, keep_spill_files=keep_spill_files)
+    await boot(ctx, config, builtins=builtins)
     return ctx

@@ -106,6 +106,7 @@ async def open_runner(
     if model is not None:
         llm = Llm(llm.transport, provider=llm.provider, model=model, retry=llm.retry_policy)
     store = store or SessionStore()
+    store.sweep()  # what writers killed mid-creation left behind
     session = store.open(resume) if resume is not None else store.create(cwd=cwd)
     stack.callback(session.close)
     agent = Agent(

@@ -8,11 +8,14 @@ plugins:
     disabled: false
 ```
 
-Owns: reading a file (`yaml.safe_load`), validating its shape into `PluginEntry`s, the layering
-rule (files in order, user first: an entry whose id is already known replaces it in place, so a
-project can reconfigure or disable a user plugin), and locating the files. Every bad input is
-one `ConfigError` line naming the file, the entry and the field. Does not own: resolving names,
-validating a plugin's own `config`, mounting (boot.py).
+Owns: reading a file (`yaml.safe_load`, after an iterative pass over the parser's events that
+refuses nesting deeper than `MAX_DEPTH` and more than `MAX_NODES` values, aliases expanded, so
+a hostile file is one line instead of a `RecursionError` from PyYAML's recursive composer or an
+alias bomb), validating its shape into
+`PluginEntry`s, the layering rule (files in order, user first: an entry whose id is already
+known replaces it in place, so a project can reconfigure or disable a user plugin), and locating
+the files. Every bad input is one `ConfigError` line naming the file, the entry and the field.
+Does not own: resolving names, validating a plugin's own `config`, mounting (boot.py).
 """
 
 from __future__ import annotations
@@ -21,15 +24,30 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import ConfigError, describe_validation_error, location
 
-__all__ = ["PluginEntry", "TetherConfig", "default_config_paths", "load_config", "tether_home"]
+if TYPE_CHECKING:  # imported where a file is read: it costs ~50 ms at startup
+    import yaml
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_NODES",
+    "PluginEntry",
+    "TetherConfig",
+    "default_config_paths",
+    "load_config",
+    "tether_home",
+]
 
 _KEYS: Final = "id, name, config, disabled"
+MAX_DEPTH: Final = 100
+"""How deeply mappings and lists may nest in a config file (a real one needs about five)."""
+MAX_NODES: Final = 100_000
+"""How many values (collections and scalars, aliases expanded) a config file may hold."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -98,6 +116,7 @@ def _read(path: Path) -> list[PluginEntry]:
     import yaml  # only when there is a file: it costs ~50 ms at startup
 
     try:
+        _check_shape(text, path)
         document = yaml.safe_load(text)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
@@ -130,6 +149,55 @@ def _read(path: Path) -> list[PluginEntry]:
         first_seen[entry.key] = index
         entries.append(entry)
     return entries
+
+
+def _check_shape(text: str, path: Path) -> None:
+    """Raise ConfigError when collections nest deeper than MAX_DEPTH or the document, aliases
+    expanded, holds more than MAX_NODES values. Iterative: PyYAML's parser keeps its own stack
+    (only its composer recurses). An alias counts as the node its anchor names, so neither a
+    chain of anchors nor "billion laughs" builds a huge document from a small file."""
+    import yaml
+
+    named: dict[str, tuple[int, int]] = {}  # anchor -> (height, size) of the node it names
+    heights: list[int] = []  # per open collection: its tallest child so far
+    sizes: list[int] = []  # per open collection: the values in it so far
+    anchors: list[str | None] = []
+    total = 0
+
+    def child(height: int, size: int, event: yaml.Event) -> None:
+        nonlocal total
+        if len(heights) + height > MAX_DEPTH:
+            problem = f"nested more than {MAX_DEPTH} levels deep"
+        elif (total := total + size) > MAX_NODES:
+            problem = f"holds more than {MAX_NODES} values (aliases expanded)"
+        else:
+            if heights:
+                heights[-1] = max(heights[-1], height)
+                sizes[-1] += size
+            return
+        mark = event.start_mark
+        where = f" line {mark.line + 1}, column {mark.column + 1}:" if mark else ""
+        raise ConfigError(f"{path}:{where} {problem}; simplify the file")
+
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            child(1, 1, event)
+            heights.append(0)
+            sizes.append(0)
+            anchors.append(event.anchor)
+        elif isinstance(event, yaml.CollectionEndEvent):
+            height, size, anchor = heights.pop() + 1, sizes.pop() + 1, anchors.pop()
+            if anchor is not None:
+                named[anchor] = (height, size)
+            if heights:  # the collection was counted when it opened; its parent learns its shape
+                heights[-1] = max(heights[-1], height)
+                sizes[-1] += size - 1
+        elif isinstance(event, yaml.ScalarEvent):
+            child(0, 1, event)
+            if event.anchor is not None:
+                named[event.anchor] = (0, 1)
+        elif isinstance(event, yaml.AliasEvent):
+            child(*named.get(event.anchor or "", (0, 1)), event)
 
 
 def _entry(item: object, origin: str) -> PluginEntry:

@@ -583,6 +583,25 @@ async def test_a_settings_file_without_hooks_is_read_quietly(
     assert caplog.records == []
 
 
+async def test_a_settings_file_nested_5000_deep_is_logged_and_the_others_still_load(
+    ctx: Context, project: Path, agent: FakeAgent, caplog: pytest.LogCaptureFixture
+) -> None:
+    guard = bash_hook(hooks_dir(project), "guard.sh", "echo 'from the good file' >&2\nexit 2")
+    write_settings(project, pre_tool_use(("Bash", [command(guard)])))
+    deep = project / ".claude" / "settings.local.json"
+    deep.write_text('{"hooks": ' + "[" * 5000 + "]" * 5000 + "}")
+
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        await mount(ctx, project)
+    result = await call_bash(ctx, "true", agent=agent)
+
+    assert [r.getMessage() for r in caplog.records] == [
+        f'hooks-claude-code: could not load hook config "{deep}": JSON nested too deeply to'
+        " read; simplify the file — no hooks registered"
+    ]
+    assert text_of(result) == "Error: from the good file"
+
+
 async def test_a_missing_explicit_config_path_is_logged_and_nothing_is_registered(
     ctx: Context, project: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -177,6 +177,23 @@ async def test_claude_code_settings_contribute_their_rules_and_bad_ones_are_skip
     assert text_of(denied) == 'Error: denied by permission rule "Bash(rm:*)"'
 
 
+async def test_a_settings_file_nested_5000_deep_is_logged_and_skipped(
+    ctx: Context, project: Path, agent: FakeAgent, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text('{"permissions": ' + "[" * 5000 + "]" * 5000 + "}")
+
+    with caplog.at_level(logging.WARNING, logger="tether.plugins.permissions"):
+        await ctx.plugin(Permissions, {"workspace": str(project), "allow": ["Bash(echo:*)"]})
+
+    assert [r.getMessage() for r in caplog.records] == [
+        f'permissions: could not read Claude Code settings "{settings}": JSON nested too deeply'
+        " to read; simplify the file"
+    ]
+    assert isinstance(await call_bash(ctx, "echo ok", agent=agent), ToolSuccess)
+
+
 async def test_ignored_rules_are_logged_once_at_mount(
     ctx: Context, project: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

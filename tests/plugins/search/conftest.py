@@ -1,5 +1,5 @@
 """Fixtures for the search tools: a real tree in tmp_path; `ctx.tools` with the timeout policy,
-the shell and `search-tools` mounted; parametrized over both backends where behaviour is shared."""
+the shell and `search-tools` mounted."""
 
 from __future__ import annotations
 
@@ -78,8 +78,8 @@ def touch(path: Path, text: str, age_s: int = 0) -> Path:
     return path
 
 
-@pytest.fixture(params=["rg", "python"])
-async def search(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Search]:
-    harness = await mount(tmp_path, backend=request.param)
+@pytest.fixture
+async def search(tmp_path: Path) -> AsyncIterator[Search]:
+    harness = await mount(tmp_path)
     yield harness
     await harness.ctx.dispose()

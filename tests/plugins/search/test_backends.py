@@ -1,34 +1,50 @@
-"""Backend choice and cancellation: `auto` falls back to Python without `rg` on PATH; a grep
-that outlives its declared `timeout_ms` ends as `TOOL_TIMEOUT` (the timeout policy's verdict)
-with its `rg` process gone; a caller abort ends as `ABORTED`, also with `rg` gone; the Python
-walker stops between files once the signal has aborted."""
+"""ripgrep is the one backend: the `rg` of the locked `ripgrep` package is found without `rg` on
+PATH (PATH's `rg` serves when the package's is missing; neither refuses the mount with the way
+out); `backend` is no longer a setting. A grep that outlives its declared `timeout_ms` ends as
+`TOOL_TIMEOUT` with its `rg` process gone; a caller abort ends as `ABORTED`, also with `rg`
+gone, even mid-way through a pattern that makes backtracking engines hang. Patterns and paths
+are bounded before anything runs."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import sys
+import time
 from pathlib import Path
 
 import psutil
 import pytest
 
 from tether.core.signals import AbortController
-from tether.kernel import Context
-from tether.plugins.search import fallback
+from tether.kernel import Context, InvalidPluginConfig
+from tether.plugins.search import ripgrep
 from tether.plugins.search import tools as search_tools
-from tether.plugins.search.patterns import GlobFilter
-from tether.plugins.search.query import GrepQuery
 from tether.plugins.shell import plugin as shell_plugin
 from tether.tools import ToolFailure, ToolRuntime
 
 from .conftest import mount, touch
 
+SYSTEM_PATH = "/usr/bin:/bin"  # the base image's directories: no rg there
+BUNDLED_RG = os.path.join(os.path.dirname(sys.executable), "rg")  # the venv's bin/rg
 
-def rg_children() -> list[psutil.Process]:
+
+def live_children() -> list[psutil.Process]:
     found = []
     for child in psutil.Process().children(recursive=True):
         try:
-            if child.name() == "rg" and child.status() != psutil.STATUS_ZOMBIE:
+            if child.status() != psutil.STATUS_ZOMBIE:
+                found.append(child)
+        except psutil.NoSuchProcess:
+            continue
+    return found
+
+
+def rg_children() -> list[psutil.Process]:
+    found = []
+    for child in live_children():
+        try:
+            if child.name() == "rg":
                 found.append(child)
         except psutil.NoSuchProcess:
             continue
@@ -43,9 +59,65 @@ async def until_rg_runs() -> None:
     raise AssertionError("rg never started")
 
 
+def test_the_bundled_rg_is_found_without_rg_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", SYSTEM_PATH)
+    assert ripgrep.find_rg() == BUNDLED_RG
+
+
+def test_rg_on_path_is_used_when_the_package_has_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "rg").symlink_to(BUNDLED_RG)
+    monkeypatch.setattr(ripgrep, "bundled_rg", lambda: None)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{SYSTEM_PATH}")
+    assert ripgrep.find_rg() == str(tmp_path / "rg")
+
+
+async def test_grep_and_glob_work_without_rg_on_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", SYSTEM_PATH)
+    hit = touch(tmp_path / "a.txt", "needle\n")
+    harness = await mount(tmp_path)
+    assert await harness.text("grep", pattern="needle") == f"Found 1 file\n{hit}"
+    assert await harness.text("glob", pattern="*.txt") == f"{hit}"
+    await harness.ctx.dispose()
+
+
+async def test_without_any_rg_the_plugin_refuses_to_mount(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ripgrep, "bundled_rg", lambda: None)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    ctx = Context()
+    await ctx.plugin(ToolRuntime)
+    await ctx.plugin(shell_plugin)
+    with pytest.raises(ValueError) as caught:
+        await ctx.plugin(search_tools)
+    assert str(caught.value) == (
+        "search-tools: ripgrep (rg) not found: reinstall tether's dependencies (the"
+        ' "ripgrep" package ships rg) or put rg on PATH'
+    )
+    await ctx.dispose()
+
+
+@pytest.mark.parametrize("backend", ["python", "rg", "auto"])
+async def test_a_backend_setting_is_a_config_error_saying_it_is_gone(backend: str) -> None:
+    ctx = Context()
+    await ctx.plugin(ToolRuntime)
+    await ctx.plugin(shell_plugin)
+    with pytest.raises(InvalidPluginConfig) as caught:
+        await ctx.plugin(search_tools, {"backend": backend})
+    assert caught.value.detail == (
+        "config.backend: no longer configurable: grep and glob always run ripgrep (bundled by"
+        f' the "ripgrep" package); delete "backend", got "{backend}"'
+    )
+    await ctx.dispose()
+
+
 async def test_a_grep_past_its_timeout_is_tool_timeout_and_rg_is_gone(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe")  # rg blocks opening a FIFO nobody writes: it never finishes
-    harness = await mount(tmp_path, backend="rg", timeout_ms=300)
+    harness = await mount(tmp_path, timeout_ms=300)
     call = asyncio.create_task(harness.call("grep", pattern="x", path="pipe"))
     await until_rg_runs()
     result = await call
@@ -58,7 +130,7 @@ async def test_a_grep_past_its_timeout_is_tool_timeout_and_rg_is_gone(tmp_path: 
 
 async def test_a_caller_abort_mid_search_is_aborted_and_rg_is_gone(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe")
-    harness = await mount(tmp_path, backend="rg")
+    harness = await mount(tmp_path)
     controller = AbortController()
     call = asyncio.create_task(
         harness.call("grep", signal=controller.signal, pattern="x", path="pipe")
@@ -72,71 +144,72 @@ async def test_a_caller_abort_mid_search_is_aborted_and_rg_is_gone(tmp_path: Pat
     await harness.ctx.dispose()
 
 
-async def test_auto_uses_python_when_rg_is_not_on_path(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    empty = tmp_path / "bin"
-    empty.mkdir()
-    monkeypatch.setenv("PATH", str(empty))
-    work = tmp_path / "w"
-    hit = touch(work / "a.txt", "needle\n")
-    harness = await mount(work, backend="auto")
-    assert await harness.text("grep", pattern="needle") == f"Found 1 file\n{hit}"
-    await harness.ctx.dispose()
-
-
-async def test_the_rg_backend_without_rg_on_path_fails_to_mount(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("PATH", str(tmp_path))
-    ctx = Context()
-    await ctx.plugin(ToolRuntime)
-    await ctx.plugin(shell_plugin)
-    with pytest.raises(ValueError, match='search-tools: backend "rg" needs ripgrep'):
-        await ctx.plugin(search_tools, {"backend": "rg"})
-    await ctx.dispose()
-
-
-def test_the_python_walker_stops_between_files_once_the_signal_aborts(tmp_path: Path) -> None:
-    for n in range(5):
-        touch(tmp_path / f"f{n}.txt", "needle\n")
-    controller = AbortController()
-    seen: list[str] = []
-
-    class AbortAfterTwo(GlobFilter):
-        def admits(self, relative: str) -> bool:
-            seen.append(relative)
-            if len(seen) == 2:
-                controller.abort()
-            return True
-
-    walk = fallback.walk_files(str(tmp_path), [AbortAfterTwo([])], controller.signal)
-    assert Path(next(walk)).name == "f0.txt"
-    assert Path(next(walk)).name == "f1.txt"
-    with pytest.raises(fallback.SearchStopped):
-        next(walk)
-    assert seen == ["f0.txt", "f1.txt"]
-
-
-async def test_a_python_grep_over_a_large_tree_past_its_timeout_is_tool_timeout(
+async def test_a_catastrophic_backtracking_pattern_over_a_long_line_answers_at_once(
     tmp_path: Path,
 ) -> None:
-    for d in range(40):
-        folder = tmp_path / f"d{d}"
-        folder.mkdir()
-        for n in range(50):
-            (folder / f"f{n}.txt").write_text("hay\n" * 20)
-    harness = await mount(tmp_path, backend="python", timeout_ms=1)
-    result = await harness.call("grep", pattern="needle")
-    assert isinstance(result, ToolFailure)
-    assert result.code == "TOOL_TIMEOUT"
-    assert result.error.message == "tool call timed out after 1ms"
+    touch(tmp_path / "a.txt", "a" * 40 + "\n")
+    harness = await mount(tmp_path, timeout_ms=5000)
+    text = await harness.text("grep", pattern="(a+)+b", output_mode="content")
+    assert text == "No matches found"
     await harness.ctx.dispose()
 
 
-def test_the_python_grep_reads_nothing_once_aborted(tmp_path: Path) -> None:
-    touch(tmp_path / "a.txt", "needle\n")
+async def test_an_abort_half_a_second_into_a_catastrophic_pattern_returns_with_nothing_running(
+    tmp_path: Path,
+) -> None:
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    writer = os.open(pipe, os.O_RDWR)  # holds the FIFO open: rg reads the line, then waits
+    os.write(writer, b"a" * 40 + b"\n")
+    harness = await mount(tmp_path)
+    controller = AbortController()
+    call = asyncio.create_task(
+        harness.call(
+            "grep", signal=controller.signal, pattern="(a+)+b", path="pipe", output_mode="content"
+        )
+    )
+    await until_rg_runs()
+    await asyncio.sleep(0.5)  # the scenario: the search has been running for half a second
+    controller.abort()
+    aborted_at = time.monotonic()
+    result = await call
+    returned_after = time.monotonic() - aborted_at
+    os.close(writer)
+    assert isinstance(result, ToolFailure)
+    assert result.code == "ABORTED"
+    assert returned_after < 5
+    assert live_children() == []
+    await harness.ctx.dispose()
+
+
+@pytest.mark.parametrize(
+    ("tool", "field", "limit"),
+    [
+        ("grep", "pattern", 10000),
+        ("grep", "glob", 10000),
+        ("glob", "pattern", 10000),
+        ("grep", "path", 4096),
+        ("glob", "path", 4096),
+    ],
+)
+async def test_a_10_mb_pattern_or_path_is_refused_naming_the_limit(
+    tmp_path: Path, tool: str, field: str, limit: int
+) -> None:
+    harness = await mount(tmp_path)
+    arguments = {"pattern": "x", field: "a" * 10_000_000}
+    result = await harness.run(tool, arguments)
+    assert isinstance(result, ToolFailure)
+    assert result.code == "INVALID_ARGS"
+    assert result.error.message == (
+        f"invalid arguments: {field}: String should have at most {limit} characters"
+    )
+    assert rg_children() == []
+    await harness.ctx.dispose()
+
+
+def test_newest_first_reads_nothing_once_aborted(tmp_path: Path) -> None:
+    touch(tmp_path / "a.txt", "")
     controller = AbortController()
     controller.abort()
-    with pytest.raises(fallback.SearchStopped):
-        fallback.grep_tree(GrepQuery(pattern="needle", root=str(tmp_path)), controller.signal)
+    with pytest.raises(search_tools.ToolCallAborted):
+        search_tools.newest_first([str(tmp_path / "a.txt")], controller.signal)

@@ -1,4 +1,4 @@
-"""`glob` finds files by name on either backend: a pattern without `/` matches names at any
+"""`glob` finds files by name (ripgrep's `--files`): a pattern without `/` matches names at any
 depth, one with `/` matches paths under the search root; newest first; capped with Claude
 Code's notice; `.gitignore` respected."""
 

@@ -1,6 +1,6 @@
-"""`grep` searches file contents like Claude Code's Grep on either backend (ripgrep through
-`ctx.shell`, or pure Python): paths newest first, matching lines with context, or counts;
-filters by glob and type; `.gitignore` respected and `.git` skipped; capped with a notice."""
+"""`grep` searches file contents like Claude Code's Grep (ripgrep through `ctx.shell`): paths
+newest first, matching lines with context, or counts; filters by glob and type; `.gitignore`
+respected and `.git` skipped; capped with a notice."""
 
 from __future__ import annotations
 
@@ -85,7 +85,7 @@ async def test_head_limit_caps_results_with_a_truncation_notice(search: Search) 
 async def test_the_default_cap_comes_from_config(tmp_path: Path) -> None:
     for n in range(3):
         touch(tmp_path / f"f{n}.txt", "hit\n", age_s=n)
-    harness = await mount(tmp_path, backend="python", head_limit=2)
+    harness = await mount(tmp_path, head_limit=2)
     text = await harness.text("grep", pattern="hit")
     assert text == (
         f"Found 3 files\n{tmp_path / 'f0.txt'}\n{tmp_path / 'f1.txt'}\n\n(Results are truncated:"
@@ -111,7 +111,9 @@ async def test_an_invalid_regex_is_invalid_arguments(search: Search) -> None:
     touch(search.root / "a.txt", "x\n")
     failure = await search.fail("grep", pattern="(unclosed")
     assert failure.code == "SEARCH_INVALID_ARGS"
-    assert failure.error.message.startswith(("invalid regex: ", "invalid search: "))
+    assert failure.error.message == (
+        "invalid search: rg: regex parse error:\n    (?:(unclosed)\n    ^\nerror: unclosed group"
+    )
 
 
 async def test_the_schema_has_no_timeout_and_the_definition_declares_one(tmp_path: Path) -> None:
@@ -136,3 +138,20 @@ async def test_the_schema_has_no_timeout_and_the_definition_declares_one(tmp_pat
     assert harness.ctx.tools.get("grep").timeout_ms == 1234
     assert harness.ctx.tools.get("glob").timeout_ms == 1234
     await harness.ctx.dispose()
+
+
+async def test_a_regex_over_ripgrep_s_size_limit_is_invalid_arguments(search: Search) -> None:
+    touch(search.root / "a.txt", "x\n")
+    failure = await search.fail("grep", pattern="\\w{5000}\\w{5000}")
+    assert failure.code == "SEARCH_INVALID_ARGS"
+    assert failure.error.message == (
+        "invalid search: rg: compiled regex exceeds size limit of 104857600"
+    )
+
+
+async def test_a_glob_ripgrep_cannot_parse_is_invalid_arguments(search: Search) -> None:
+    failure = await search.fail("glob", pattern="{{a}}")
+    assert failure.code == "SEARCH_INVALID_ARGS"
+    assert failure.error.message == (
+        "invalid search: rg: error parsing glob '{{a}}': nested alternate groups are not allowed"
+    )

@@ -6,11 +6,13 @@
 - A read never splits a UTF-8 character that is still arriving; a cut tail drops the partial
   character at its start.
 - The spill file is created only on overflow, holds the complete stream, and is given up
-  (deleted, no path) past the spill cap.
+  (deleted, no path) past the spill cap. Removing the directory deletes it, unless the
+  directory keeps its files (for a reader who outlives the shell).
 """
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from hypothesis import given
@@ -19,8 +21,10 @@ from hypothesis import strategies as st
 from tether.plugins.shell._collect import CaptureLimits, SpillDirectory, StreamCollector
 
 
-def collector(max_bytes: int, spill: int | None = None) -> tuple[StreamCollector, SpillDirectory]:
-    spill_dir = SpillDirectory()
+def collector(
+    max_bytes: int, spill: int | None = None, *, keep: bool = False
+) -> tuple[StreamCollector, SpillDirectory]:
+    spill_dir = SpillDirectory(keep=keep)
     return (
         StreamCollector(CaptureLimits(max_bytes, spill), spill_dir=spill_dir, label="stdout"),
         spill_dir,
@@ -103,6 +107,20 @@ def test_the_spill_file_appears_only_on_overflow_and_holds_everything() -> None:
     assert Path(result.spill_path).name.endswith("-stdout.log")
     spill_dir.remove()
     assert not Path(result.spill_path).exists()
+
+
+def test_a_directory_that_keeps_its_files_leaves_the_spill_file_on_remove() -> None:
+    stream, spill_dir = collector(5, 1000, keep=True)
+    stream.feed(b"12345678")
+    stream.seal()
+    path = stream.result().spill_path
+    assert path is not None
+
+    spill_dir.remove()
+
+    assert Path(path).read_bytes() == b"12345678"
+    assert spill_dir.path is None
+    shutil.rmtree(Path(path).parent)
 
 
 def test_a_stream_past_the_spill_cap_deletes_its_spill_file() -> None:

@@ -1,6 +1,8 @@
 """The OpenAI chat-completions wire format: request bodies out, stream chunks in (spec §9.8).
 
-Owns: serialising an `LlmRequest` into a `POST /chat/completions` body, translating streamed
+Owns: serialising an `LlmRequest` into a `POST /chat/completions` body (every string UTF-8
+encodable: a lone surrogate, which a tool result or a model's own escape can carry, is sent as
+the text `\\ud800` instead of failing every attempt to encode the request), translating streamed
 `chat.completion.chunk` payloads into tether stream chunks (`ChunkTranslator`), and classifying
 provider error texts (context overflow, quota). Pure functions and one small state machine; no
 I/O (`tether.agent.llm.openai` does that).
@@ -106,7 +108,29 @@ def build_body(request: LlmRequest, route: LlmRoute) -> dict[str, JsonValue]:
     for extra in (route.extra_body, request.extra_body):
         for key, value in extra.items():
             body[key] = _json(value, f"extra_body.{key}")
-    return body
+    return {key: _utf8(value) for key, value in body.items()}
+
+
+def _utf8_text(text: str) -> str:
+    """`text` with every lone surrogate written as a `\\udXXX` escape (UTF-8 cannot carry it)."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def _utf8(value: JsonValue) -> JsonValue:
+    """`value` with `_utf8_text` applied to every string in it, keys included."""
+    if isinstance(value, str):
+        return _utf8_text(value)
+    if isinstance(value, list):
+        return [_utf8(item) for item in value]
+    if isinstance(value, dict):
+        return {_utf8_text(key): _utf8(item) for key, item in value.items()}
+    return value
 
 
 def _json(value: object, where: str) -> JsonValue:

@@ -7,6 +7,7 @@ from .events import SURFACE_TYPES as SURFACE_TYPES
 from .events import SessionError as SessionError
 from .events import SessionEvent as SessionEvent
 from .events import SessionHeader as SessionHeader
+from .events import SessionWriteFailed as SessionWriteFailed
 from .files import TornTail as TornTail
 from .history import derive_messages as derive_messages
 from .log import RepairReport as RepairReport
@@ -17,6 +18,8 @@ from .repair import TOOL_NOT_STARTED_TEXT as TOOL_NOT_STARTED_TEXT
 from .repair import TOOL_OUTCOME_UNKNOWN as TOOL_OUTCOME_UNKNOWN
 from .repair import interrupted_turn_closers as interrupted_turn_closers
 from .store import LoadedSession as LoadedSession
+from .store import SalvageReport as SalvageReport
+from .store import SessionCheck as SessionCheck
 from .store import SessionStore as SessionStore
 from .store import SessionSummary as SessionSummary
 from .store import new_session_id as new_session_id
@@ -31,12 +34,15 @@ __all__ = [
     "Defect",
     "LoadedSession",
     "RepairReport",
+    "SalvageReport",
+    "SessionCheck",
     "SessionError",
     "SessionEvent",
     "SessionHeader",
     "SessionLog",
     "SessionStore",
     "SessionSummary",
+    "SessionWriteFailed",
     "TornTail",
     "check_events",
     "derive_messages",

@@ -1,8 +1,12 @@
-"""Verifying a session log: seq contiguity, call/result balance, turn structure.
+"""Verifying a session log: its header, seq contiguity, call/result balance, turn structure.
 
-Owns: `check_events` (and `Defect`), which reads records and never raises or repairs. A healthy
-log returns `[]`. Defect codes:
+Owns: `check_events` and `check_data` (and `Defect`), which read records and never raise or
+repair. A healthy log returns `[]`. Defect codes:
 
+    EMPTY_FILE        the file has no bytes at all (no header)
+    BAD_HEADER        line 1 is not a session header
+    VERSION           the header names a format version this tether does not read
+    UNREADABLE        the file cannot be read (reported by `SessionStore.check`)
     INVALID_LINE      a line that is not a valid record (not the last line)
     TORN_TAIL         the last line is incomplete or invalid (load cuts it)
     SEQ_GAP           seq is not contiguous from 0 (a gap or a duplicate)
@@ -21,10 +25,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from . import events as ev
-from .events import SessionEvent, assistant_call_ids, result_call_id
-from .files import LineProblem
+from .events import SessionError, SessionEvent, assistant_call_ids, result_call_id
+from .files import LineProblem, LogContents, parse_log
 
-__all__ = ["Defect", "check_events"]
+__all__ = ["Defect", "check_data", "check_events"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +42,24 @@ class Defect:
 
     def __str__(self) -> str:
         return self.message
+
+
+def check_data(data: bytes) -> tuple[LogContents | None, list[Defect]]:
+    """Every defect of a session file's bytes, and the parsed file (None for another version)."""
+    if not data:
+        return None, [Defect("EMPTY_FILE", "the file is empty: it has no session header", line=1)]
+    try:
+        contents = parse_log(data)
+    except SessionError as error:  # SESSION_VERSION
+        return None, [Defect("VERSION", f"line 1: {error.message}", line=1)]
+    total = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    problems = list(contents.problems)
+    defects: list[Defect] = []
+    if contents.header is None and problems and problems[0].line == 1:
+        reason = problems.pop(0).reason
+        detail = "" if "session header" in reason else f" ({reason})"
+        defects.append(Defect("BAD_HEADER", f"line 1 is not a session header{detail}", line=1))
+    return contents, defects + check_events(contents.events, problems, total)
 
 
 def check_events(

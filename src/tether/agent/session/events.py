@@ -51,6 +51,7 @@ __all__ = [
     "SessionError",
     "SessionEvent",
     "SessionHeader",
+    "SessionWriteFailed",
     "assistant_call_ids",
     "result_call_id",
 ]
@@ -92,9 +93,21 @@ class SessionError(HarnessError):
     """A session could not be created, opened, read or appended to; `code` says why.
 
     Codes: SESSION_NOT_FOUND, SESSION_EXISTS, SESSION_LOCKED, SESSION_CORRUPT, SESSION_VERSION,
+    SESSION_UNREADABLE,
     SESSION_CLOSED, SESSION_WRITE_FAILED, SESSION_INVALID_EVENT, SESSION_DUPLICATE_RESULT,
     SESSION_INVALID_ID.
     """
+
+
+class SessionWriteFailed(SessionError):
+    """The file refused a write (`ENOSPC`, `EIO`, ...): code `SESSION_WRITE_FAILED`.
+
+    The log is cut back to its last complete line and refuses further appends until
+    `SessionLog.recover()` succeeds; what is on disk stays a valid prefix of the session.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, "SESSION_WRITE_FAILED")
 
 
 @dataclass(frozen=True, slots=True)

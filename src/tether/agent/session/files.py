@@ -2,8 +2,9 @@
 
 Owns: the layout (`<root>/<encoded id>/session.jsonl`, plus `writer.lock` next to it), the
 injective id encoding, and parsing a file into its header and events. A final line without its
-newline, or a final line that is not a valid event, is a *torn tail*: reported (`TornTail`) with
-where it starts, never silently used. Any other bad line is corruption. Does not own writing,
+newline that is not a complete valid record, or a final line that is not a valid event, is a *torn
+tail*: reported (`TornTail`) with where it starts, never silently used (a complete record that
+lacks only its newline is a record). Any other bad line is corruption. Does not own writing,
 locking or repair (`log.py`, `repair.py`).
 """
 
@@ -23,6 +24,7 @@ __all__ = [
     "LineProblem",
     "LogContents",
     "TornTail",
+    "decode_session_id",
     "encode_session_id",
     "parse_log",
     "read_log",
@@ -54,6 +56,32 @@ def encode_session_id(session_id: str) -> str:
     return encoded
 
 
+def decode_session_id(name: str) -> str | None:
+    """The session id a directory name encodes (`encode_session_id` inverted), or None when the
+    name is not such an encoding."""
+    units: list[int] = []
+    i = 0
+    while i < len(name):
+        ch = name[i]
+        if ch == "~":
+            digits = name[i + 1 : i + 5]
+            if len(digits) != 4 or not all(c in "0123456789ABCDEF" for c in digits):
+                return None
+            units.append(int(digits, 16))
+            i += 5
+        elif _SAFE.fullmatch(ch):
+            units.append(ord(ch))
+            i += 1
+        else:
+            return None
+    raw = b"".join(u.to_bytes(2, "big") for u in units)
+    try:
+        decoded = raw.decode("utf-16-be")
+    except UnicodeDecodeError:
+        return None
+    return decoded if decoded and encode_session_id(decoded) == name else None
+
+
 @dataclass(frozen=True, slots=True)
 class TornTail:
     """An incomplete or unreadable last line: bytes `offset` to end, 1-based `line`."""
@@ -83,43 +111,57 @@ class LogContents:
 
     header: SessionHeader | None
     events: tuple[SessionEvent, ...]
+    offsets: tuple[int, ...]  # where each event's line starts (parallel to `events`)
     problems: tuple[LineProblem, ...]  # every bad line, in order (a torn tail included)
     torn_tail: TornTail | None  # the last line, when it is the only bad one
     size: int  # bytes of the valid prefix: where the next append goes after a repair
+    newline_missing: bool = False  # the valid prefix ends with a record but no newline
 
 
 def parse_log(data: bytes) -> LogContents:
-    """Parse file bytes leniently: never raises for content problems."""
+    """Parse file bytes leniently: never raises for content problems.
+
+    A final line without its newline that is a complete, valid record is a record
+    (`newline_missing`), not a torn tail. Raises SessionError(`SESSION_VERSION`) for a header of
+    another format version.
+    """
     header: SessionHeader | None = None
     events: list[SessionEvent] = []
+    offsets: list[int] = []
     problems: list[LineProblem] = []
     offset = 0
     size = 0
+    newline_missing = False
     lines = data.split(b"\n")
     last = len(lines) - 1  # lines[last] is what follows the final newline ("" when complete)
     for number, raw in enumerate(lines, start=1):
         start, offset = offset, offset + len(raw) + 1
-        if number - 1 == last:
-            if raw:
-                problems.append(
-                    LineProblem(number, start, len(raw), "the last line has no newline")
-                )
-            break
+        unterminated = number - 1 == last
+        if unterminated:
+            if not raw:
+                break
+            offset = len(data)
+        length = len(raw) + (0 if unterminated else 1)
         try:
             value = json.loads(raw)
             if number == 1:
                 header = SessionHeader.from_json(value)
             else:
                 events.append(SessionEvent.from_json(value))
+                offsets.append(start)
         except SessionError as error:
             if error.code == "SESSION_VERSION":
                 raise
-            problems.append(LineProblem(number, start, len(raw) + 1, error.message))
+            problems.append(
+                LineProblem(number, start, length, _reason(error.message, unterminated))
+            )
             continue
         except ValueError as error:
             reason = "not valid JSON" if isinstance(error, json.JSONDecodeError) else str(error)
-            problems.append(LineProblem(number, start, len(raw) + 1, reason))
+            problems.append(LineProblem(number, start, length, _reason(reason, unterminated)))
             continue
+        if unterminated:
+            newline_missing = not problems
         if not problems:
             size = offset
     torn = None
@@ -127,28 +169,34 @@ def parse_log(data: bytes) -> LogContents:
         p = problems[0]
         if p.offset == size:  # nothing valid after it
             torn = TornTail(p.line, p.offset, len(data) - p.offset, p.reason)
-    return LogContents(header, tuple(events), tuple(problems), torn, size)
+    return LogContents(
+        header, tuple(events), tuple(offsets), tuple(problems), torn, size, newline_missing
+    )
+
+
+def _reason(reason: str, unterminated: bool) -> str:
+    return "the last line has no newline" if unterminated else reason
 
 
 def read_log(path: Path) -> LogContents:
     """Read a session file strictly: only a torn tail is tolerated (and reported).
 
-    Raises SessionError: `SESSION_NOT_FOUND`, `SESSION_VERSION` (a newer format), or
-    `SESSION_CORRUPT` naming the first bad line or seq gap.
+    Raises SessionError: `SESSION_NOT_FOUND`, `SESSION_UNREADABLE` (the OS refused the read),
+    `SESSION_VERSION` (a newer format), or `SESSION_CORRUPT` naming the first bad line or seq gap.
     """
     try:
         data = path.read_bytes()
     except FileNotFoundError:
         raise SessionError(f"no session file at {path}", "SESSION_NOT_FOUND") from None
+    except OSError as error:
+        raise SessionError(f"cannot read {path}: {error}", "SESSION_UNREADABLE") from error
     contents = parse_log(data)
     if contents.header is None:
         raise SessionError(f"{path}: line 1 is not a session header", "SESSION_CORRUPT")
     for problem in contents.problems:
         if contents.torn_tail is None or problem.line != contents.torn_tail.line:
             raise SessionError(
-                f"{path}: line {problem.line} is corrupt ({problem.reason}); run"
-                " `tether sessions check` for details",
-                "SESSION_CORRUPT",
+                f"{path}: line {problem.line} is corrupt ({problem.reason})", "SESSION_CORRUPT"
             )
     for expected, event in enumerate(contents.events):
         if event.seq != expected:

@@ -8,6 +8,15 @@ a temp file, fsynced and published with a hard link, and the directory is fsynce
 call/result invariant at append time (a second `tool/result` for one call is refused), and the
 writer lock. Does not own reading, repair or listing (`files.py`, `repair.py`, `store.py`).
 
+A write the file refuses (`ENOSPC`, `EIO`, a failed fsync) cuts the file back to its last complete
+line and puts the log in the *failed* state: every later append is refused with
+`SessionWriteFailed` (so nothing is ever written out of order, and the file stays a valid prefix
+of the session), except that a refused `tool/result` is *held* in memory. `recover()` — once the
+file takes writes again — closes the turn the failure cut: held results are written as they were,
+calls without one get `TOOL_OUTCOME_UNKNOWN` (recorded) or `TOOL_NOT_STARTED`, then `step/end`
+and `turn/end {"kind": "error", ...}`. A process that never recovers leaves an open turn on disk,
+which crash repair closes the same way (without the held results).
+
 Appends are synchronous: an fsync blocks the event loop for its duration (~0.1-0.5 ms on a local
 SSD), which keeps a durable event ordered before whatever the caller does next.
 """
@@ -39,12 +48,12 @@ from ..messages import (
     usage_to_json,
 )
 from . import events as ev
-from .events import SessionError, SessionEvent, SessionHeader, result_call_id
+from .events import SessionError, SessionEvent, SessionHeader, SessionWriteFailed, result_call_id
 from .files import TornTail
 from .history import derive_messages, last_turn
-from .repair import open_turn
+from .repair import TOOL_NOT_STARTED, TOOL_OUTCOME_UNKNOWN, interrupted_turn_closers, open_turn
 
-__all__ = ["RepairReport", "SessionLog", "WriterLock"]
+__all__ = ["RepairReport", "SessionLog", "WriterLock", "fsync_dir", "same_file"]
 
 
 class WriterLock:
@@ -58,25 +67,34 @@ class WriterLock:
 
     @classmethod
     def acquire(cls, path: Path, session_id: str) -> WriterLock:
-        """Take the lock. Raises SessionError(`SESSION_LOCKED`) naming the holder's pid."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = _read_pid(fd)
-            os.close(fd)
-            who = f"pid {holder}" if holder else "another process"
-            raise SessionError(
-                f'session "{session_id}" is already open for writing by {who}; close that tether'
-                f" (or wait for it to finish) before writing to it (lock: {path})",
-                "SESSION_LOCKED",
-            ) from None
-        except BaseException:
-            os.close(fd)
-            raise
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        """Take the lock. Raises SessionError(`SESSION_LOCKED`) naming the holder's pid.
+
+        A sweep may remove the lock file (and its directory) of a session that was never
+        published; a lock taken on a file that is no longer at `path` is retaken.
+        """
+        while True:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = _read_pid(fd)
+                os.close(fd)
+                who = f"pid {holder}" if holder else "another process"
+                raise SessionError(
+                    f'session "{session_id}" is already open for writing by {who}; close that'
+                    f" tether (or wait for it to finish) before writing to it (lock: {path})",
+                    "SESSION_LOCKED",
+                ) from None
+            except BaseException:
+                os.close(fd)
+                raise
+            if same_file(fd, path):
+                break
+            os.close(fd)  # swept between our open and our flock: take the new one
+        with contextlib.suppress(OSError):  # the pid is a courtesy; a full disk must not stop us
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         return cls(path, fd)
 
     @property
@@ -90,6 +108,16 @@ class WriterLock:
             with contextlib.suppress(OSError):
                 fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
+
+
+def same_file(fd: int, path: Path) -> bool:
+    """Whether `path` still names the file open on `fd`."""
+    try:
+        there = os.stat(path)
+    except FileNotFoundError:
+        return False
+    here = os.fstat(fd)
+    return (there.st_dev, there.st_ino) == (here.st_dev, here.st_ino)
 
 
 def _read_pid(fd: int) -> int | None:
@@ -117,18 +145,29 @@ class RepairReport:
         lines: list[str] = []
         if self.torn_tail is not None:
             lines.append(f"cut a torn last line: {self.torn_tail.describe()}")
+        results = [e for e in self.synthesized if e.type == ev.TOOL_RESULT]
+        codes: dict[str, int] = {}
+        kept = 0
+        for event in results:
+            error = event.data.get("error")
+            code = error.get("code") if isinstance(error, dict) else None
+            if code in (TOOL_OUTCOME_UNKNOWN, TOOL_NOT_STARTED):
+                codes[str(code)] = codes.get(str(code), 0) + 1
+            else:
+                kept += 1
+        detail = ", ".join(f"{n} {code}" for code, n in codes.items())
+        with_results = (f" with synthetic tool results ({detail})" if detail else "") + (
+            f"{' and' if detail else ' with'} {kept} held tool result{'s' if kept > 1 else ''}"
+            if kept
+            else ""
+        )
         if self.closed_turn is not None:
-            codes: dict[str, int] = {}
-            for event in self.synthesized:
-                error = event.data.get("error")
-                if event.type == ev.TOOL_RESULT and isinstance(error, dict):
-                    code = str(error.get("code"))
-                    codes[code] = codes.get(code, 0) + 1
-            detail = ", ".join(f"{n} {code}" for code, n in codes.items())
-            lines.append(
-                f"closed interrupted turn {self.closed_turn}"
-                + (f" with synthetic tool results ({detail})" if detail else "")
-            )
+            lines.append(f"closed interrupted turn {self.closed_turn}{with_results}")
+        elif results:  # a turn closed without them (a writer that could not record them)
+            turn = results[0].data.get("turn")
+            parts = [*(f"{n} {code}" for code, n in codes.items())]
+            parts += [f"{kept} held"] if kept else []
+            lines.append(f"gave turn {turn} its missing tool results ({', '.join(parts)})")
         return lines
 
 
@@ -168,6 +207,8 @@ class SessionLog:
         self._size = size  # None: not materialised yet
         self._answered: set[str] = set()
         self._calls: set[str] = set()
+        self._failure: SessionWriteFailed | None = None  # the failed state (see the module)
+        self._held: dict[str, SessionEvent] = {}  # refused tool/results, by call id
         self.repair = RepairReport()
         for event in self._events:
             self._track(event)
@@ -197,6 +238,16 @@ class SessionLog:
     @property
     def closed(self) -> bool:
         return self._lock is None or not self._lock.held
+
+    @property
+    def failure(self) -> SessionWriteFailed | None:
+        """The write failure that stopped this log, until `recover()` succeeds."""
+        return self._failure
+
+    @property
+    def held_results(self) -> Mapping[str, SessionEvent]:
+        """`tool/result`s refused while the log was failed, by call id (their seq is unset)."""
+        return dict(self._held)
 
     @property
     def next_seq(self) -> int:
@@ -230,7 +281,8 @@ class SessionLog:
 
         Raises SessionError: `SESSION_CLOSED`, `SESSION_INVALID_EVENT` (data not lossless JSON,
         a core event missing its call id), `SESSION_DUPLICATE_RESULT` (a second result for a
-        call), `SESSION_WRITE_FAILED` (the file is truncated back; nothing was appended).
+        call); SessionWriteFailed (`SESSION_WRITE_FAILED`: the file refused the write, or an
+        earlier one; nothing was appended, a `tool/result` is held for `recover()`).
         """
         if self.closed:
             raise SessionError(f'session "{self.id}" is closed', "SESSION_CLOSED")
@@ -251,8 +303,48 @@ class SessionLog:
             seqs,
             ignorable,
         )
-        self._commit(event)
+        if self._failure is not None:
+            self._hold(event)
+            raise SessionWriteFailed(
+                f'session "{self.id}" stopped recording at seq {len(self._events)} after a write'
+                f" failure ({self._failure}); nothing more is written until it recovers"
+            )
+        try:
+            self._commit(event)
+        except SessionWriteFailed:
+            self._hold(event)
+            raise
         return event
+
+    def _hold(self, event: SessionEvent) -> None:
+        if event.type == ev.TOOL_RESULT:
+            answer = result_call_id(event.data)
+            if answer is not None and answer not in self._answered:
+                self._held.setdefault(answer, event)
+
+    def recover(self) -> RepairReport:
+        """Leave the failed state: close the turn the write failure cut (see the module), with
+        the held results where there are some. A no-op (empty report) when the log is not failed.
+
+        Raises SessionWriteFailed when the file still refuses writes (the log stays failed; what
+        was written stays written, and a later `recover()` continues from there).
+        """
+        failure = self._failure
+        if failure is None:
+            return RepairReport()
+        if self.closed:
+            raise SessionError(f'session "{self.id}" is closed', "SESSION_CLOSED")
+        reason: dict[str, JsonValue] = {
+            "kind": "error",
+            "error": {"message": failure.message, "code": failure.code},
+        }
+        turn = open_turn(self._events)
+        closers = interrupted_turn_closers(self._events, held=self._held, reason=reason)
+        self._failure = None
+        for event in closers:
+            self._commit(event)
+        self._held.clear()
+        return RepairReport(None, turn, tuple(closers))
 
     def _commit(self, event: SessionEvent, *, sync: bool | None = None) -> None:
         self._check_invariants(event)
@@ -260,11 +352,15 @@ class SessionLog:
         if self._size is None:
             self._materialize(line)
         else:
-            self._write(line)
-            if event.type in ev.DURABLE_TYPES if sync is None else sync:
-                self.sync()
+            self._write(line, event.type in ev.DURABLE_TYPES if sync is None else sync)
         self._events.append(event)
         self._track(event)
+
+    def _failed(self, what: str, error: OSError) -> SessionWriteFailed:
+        failure = SessionWriteFailed(f"{what} {self._path}: {error}")
+        failure.__cause__ = error
+        self._failure = failure
+        return failure
 
     def _check_invariants(self, event: SessionEvent) -> None:
         if event.seq != len(self._events):
@@ -321,39 +417,50 @@ class SessionLog:
                 f'session "{self.id}" already exists at {path}', "SESSION_EXISTS"
             ) from None
         except OSError as error:
-            raise SessionError(f"cannot create {path}: {error}", "SESSION_WRITE_FAILED") from error
+            raise self._failed("cannot create", error) from error
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp)
-        _fsync_dir(path.parent)
-        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        try:
+            fsync_dir(path.parent)
+            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        except OSError as error:  # the file is published; it is whole (header + first line)
+            raise self._failed("cannot open", error) from error
         self._size = len(payload)
 
-    def _write(self, line: bytes) -> None:
+    def _write(self, line: bytes, sync: bool) -> None:
         fd, size = self._fd, self._size
         if fd is None or size is None:
             raise SessionError(f'session "{self.id}" is closed', "SESSION_CLOSED")
         try:
             _write_all(fd, line)
+            if sync:
+                os.fsync(fd)
         except OSError as error:
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, size)
-            raise SessionError(
-                f"cannot append to {self._path}: {error}", "SESSION_WRITE_FAILED"
-            ) from error
+            raise self._failed("cannot append to", error) from error
         self._size = size + len(line)
 
     def sync(self) -> None:
-        """fsync everything written so far (a no-op before the file exists)."""
+        """fsync everything written so far (a no-op before the file exists).
+
+        Raises SessionWriteFailed when the fsync fails (the log is then failed).
+        """
         if self._fd is not None:
-            os.fsync(self._fd)
+            try:
+                os.fsync(self._fd)
+            except OSError as error:
+                raise self._failed("cannot sync", error) from error
 
     def close(self) -> None:
-        """Sync, close the file and release the writer lock. Idempotent."""
+        """Sync, close the file and release the writer lock. Idempotent; never raises for I/O
+        (every durable event was synced when it was appended)."""
         fd, self._fd = self._fd, None
         if fd is not None:
             try:
-                os.fsync(fd)
+                with contextlib.suppress(OSError):
+                    os.fsync(fd)
             finally:
                 os.close(fd)
         self._lock.release()
@@ -469,7 +576,7 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         os.fsync(fd)

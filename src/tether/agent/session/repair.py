@@ -2,10 +2,12 @@
 
 Owns: `interrupted_turn_closers(events)`, which computes — without writing anything — the
 synthetic `tool/result`s, `step/end` and `turn/end {reason: {kind: "interrupted"}}` that close the
-last turn when it has no `turn/end`. Does not own applying them (`SessionLog` appends them durably
-on open; a read-only load appends them in memory).
+last turn when it has no `turn/end` (or only its missing results, when a writer that could not
+record them closed it). Does not own applying them (`SessionLog` appends them durably on open and
+on `recover()`; a read-only load appends them in memory), nor salvaging a damaged file
+(`salvage.py`).
 
-For every tool call of the open step that has no `tool/result` — the tool-call blocks of its
+For every tool call of the last turn that has no `tool/result` — the tool-call blocks of its
 assistant messages, in model order, then any recorded `tool/call` no block names — one result:
   * a `tool/call` was recorded: the outcome is unknown (the body may have run), code
     `TOOL_OUTCOME_UNKNOWN`, citing the call's seq in `source_event_seqs`;
@@ -17,11 +19,11 @@ event's time.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from ...core.json import FrozenDict, JsonValue
+from ...core.json import FrozenDict, JsonValue, snapshot
 from ..messages import ToolResultMessage, message_to_json
 from . import events as ev
 from .events import SessionEvent, assistant_call_ids, result_call_id
@@ -67,9 +69,22 @@ def open_turn(events: Sequence[SessionEvent]) -> int | None:
     return current
 
 
-def interrupted_turn_closers(events: Sequence[SessionEvent]) -> list[SessionEvent]:
-    """The events that close an open last turn (empty when the last turn is closed)."""
+def interrupted_turn_closers(
+    events: Sequence[SessionEvent],
+    *,
+    held: Mapping[str, SessionEvent] | None = None,
+    reason: Mapping[str, JsonValue] | None = None,
+) -> list[SessionEvent]:
+    """The events that close the last turn: its missing tool results, then (when it is still
+    open) its `step/end` and `turn/end` (`reason`, by default `{"kind": "interrupted"}`).
+
+    Empty when the last turn is closed and every call of it has a result. A turn closed without
+    some results (a writer that could not record them) gets them after its `turn/end`. `held`
+    maps call ids to results the writer still had in memory: those are used as they are
+    (renumbered) instead of synthetic ones.
+    """
     turn: int | None = None
+    closed = True
     step: tuple[int, int] | None = None
     pending: dict[str, _Pending] = {}  # insertion order: blocks in model order, then calls
     answered: set[str] = set()
@@ -77,17 +92,15 @@ def interrupted_turn_closers(events: Sequence[SessionEvent]) -> list[SessionEven
         data = event.data
         match event.type:
             case ev.TURN_START:
-                turn, step = _int(data.get("turn"), 0), None
+                turn, closed, step = _int(data.get("turn"), 0), False, None
                 pending.clear()
                 answered.clear()
             case ev.TURN_END:
-                turn, step = None, None
-                pending.clear()
+                closed, step = True, None
             case ev.STEP_START:
                 step = (_int(data.get("turn"), turn or 0), _int(data.get("step"), 0))
             case ev.STEP_END:
                 step = None
-                pending.clear()
             case ev.ASSISTANT_MESSAGE:
                 where = (_int(data.get("turn"), turn or 0), _int(data.get("step"), 0))
                 for call_id in assistant_call_ids(data):
@@ -112,35 +125,48 @@ def interrupted_turn_closers(events: Sequence[SessionEvent]) -> list[SessionEven
     for call_id, entry in pending.items():
         if call_id in answered:
             continue
-        recorded = entry.call_seq is not None
-        message = ToolResultMessage(
-            id=f"interrupted-tool-result-{call_id}-{seq}",
-            call_id=call_id,
-            content=[
-                {
-                    "type": "text",
-                    "text": OUTCOME_UNKNOWN_TEXT if recorded else TOOL_NOT_STARTED_TEXT,
-                }
-            ],
-            is_error=True,
-        )
-        error: dict[str, JsonValue] = (
-            {"name": "ToolOutcomeUnknownError", "code": TOOL_OUTCOME_UNKNOWN}
-            if recorded
-            else {"name": "ToolNotStartedError", "code": TOOL_NOT_STARTED}
-        )
-        data_out = FrozenDict(
-            turn=entry.turn, step=entry.step, message=message_to_json(message), error=error
-        )
-        cites = None if entry.call_seq is None else (entry.call_seq,)
-        closers.append(SessionEvent(ev.TOOL_RESULT, seq, when, data_out, cites))
+        kept = (held or {}).get(call_id)
+        if kept is not None and entry.call_seq is not None:
+            closers.append(
+                SessionEvent(ev.TOOL_RESULT, seq, kept.time, kept.data, (entry.call_seq,))
+            )
+            seq += 1
+            continue
+        closers.append(_synthetic_result(call_id, entry, seq, when))
         seq += 1
+    if closed:
+        return closers
     if step is not None:
         closers.append(SessionEvent(ev.STEP_END, seq, when, FrozenDict(turn=step[0], step=step[1])))
         seq += 1
-    reason = {"kind": "interrupted"}
-    closers.append(SessionEvent(ev.TURN_END, seq, when, FrozenDict(turn=turn, reason=reason)))
+    ending = FrozenDict(turn=turn, reason=snapshot(dict(reason or {"kind": "interrupted"})))
+    closers.append(SessionEvent(ev.TURN_END, seq, when, ending))
     return closers
+
+
+def _synthetic_result(call_id: str, entry: _Pending, seq: int, when: int) -> SessionEvent:
+    recorded = entry.call_seq is not None
+    message = ToolResultMessage(
+        id=f"interrupted-tool-result-{call_id}-{seq}",
+        call_id=call_id,
+        content=[
+            {
+                "type": "text",
+                "text": OUTCOME_UNKNOWN_TEXT if recorded else TOOL_NOT_STARTED_TEXT,
+            }
+        ],
+        is_error=True,
+    )
+    error: dict[str, JsonValue] = (
+        {"name": "ToolOutcomeUnknownError", "code": TOOL_OUTCOME_UNKNOWN}
+        if recorded
+        else {"name": "ToolNotStartedError", "code": TOOL_NOT_STARTED}
+    )
+    data_out = FrozenDict(
+        turn=entry.turn, step=entry.step, message=message_to_json(message), error=error
+    )
+    cites = None if entry.call_seq is None else (entry.call_seq,)
+    return SessionEvent(ev.TOOL_RESULT, seq, when, data_out, cites)
 
 
 def _int(value: object, default: int) -> int:

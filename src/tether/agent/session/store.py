@@ -2,32 +2,55 @@
 
 Owns: creating a session (lazily materialised), opening one for writing (writer lock, torn-tail
 cut, crash repair appended durably), loading one read-only (the same repairs, in memory only),
-checking one, and listing them. Does not own the file format (`events.py`, `files.py`) or the
-repair rules (`repair.py`).
+checking one or all (a file that is empty, has no valid header, another format version or cannot
+be read is a defect, never skipped), salvaging a damaged one (`salvage`), sweeping what dead
+writers left behind (`sweep`), and listing them. Does not own the file format (`events.py`,
+`files.py`) or the repair rules (`repair.py`, `salvage.py`).
 
-Layout: `<root>/<encoded id>/session.jsonl` and `<root>/<encoded id>/writer.lock`.
+Layout: `<root>/<encoded id>/session.jsonl` and `<root>/<encoded id>/writer.lock`; a salvage moves
+damaged lines to `<root>/<encoded id>/session.damaged-<n>.jsonl`. A directory without a
+`session.jsonl` is not a session (a creation that never got to publish its file).
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from ...kernel import tether_home
 from ..messages import Message
 from . import events as ev
-from .check import Defect, check_events
-from .events import SessionError, SessionEvent, SessionHeader
-from .files import LOCK_NAME, LOG_NAME, encode_session_id, parse_log, read_log
+from .check import Defect, check_data
+from .events import SessionError, SessionEvent, SessionHeader, SessionWriteFailed
+from .files import (
+    LOCK_NAME,
+    LOG_NAME,
+    LogContents,
+    decode_session_id,
+    encode_session_id,
+    parse_log,
+    read_log,
+)
 from .history import derive_messages, last_turn
-from .log import RepairReport, SessionLog, WriterLock
+from .log import RepairReport, SessionLog, WriterLock, fsync_dir, same_file
 from .repair import interrupted_turn_closers, open_turn
+from .salvage import plan_salvage, resume_repairs
 
-__all__ = ["LoadedSession", "SessionStore", "SessionSummary", "new_session_id"]
+__all__ = [
+    "LoadedSession",
+    "SalvageReport",
+    "SessionCheck",
+    "SessionStore",
+    "SessionSummary",
+    "new_session_id",
+]
 
 _TITLE_SCAN_LINES = 200
 _TITLE_CHARS = 80
@@ -71,6 +94,61 @@ class LoadedSession:
     @property
     def last_turn(self) -> int:
         return last_turn(self.events)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionCheck:
+    """What `check` found in one session, and the command that repairs it.
+
+    `remedy`: `"resume"` when crash repair alone (cut a torn tail, close the last turn) leaves a
+    healthy log, `"repair"` when only a salvage does, None when healthy or when no command helps
+    (an unreadable file, another format version).
+    """
+
+    id: str
+    path: Path
+    defects: tuple[Defect, ...]
+    remedy: Literal["resume", "repair"] | None
+
+
+@dataclass(frozen=True, slots=True)
+class SalvageReport:
+    """What `SessionStore.salvage` did: bytes moved to a side file, the turn it closed."""
+
+    path: Path
+    side_file: Path | None = None
+    first_line: int | None = None  # the moved lines, 1-based, inclusive
+    last_line: int | None = None
+    offset: int = 0
+    moved_bytes: int = 0
+    reason: str | None = None  # why the file stopped being valid where it was cut
+    newline_added: bool = False
+    removed: bool = False  # no valid header: the whole file was moved, the session is gone
+    repair: RepairReport = field(default_factory=RepairReport)
+
+    @property
+    def changed(self) -> bool:
+        return self.side_file is not None or self.newline_added or self.repair.repaired
+
+    def describe(self) -> list[str]:
+        """One sentence per change, for users."""
+        lines: list[str] = []
+        if self.side_file is not None:
+            span = (
+                f"line {self.first_line}"
+                if self.first_line == self.last_line
+                else f"lines {self.first_line}-{self.last_line}"
+            )
+            lines.append(
+                f"moved {span} ({self.moved_bytes} bytes from offset {self.offset}) to"
+                f" {self.side_file}: {self.reason}"
+            )
+        if self.removed:
+            lines.append(f"no valid header remains: the session file {self.path} is gone")
+        if self.newline_added:
+            lines.append("added the newline the last line lacked")
+        lines.extend(self.repair.describe())
+        return lines
 
 
 class SessionStore:
@@ -125,19 +203,18 @@ class SessionStore:
         `SESSION_VERSION`.
         """
         path = self.path(session_id)
-        if not path.exists():
+        if not os.path.lexists(path):
             raise SessionError(self._missing(session_id), "SESSION_NOT_FOUND")
         lock = WriterLock.acquire(path.parent / LOCK_NAME, session_id)
         try:
-            contents = read_log(path)
-            if contents.torn_tail is not None:
-                with path.open("r+b") as file:
-                    file.truncate(contents.size)
-                    os.fsync(file.fileno())
+            contents = self._read(session_id, path)
+            size = _fix_end(
+                path, contents.size, contents.torn_tail is not None, contents.newline_missing
+            )
             header = contents.header
             if header is None:  # read_log guarantees one; keeps the type checker honest
                 raise SessionError(f"{path}: no session header", "SESSION_CORRUPT")
-            log = SessionLog(path, header, contents.events, lock, size=contents.size)
+            log = SessionLog(path, header, contents.events, lock, size=size)
         except BaseException:
             lock.release()
             raise
@@ -161,9 +238,9 @@ class SessionStore:
         Raises SessionError: `SESSION_NOT_FOUND`, `SESSION_CORRUPT`, `SESSION_VERSION`.
         """
         path = self.path(session_id)
-        if not path.exists():
+        if not os.path.lexists(path):
             raise SessionError(self._missing(session_id), "SESSION_NOT_FOUND")
-        contents = read_log(path)
+        contents = self._read(session_id, path)
         header = contents.header
         if header is None:
             raise SessionError(f"{path}: no session header", "SESSION_CORRUPT")
@@ -176,16 +253,78 @@ class SessionStore:
     def check(self, session_id: str) -> list[Defect]:
         """Every defect of the session file as it is on disk (it is not repaired).
 
-        Raises SessionError: `SESSION_NOT_FOUND`, `SESSION_VERSION`.
+        Raises SessionError(`SESSION_NOT_FOUND`) when there is no file at all.
+        """
+        return list(self.inspect(session_id).defects)
+
+    def inspect(self, session_id: str) -> SessionCheck:
+        """`check`, with the command that repairs what it found.
+
+        Raises SessionError(`SESSION_NOT_FOUND`) when there is no file at all.
         """
         path = self.path(session_id)
+        if not os.path.lexists(path):
+            raise SessionError(self._missing(session_id), "SESSION_NOT_FOUND")
+        return _inspect(session_id, path)
+
+    def check_all(self) -> list[SessionCheck]:
+        """`inspect` for every session file under the root — also those `list_sessions` cannot
+        summarise (no header, another version, unreadable) — sorted by id."""
+        found: list[SessionCheck] = []
+        for directory in self._directories():
+            path = directory / LOG_NAME
+            if os.path.lexists(path):
+                found.append(_inspect(decode_session_id(directory.name) or directory.name, path))
+        found.sort(key=lambda c: c.id)
+        return found
+
+    def salvage(self, session_id: str) -> SalvageReport:
+        """Make a damaged session healthy: keep its valid prefix, move the damaged remainder to
+        a side file next to the log (fsynced before the log is cut), and close its last turn
+        (synthetic results, as crash repair does). A file without a valid header is moved
+        whole: the session no longer exists. A crash midway leaves the side file and a log
+        that a second salvage finishes (moving the same lines to a new side file).
+
+        Raises SessionError: `SESSION_NOT_FOUND`, `SESSION_LOCKED`, `SESSION_UNREADABLE`,
+        `SESSION_VERSION`, `SESSION_WRITE_FAILED`.
+        """
+        path = self.path(session_id)
+        if not os.path.lexists(path):
+            raise SessionError(self._missing(session_id), "SESSION_NOT_FOUND")
+        lock = WriterLock.acquire(path.parent / LOCK_NAME, session_id)
         try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            raise SessionError(self._missing(session_id), "SESSION_NOT_FOUND") from None
-        contents = parse_log(data)
-        total = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
-        return check_events(contents.events, contents.problems, total)
+            return _salvage(path, lock)
+        finally:
+            lock.release()
+
+    def sweep(self) -> list[Path]:
+        """Remove what writers that are gone left behind: temp files of a creation that never
+        published its file, and a directory that holds no session. Sessions with a live
+        writer (its lock is held) are left alone. Returns the paths removed; never raises for
+        I/O (a sweep is housekeeping)."""
+        removed: list[Path] = []
+        for directory in self._directories():
+            with contextlib.suppress(OSError):
+                removed.extend(_sweep(directory))
+        return removed
+
+    def _directories(self) -> list[Path]:
+        try:
+            return sorted(entry for entry in self.root.iterdir() if entry.is_dir())
+        except OSError:
+            return []
+
+    def _read(self, session_id: str, path: Path) -> LogContents:
+        try:
+            return read_log(path)
+        except SessionError as error:
+            if error.code != "SESSION_CORRUPT":
+                raise
+            raise SessionError(
+                f"{error.message}; run `tether sessions repair {session_id}` to keep the valid"
+                " part and move the rest to a side file",
+                "SESSION_CORRUPT",
+            ) from error
 
     def list_sessions(self) -> list[SessionSummary]:
         """Every readable session under the root, most recently modified first."""
@@ -203,6 +342,141 @@ class SessionStore:
 
     def _missing(self, session_id: str) -> str:
         return f'no session "{session_id}" under {self.root} (see `tether sessions list`)'
+
+
+def _inspect(session_id: str, path: Path) -> SessionCheck:
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        defect = Defect("UNREADABLE", f"cannot read {path}: {error}")
+        return SessionCheck(session_id, path, (defect,), None)
+    contents, defects = check_data(data)
+    remedy: Literal["resume", "repair"] | None = None
+    if defects and contents is not None:
+        remedy = "resume" if resume_repairs(contents) else "repair"
+    elif defects and defects[0].code == "EMPTY_FILE":
+        remedy = "repair"
+    return SessionCheck(session_id, path, tuple(defects), remedy)
+
+
+def _fix_end(path: Path, size: int, torn: bool, newline_missing: bool) -> int:
+    """Cut a torn tail, or end a complete last line with its newline; the new size."""
+    if not torn and not newline_missing:
+        return size
+    try:
+        with path.open("r+b") as file:
+            if torn:
+                file.truncate(size)
+            else:
+                file.seek(size)
+                file.write(b"\n")
+                size += 1
+            file.flush()
+            os.fsync(file.fileno())
+    except OSError as error:
+        raise SessionWriteFailed(f"cannot repair {path}: {error}") from error
+    return size
+
+
+def _salvage(path: Path, lock: WriterLock) -> SalvageReport:
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise SessionError(f"cannot read {path}: {error}", "SESSION_UNREADABLE") from error
+    contents = parse_log(data)  # raises SESSION_VERSION
+    header = contents.header
+    if header is None:
+        whole = _side_file(path)
+        try:
+            os.rename(path, whole)
+            fsync_dir(path.parent)
+        except OSError as error:
+            raise SessionWriteFailed(f"cannot move {path} to {whole}: {error}") from error
+        lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+        reason = "the file is empty" if not data else "line 1 is not a session header"
+        return SalvageReport(path, whole, 1, max(lines, 1), 0, len(data), reason, removed=True)
+    plan = plan_salvage(contents, data)
+    side: Path | None = None
+    if plan.first_line is not None:
+        side = _side_file(path)
+        try:
+            _write_new(side, data[plan.keep :])
+            fsync_dir(path.parent)
+        except OSError as error:
+            with contextlib.suppress(OSError):
+                side.unlink()
+            raise SessionWriteFailed(f"cannot write {side}: {error}") from error
+    newline = plan.keep == len(data) and not data.endswith(b"\n")
+    size = _fix_end(path, plan.keep, side is not None, newline)
+    log = SessionLog(path, header, plan.events, lock, size=size)
+    try:
+        closers = interrupted_turn_closers(plan.events)
+        for event in closers:
+            log._commit(event)
+        repair = RepairReport(None, open_turn(plan.events) if closers else None, tuple(closers))
+    finally:
+        log.close()
+    return SalvageReport(
+        path,
+        side,
+        plan.first_line,
+        plan.last_line,
+        plan.keep if side is not None else 0,
+        len(data) - plan.keep if side is not None else 0,
+        plan.reason,
+        newline,
+        repair=repair,
+    )
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _side_file(path: Path) -> Path:
+    n = 1
+    while os.path.lexists(side := path.with_name(f"session.damaged-{n}.jsonl")):
+        n += 1
+    return side
+
+
+def _sweep(directory: Path) -> list[Path]:
+    """Sweep one session directory (see `SessionStore.sweep`)."""
+    temps = sorted(directory.glob(f".{LOG_NAME}.*.tmp"))
+    lock_path = directory / LOCK_NAME
+    has_log = os.path.lexists(directory / LOG_NAME)
+    if not temps and has_log:
+        return []
+    if not temps and not lock_path.exists():
+        return []
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return []  # a live writer: it is creating or writing this session
+        if not same_file(fd, lock_path):
+            return []  # another sweep removed it meanwhile
+        removed: list[Path] = []
+        for temp in temps:
+            temp.unlink()
+            removed.append(temp)
+        if not os.path.lexists(directory / LOG_NAME):
+            lock_path.unlink()
+            removed.append(lock_path)
+            with contextlib.suppress(OSError):  # side files of a salvage keep it
+                directory.rmdir()
+                removed.append(directory)
+        return removed
+    finally:
+        os.close(fd)
 
 
 def _summarize(path: Path) -> SessionSummary | None:

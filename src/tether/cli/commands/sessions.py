@@ -1,8 +1,12 @@
-"""`tether sessions list|show|check|resume`: the durable session logs under $TETHER_HOME.
+"""`tether sessions list|show|check|resume|repair`: the durable session logs under $TETHER_HOME.
 
-`check` verifies seq contiguity, call/result balance and turn structure and exits 1 on any
-defect (an open turn left by a crash included); `resume` repairs such a log (synthetic
-`TOOL_OUTCOME_UNKNOWN` / `TOOL_NOT_STARTED` results) and continues the conversation.
+`check` verifies every session file (header, seq contiguity, call/result balance, turn
+structure) and exits 1 on any defect — an empty file, a bad header, another format version and
+an unreadable file included — naming the command that repairs it: `resume` repairs a log a crash
+or a full disk cut short (synthetic `TOOL_OUTCOME_UNKNOWN` / `TOOL_NOT_STARTED` results) and
+continues the conversation; `repair` salvages a damaged one (keeps the valid prefix, moves the
+rest to a side file next to the log, closes the last turn) and prints what it moved. Every
+command first sweeps what dead writers left behind (temp files of an unfinished creation).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import cyclopts
 from ...agent.session import SessionError, SessionEvent, SessionStore
 from .agent import chat
 
-__all__ = ["app", "check", "list_sessions", "resume", "show"]
+__all__ = ["app", "check", "list_sessions", "repair", "resume", "show"]
 
 app = cyclopts.App(name="sessions", help="List, inspect, verify and resume session logs.")
 
@@ -36,6 +40,7 @@ def _when(ms: int | float) -> str:
 def list_sessions(*, root: RootOpt = None) -> int:
     """List sessions, newest first."""
     store = SessionStore(root)
+    store.sweep()
     for summary in store.list_sessions():
         title = (summary.title or "").replace("\n", " ")[:60]
         print(f"{summary.id}  {_when(summary.modified_at)}  {title}")
@@ -101,28 +106,57 @@ def show(session_id: str, /, *, root: RootOpt = None) -> int:
     return 0
 
 
+_REMEDIES = {
+    "resume": "run `tether sessions resume {id}` to repair an interrupted turn",
+    "repair": "run `tether sessions repair {id}` to keep the valid part and move the rest to a"
+    " side file",
+}
+
+
 @app.command
 def check(session_id: str | None = None, /, *, root: RootOpt = None) -> int:
-    """Verify one session (or all): exit 1 if any has a defect."""
+    """Verify one session (or all): exit 1 if any has a defect, naming the command that repairs
+    it."""
     store = SessionStore(root)
-    ids = [session_id] if session_id else [s.id for s in store.list_sessions()]
-    bad = 0
-    for sid in ids:
+    store.sweep()
+    if session_id:
         try:
-            defects = store.check(sid)
+            checks = [store.inspect(session_id)]
         except SessionError as exc:
-            print(f"{sid}: {exc}")
-            bad += 1
+            print(f"{session_id}: {exc}")
+            return 1
+    else:
+        checks = store.check_all()
+    bad = 0
+    for found in checks:
+        if not found.defects:
+            print(f"{found.id}: ok")
             continue
-        if defects:
-            bad += 1
-            for defect in defects:
-                print(f"{sid}: {defect.code}: {defect.message}")
-        else:
-            print(f"{sid}: ok")
-    if bad and session_id:
-        print(f"run `tether sessions resume {session_id}` to repair an interrupted turn")
+        bad += 1
+        for defect in found.defects:
+            print(f"{found.id}: {defect.code}: {defect.message}")
+        if found.remedy is not None:
+            print(_REMEDIES[found.remedy].format(id=found.id))
     return 1 if bad else 0
+
+
+@app.command
+def repair(session_id: str, /, *, root: RootOpt = None) -> int:
+    """Salvage a damaged session: keep its valid prefix, move the damaged rest to a side file
+    next to the log, close its last turn with synthetic results; print what was moved."""
+    store = SessionStore(root)
+    store.sweep()
+    try:
+        report = store.salvage(session_id)
+    except SessionError as exc:
+        sys.stderr.write(f"tether: {exc}\n")
+        return 2
+    lines = report.describe()
+    if not lines:
+        print(f"{session_id}: nothing to repair")
+    for line in lines:
+        print(f"{session_id}: {line}")
+    return 0
 
 
 @app.command

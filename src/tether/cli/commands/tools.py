@@ -2,6 +2,7 @@
 
 `call` runs one call through the full pipeline with the configured plugins, prints the result
 and its code, and honours Ctrl-C by aborting the call's signal (the result is still printed).
+The shell keeps its spill files: a truncated output names a file that must outlive the command.
 """
 
 from __future__ import annotations
@@ -87,7 +88,11 @@ async def call(
         )
         return 2
     try:
-        ctx = await start(cwd=workdir, config_paths=None if config is None else [config])
+        ctx = await start(
+            cwd=workdir,
+            config_paths=None if config is None else [config],
+            keep_spill_files=True,
+        )
     except ConfigError as exc:
         print(f"tether: {exc}", file=sys.stderr)
         return 2

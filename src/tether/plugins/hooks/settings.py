@@ -3,7 +3,9 @@
 Owns the default search list, in the order they are read — the project's
 `.claude/settings.json`, its `.claude/settings.local.json`, then the user's
 `~/.claude/settings.json` — with duplicates (the same file reached twice, e.g. when the project
-is the home directory) dropped, and `read_settings`, which parses one file as JSON. Both the hook
+is the home directory) dropped, and `read_settings`, which parses one file as JSON (a document
+nested too deeply for the decoder is a `ValueError` like any other malformed file, not a
+`RecursionError`). Both the hook
 bridge (`hooks`) and the permission rules (`permissions`) read these files.
 """
 
@@ -35,5 +37,10 @@ def claude_settings_paths(project_dir: Path, home: Path | None = None) -> list[P
 
 
 def read_settings(path: Path) -> object:
-    """The parsed JSON document. Raises OSError (unreadable) or ValueError (not JSON)."""
-    return json.loads(path.read_text(encoding="utf-8"))
+    """The parsed JSON document. Raises OSError (unreadable) or ValueError (not JSON, or nested
+    too deeply to decode)."""
+    text = path.read_text(encoding="utf-8")
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply to read; simplify the file") from None

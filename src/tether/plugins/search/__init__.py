@@ -3,10 +3,8 @@
 
     tools.py     definitions, config and the plugin
     args.py      model-facing parameters (Claude Code's Grep/Glob shape, no timeout)
-    query.py     backend-neutral requests and the Python backend's file types
-    ripgrep.py   `rg` command lines run through `ctx.shell`
-    fallback.py  the pure-Python walker and matcher
-    patterns.py  globs and `.gitignore` rules
+    query.py     normalised requests
+    ripgrep.py   finding `rg` (the bundled one first), its command lines, run through `ctx.shell`
     render.py    result texts
     errors.py    `SearchError` and its codes
 """

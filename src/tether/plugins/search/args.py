@@ -1,16 +1,24 @@
 """The model-facing parameters of `grep` and `glob`, shaped like Claude Code's Grep and Glob.
 
 No timeout parameter: the budget is deployment policy (the tool's `timeout_ms`, enforced by the
-tool-call timeout policy), not something the model chooses.
+tool-call timeout policy), not something the model chooses. Patterns and globs are bounded
+(`MAX_PATTERN_CHARS`), paths too (`MAX_PATH_CHARS`): they travel on rg's command line, which the
+kernel caps at 128 KiB per argument, and no real search needs more; a longer one is
+`INVALID_ARGS` naming the limit.
 """
 
 from __future__ import annotations
+
+from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from .query import OutputMode
 
-__all__ = ["GlobArgs", "GrepArgs", "grep_args_model"]
+__all__ = ["MAX_PATH_CHARS", "MAX_PATTERN_CHARS", "GlobArgs", "GrepArgs", "grep_args_model"]
+
+MAX_PATTERN_CHARS: Final = 10_000
+MAX_PATH_CHARS: Final = 4096  # Linux's PATH_MAX
 
 
 class GrepArgs(BaseModel):
@@ -20,16 +28,19 @@ class GrepArgs(BaseModel):
 
     pattern: str = Field(
         min_length=1,
+        max_length=MAX_PATTERN_CHARS,
         description="The regular expression pattern to search for in file contents.",
     )
     path: str | None = Field(
         default=None,
+        max_length=MAX_PATH_CHARS,
         description=(
             "File or directory to search in (rg PATH). Defaults to the current working directory."
         ),
     )
     glob: str | None = Field(
         default=None,
+        max_length=MAX_PATTERN_CHARS,
         description='Glob pattern to filter files (e.g. "*.js", "*.{ts,tsx}") - maps to rg --glob.',
     )
     output_mode: OutputMode = Field(
@@ -82,6 +93,7 @@ class GrepArgs(BaseModel):
     file_type: str | None = Field(
         default=None,
         alias="type",
+        max_length=100,
         description=(
             "File type to search (rg --type). Common types: js, py, rust, go, java, etc. More"
             " efficient than glob for standard file types."
@@ -130,6 +142,7 @@ class GlobArgs(BaseModel):
 
     pattern: str = Field(
         min_length=1,
+        max_length=MAX_PATTERN_CHARS,
         description=(
             'The glob pattern to match files against, e.g. "**/*.py" or "src/**/*.{ts,tsx}". A'
             " pattern without a slash matches file names at any depth."
@@ -137,6 +150,7 @@ class GlobArgs(BaseModel):
     )
     path: str | None = Field(
         default=None,
+        max_length=MAX_PATH_CHARS,
         description=(
             "The directory to search in. Defaults to the current working directory; omit it"
             ' rather than passing "undefined" or "null".'

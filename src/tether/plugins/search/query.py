@@ -1,16 +1,15 @@
 """What a search asks for, independent of the backend that answers it.
 
 Owns: `GrepQuery` and `GlobQuery` (normalised tool arguments: an absolute root, the filters,
-the mode), the output modes, and the file-type table the Python backend uses for `type`
-(ripgrep has its own, larger one).
+the mode) and the output modes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final, Literal, TypeAlias
+from typing import Literal, TypeAlias
 
-__all__ = ["FILE_TYPES", "GlobQuery", "GrepQuery", "OutputMode"]
+__all__ = ["GlobQuery", "GrepQuery", "OutputMode"]
 
 OutputMode: TypeAlias = Literal["files_with_matches", "content", "count"]
 
@@ -37,24 +36,3 @@ class GlobQuery:
 
     pattern: str
     root: str
-
-
-FILE_TYPES: Final[dict[str, tuple[str, ...]]] = {
-    "c": ("*.c", "*.h"),
-    "cpp": ("*.cpp", "*.cc", "*.cxx", "*.hpp", "*.hh", "*.hxx", "*.h"),
-    "css": ("*.css", "*.scss"),
-    "go": ("*.go",),
-    "html": ("*.html", "*.htm"),
-    "java": ("*.java",),
-    "js": ("*.js", "*.mjs", "*.cjs", "*.jsx"),
-    "json": ("*.json",),
-    "md": ("*.md", "*.markdown"),
-    "py": ("*.py", "*.pyi"),
-    "rb": ("*.rb",),
-    "rust": ("*.rs",),
-    "sh": ("*.sh", "*.bash", "*.zsh"),
-    "toml": ("*.toml",),
-    "ts": ("*.ts", "*.tsx", "*.mts", "*.cts"),
-    "txt": ("*.txt",),
-    "yaml": ("*.yaml", "*.yml"),
-}

@@ -1,10 +1,12 @@
-"""The ripgrep backend: builds `rg` command lines and runs them through `ctx.shell`.
+"""ripgrep, the search tools' one backend: finds `rg`, builds its command lines and runs them
+through `ctx.shell`.
 
-Owns: the argument vectors (hidden files searched, `.git` skipped, `.gitignore` honoured even
-outside a git repository, no user config), quoting (`exec` + `shlex.join`, so `rg` replaces the
-shell and is the process-group leader), and turning a `ShellRunResult` into output lines or a
-coded error. Does not own the process: `ctx.shell` spawns it and stops its group when the
-signal this module forwards aborts.
+Owns: finding the binary (the `rg` the locked `ripgrep` wheel installs into the environment's
+scripts directory, else the first `rg` on PATH), the argument vectors (hidden files searched,
+`.git` skipped, `.gitignore` honoured even outside a git repository, no user config), quoting
+(`exec` + `shlex.join`, so `rg` replaces the shell and is the process-group leader), and turning
+a `ShellRunResult` into output lines or a coded error. Does not own the process: `ctx.shell`
+spawns it and stops its group when the signal this module forwards aborts.
 
 Exit codes: 0 matches, 1 none, 2 error (with matches from the readable files, the matches are
 kept).
@@ -12,7 +14,12 @@ kept).
 
 from __future__ import annotations
 
+import importlib.metadata
+import os
 import shlex
+import shutil
+import sysconfig
+from collections.abc import Iterator
 from typing import Final
 
 from ...core.signals import AbortSignal
@@ -21,10 +28,49 @@ from ..shell.seam import ShellExecutor, ShellRequest
 from .errors import SEARCH_FAILED, SEARCH_INVALID_ARGS, SEARCH_TIMEOUT, SearchError
 from .query import GlobQuery, GrepQuery
 
-__all__ = ["RgOutput", "glob_argv", "grep_argv", "run_rg"]
+__all__ = ["RgOutput", "bundled_rg", "find_rg", "glob_argv", "grep_argv", "run_rg"]
+
+_EXE: Final = "rg.exe" if os.name == "nt" else "rg"
 
 _COMMON: Final = ("rg", "--no-config", "--color=never", "--hidden", "--no-require-git")
 _SKIP_GIT: Final = "--glob=!.git"
+_INVALID: Final = (  # rg's words for a pattern, glob or type it refuses
+    "regex parse error",
+    "exceeds size limit",
+    "error parsing glob",
+    "unrecognized file type",
+)
+
+
+def _bundled_candidates() -> Iterator[str]:
+    """Where the `ripgrep` wheel put `rg`: its RECORD (`../../../bin/rg`, resolved against
+    site-packages), then this interpreter's scripts directory."""
+    try:
+        dist = importlib.metadata.distribution("ripgrep")
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    else:
+        for file in dist.files or ():
+            if file.name == _EXE:
+                yield os.path.normpath(str(dist.locate_file(file)))
+    scripts = sysconfig.get_path("scripts")
+    if scripts:
+        yield os.path.join(scripts, _EXE)
+
+
+def _executable(path: str) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def bundled_rg() -> str | None:
+    """The `rg` binary of the installed `ripgrep` package, when it is there and executable."""
+    return next((path for path in _bundled_candidates() if _executable(path)), None)
+
+
+def find_rg() -> str | None:
+    """The `rg` to run: the bundled one (`bundled_rg`), else the first `rg` on PATH; None when
+    there is neither."""
+    return bundled_rg() or shutil.which("rg")
 
 
 def grep_argv(query: GrepQuery) -> list[str]:
@@ -105,6 +151,6 @@ async def run_rg(
         if result.exit_code is not None
         else f"killed by {result.signal_name}"
     )
-    if "regex parse error" in message or "unrecognized file type" in message:
+    if any(problem in message for problem in _INVALID):
         raise SearchError(f"invalid search: {message}", SEARCH_INVALID_ARGS)
     raise SearchError(f"ripgrep failed: {message}", SEARCH_FAILED)

@@ -3,23 +3,26 @@ anticipates: they forward `exec.signal` to whatever does the work and declare th
 `timeout_ms` (from this plugin's config), so the tool-call timeout policy — not the tool —
 enforces the budget and reports `TOOL_TIMEOUT`.
 
-Backends: ripgrep through `ctx.shell` when `rg` is on PATH (the shell terminates rg's process
-group when the signal aborts), else a pure-Python walker in a worker thread that reads the
-signal between files. The shell request's own timeout is only a backstop (twice the budget) for
-deployments without the timeout policy (the shell caps it at its own `max_timeout_ms`). Results:
-`files_with_matches` and `glob` newest first (mtime, then path), `count` by path, `content` in
-path order; every mode capped (`head_limit`, default 250; `glob`: 100) with a notice.
+One backend: ripgrep (the `rg` the locked `ripgrep` package installs, else `rg` on PATH; the
+plugin refuses to mount without one), run through `ctx.shell`, which terminates rg's process
+group when the signal aborts. There is no in-process fallback: Python's `re` backtracks and
+cannot be interrupted, so a pattern like `(a+)+b` could not be aborted; rg's engine is
+linear-time and its process is killable. The shell request's own timeout is only a backstop
+(twice the budget) for deployments without the timeout policy (the shell caps it at its own
+`max_timeout_ms`). Results: `files_with_matches` and `glob` newest first (mtime, then path),
+`count` by path, `content` in path order; every mode capped (`head_limit`, default 250; `glob`:
+100) with a notice.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import shutil
-from collections.abc import Callable, Sequence
-from typing import Final, Literal, cast
+from collections.abc import Sequence
+from typing import Final, cast
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
+from pydantic_core import PydanticCustomError
 from typing_extensions import TypedDict  # pydantic needs it on Python 3.11
 
 from ...core.json import JsonValue
@@ -31,7 +34,7 @@ from ...tools.execution import ToolRunContext
 from ...tools.results import ContentBlock, text_content
 from ..shell.errors import ToolCallAborted
 from ..shell.seam import ShellExecutor
-from . import fallback, render, ripgrep
+from . import render, ripgrep
 from .args import GlobArgs, GrepArgs, grep_args_model
 from .errors import SEARCH_INVALID_ARGS, SEARCH_NOT_FOUND, SearchError
 from .query import GlobQuery, GrepQuery
@@ -64,18 +67,28 @@ GLOB_DESCRIPTION: Final = (
 
 
 class SearchToolsConfig(BaseModel):
-    """`root`: where relative paths start (default: the cwd at mount); `backend`: `auto` uses
-    ripgrep when `rg` is on PATH; `timeout_ms`: each tool's declared budget."""
+    """`root`: where relative paths start (default: the cwd at mount); `timeout_ms`: each tool's
+    declared budget. `backend` is gone (ripgrep is the only backend); setting it is an error
+    that says so."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     root: str | None = None
-    backend: Literal["auto", "rg", "python"] = "auto"
+    backend: None = Field(default=None, exclude=True)
     timeout_ms: float = Field(default=60_000, gt=0, le=MAX_TIMER_DELAY_MS)
     head_limit: PositiveInt = 250
     glob_limit: PositiveInt = 100
     max_line_length: PositiveInt = 1000
     max_output_bytes: PositiveInt = 16 * 1024 * 1024
+
+    @field_validator("backend", mode="before")
+    @classmethod
+    def _no_backend(cls, _value: object) -> None:
+        raise PydanticCustomError(
+            "removed",
+            'no longer configurable: grep and glob always run ripgrep (bundled by the "ripgrep"'
+            ' package); delete "backend"',
+        )
 
 
 Config = SearchToolsConfig
@@ -102,7 +115,7 @@ def newest_first(paths: Sequence[str], signal: AbortSignal) -> list[str]:
     keyed = []
     for index, path in enumerate(paths):
         if index % 256 == 0 and signal.aborted:
-            raise fallback.SearchStopped
+            raise ToolCallAborted()
         try:
             mtime = os.stat(path).st_mtime_ns
         except OSError:
@@ -122,10 +135,8 @@ def _cut(line: str, width: int) -> str:
     return line if len(line) <= width else f"{line[:width]}... (line truncated to {width} chars)"
 
 
-def search_tools(
-    shell: ShellExecutor, config: SearchToolsConfig, rg: str | None
-) -> list[ToolDefinition]:
-    """`grep` and `glob`; `rg` is ripgrep's path, or None for the Python backend."""
+def search_tools(shell: ShellExecutor, config: SearchToolsConfig, rg: str) -> list[ToolDefinition]:
+    """`grep` and `glob`; `rg` is ripgrep's path."""
     base = os.path.abspath(os.path.expanduser(config.root or os.getcwd()))
     backstop_ms = min(config.timeout_ms * 2, MAX_TIMER_DELAY_MS)
 
@@ -142,21 +153,17 @@ def search_tools(
             raise SearchError(f'cannot search "{root}": not a directory', SEARCH_INVALID_ARGS)
         return root, os.path.dirname(root)
 
-    async def collect(
-        argv: list[str], workdir: str, signal: AbortSignal, local: Callable[[], list[str]]
-    ) -> tuple[list[str], bool]:
-        """ripgrep's output lines through the shell, or the Python backend's in a thread."""
-        if rg is not None:
-            out = await ripgrep.run_rg(
-                shell,
-                [rg, *argv[1:]],
-                workdir=workdir,
-                timeout_ms=backstop_ms,
-                max_output_bytes=config.max_output_bytes,
-                signal=signal,
-            )
-            return out.lines, out.incomplete
-        return await asyncio.to_thread(local), False
+    async def collect(argv: list[str], workdir: str, signal: AbortSignal) -> tuple[list[str], bool]:
+        """ripgrep's output lines (run through the shell), and whether the cap cut some off."""
+        out = await ripgrep.run_rg(
+            shell,
+            [rg, *argv[1:]],
+            workdir=workdir,
+            timeout_ms=backstop_ms,
+            max_output_bytes=config.max_output_bytes,
+            signal=signal,
+        )
+        return out.lines, out.incomplete
 
     async def grep(args: GrepArgs, exec: ToolRunContext) -> GrepValue:
         signal = exec.signal
@@ -174,19 +181,11 @@ def search_tools(
             after=args.after if args.after is not None else context,
             multiline=bool(args.multiline),
         )
-        try:
-            lines, incomplete = await collect(
-                ripgrep.grep_argv(query),
-                workdir,
-                signal,
-                lambda: fallback.grep_tree(query, signal),
-            )
-            if query.mode == "files_with_matches":
-                lines = await asyncio.to_thread(newest_first, lines, signal)
-            elif query.mode == "count":
-                lines.sort()
-        except fallback.SearchStopped:
-            raise ToolCallAborted() from None
+        lines, incomplete = await collect(ripgrep.grep_argv(query), workdir, signal)
+        if query.mode == "files_with_matches":
+            lines = await asyncio.to_thread(newest_first, lines, signal)
+        elif query.mode == "count":
+            lines.sort()
         limit = args.head_limit or config.head_limit
         matches = 0
         if query.mode == "count":
@@ -215,13 +214,8 @@ def search_tools(
         signal = exec.signal
         root, workdir = locate(args.path, exec.agent, want_dir=True)
         query = GlobQuery(pattern=args.pattern, root=root)
-        try:
-            files, _ = await collect(
-                ripgrep.glob_argv(query), workdir, signal, lambda: fallback.glob_tree(query, signal)
-            )
-            files = await asyncio.to_thread(newest_first, files, signal)
-        except fallback.SearchStopped:
-            raise ToolCallAborted() from None
+        files, _ = await collect(ripgrep.glob_argv(query), workdir, signal)
+        files = await asyncio.to_thread(newest_first, files, signal)
         shown = files[: config.glob_limit]
         return GlobValue(
             path=root, files=shown, total=len(files), truncated=len(files) > len(shown)
@@ -253,18 +247,14 @@ def search_tools(
     ]
 
 
-def find_rg(backend: str) -> str | None:
-    """ripgrep's path for `backend` (`python`: None). Raises ValueError for `rg` without it."""
-    if backend == "python":
-        return None
-    found = shutil.which("rg")
-    if found is None and backend == "rg":
-        raise ValueError('search-tools: backend "rg" needs ripgrep (rg) on PATH')
-    return found
-
-
 def apply(ctx: Context, config: SearchToolsConfig) -> None:
     """Register `grep` and `glob` on `ctx.tools`, running ripgrep through `ctx.shell`."""
+    rg = ripgrep.find_rg()
+    if rg is None:
+        raise ValueError(
+            "search-tools: ripgrep (rg) not found: reinstall tether's dependencies (the"
+            ' "ripgrep" package ships rg) or put rg on PATH'
+        )
     shell = cast(ShellExecutor, ctx.shell)
-    for definition in search_tools(shell, config, find_rg(config.backend)):
+    for definition in search_tools(shell, config, rg):
         ctx.tools.register(definition)

@@ -216,13 +216,15 @@ class StreamCollector:
 
 
 class SpillDirectory:
-    """A private (0700) directory created on first use; files in it are 0600 and exclusive."""
+    """A private (0700) directory created on first use; files in it are 0600 and exclusive.
+    `keep`: `remove()` leaves the directory and its files for whoever was shown their paths."""
 
-    __slots__ = ("_counter", "_path")
+    __slots__ = ("_counter", "_keep", "_path")
 
-    def __init__(self) -> None:
+    def __init__(self, *, keep: bool = False) -> None:
         self._path: str | None = None
         self._counter = 0
+        self._keep = keep
 
     @property
     def path(self) -> str | None:
@@ -247,9 +249,10 @@ class SpillDirectory:
         return os.fdopen(fd, "wb"), path
 
     def remove(self) -> None:
-        """Delete the directory and every spill file in it."""
+        """Delete the directory and every spill file in it (unless kept); the next file opens a
+        new directory."""
         path, self._path = self._path, None
-        if path is not None:
+        if path is not None and not self._keep:
             import shutil
 
             shutil.rmtree(path, ignore_errors=True)

@@ -5,7 +5,9 @@ Owns: one file per owning process in a ledger directory (`<pid>-<start ticks>.gr
 `<pgid> <start ticks>` line per live group, written before the spawn call returns), and
 `reap_orphans()`, which finds ledgers whose owner is gone and stops their groups
 (SIGTERM, a short grace, SIGKILL). A group is only signalled while its leader is the very process
-the ledger recorded (same start time), so a recycled pid is never hit. Does not own stopping
+the ledger recorded (same start time), so a recycled pid is never hit. A ledger that cannot be
+written (a full disk) is one warning line, never an error of the command: the group runs and is
+owned as usual, only the protection against a SIGKILLed owner is lost. Does not own stopping
 groups of a live owner: that is the subprocess service's job.
 """
 
@@ -78,8 +80,18 @@ class GroupLedger:
             return
         lines = "".join(f"{pgid} {ticks}\n" for pgid, ticks in self._groups.items())
         temp = self._path.with_suffix(".tmp")
-        temp.write_text(lines)
-        os.replace(temp, self._path)
+        try:
+            temp.write_text(lines)
+            os.replace(temp, self._path)
+        except OSError as error:  # ENOSPC, EIO: the groups still run and are still ours
+            with contextlib.suppress(OSError):
+                temp.unlink()
+            _log.warning(
+                "cannot update the orphan ledger %s (%s); a tether killed now leaves its"
+                " commands running",
+                self._path,
+                error,
+            )
 
 
 def _owner_alive(name: str) -> bool:

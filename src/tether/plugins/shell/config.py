@@ -22,7 +22,10 @@ class ShellConfig(BaseModel):
     in memory; `max_spill_bytes`: per-stream cap of the full-output spill file; `grace_ms`:
     SIGTERM→SIGKILL grace, and how long pipes may drain after the leader exits;
     `orphan_ledger_dir`: where to record live process groups so that the next tether stops the
-    ones a killed tether left behind (the CLI sets `$TETHER_HOME/run`; unset: no ledger)."""
+    ones a killed tether left behind (the CLI sets `$TETHER_HOME/run`; unset: no ledger);
+    `keep_spill_files`: leave full-output spill files in place when the shell closes, for a
+    reader who outlives it (`tether tools call` prints their paths, then exits; they are in the
+    system's temporary directory, which it cleans; default: deleted at close)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -33,6 +36,7 @@ class ShellConfig(BaseModel):
     max_spill_bytes: int = 64 * 1024 * 1024
     grace_ms: float = 3000
     orphan_ledger_dir: str | None = None
+    keep_spill_files: bool = False
 
     @field_validator(
         "timeout_ms", "max_timeout_ms", "max_output_bytes", "max_spill_bytes", "grace_ms"

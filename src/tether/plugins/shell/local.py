@@ -61,7 +61,9 @@ class LocalBashExecutor:
                 directory = Path(config.orphan_ledger_dir)
                 reap_orphans(directory)
                 ledger = GroupLedger(directory)
-            subprocesses = SubprocessService(ledger=ledger)
+            subprocesses = SubprocessService(
+                ledger=ledger, keep_spill_files=config.keep_spill_files
+            )
         self._subprocesses = subprocesses
 
     @property

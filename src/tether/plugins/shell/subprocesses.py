@@ -4,7 +4,8 @@ Owns: argument checks before spawning, the translation of spawn failures into `S
 (with the errno name, e.g. `ENOENT`), the table of live groups (a process leaves it once its
 group is seen gone; a group that outlived its leader stays until the service is closed), the
 private spill directory, the optional orphan ledger (`_ledger.py`), `aclose()` (terminate
-every live group and await its settlement and termination, then delete the spill directory)
+every live group and await its settlement and termination, then delete the spill directory
+unless `keep_spill_files`)
 and a host-exit hook that SIGKILLs whatever is
 still alive when the interpreter exits without closing the service. Does not own what to run
 (the bash executor) or how one process is stopped (`_process.py`).
@@ -75,9 +76,11 @@ class SubprocessService:
 
     __slots__ = ("_closed", "_ledger", "_live", "_spill")
 
-    def __init__(self, *, ledger: GroupLedger | None = None) -> None:
+    def __init__(
+        self, *, ledger: GroupLedger | None = None, keep_spill_files: bool = False
+    ) -> None:
         self._live: set[Subprocess] = set()
-        self._spill = SpillDirectory()
+        self._spill = SpillDirectory(keep=keep_spill_files)
         self._closed = False
         self._ledger = ledger
 
@@ -124,8 +127,8 @@ class SubprocessService:
             self._ledger.remove(process.pid)
 
     async def aclose(self) -> None:
-        """Terminate every live group, await settlement and termination, delete spill files.
-        Idempotent; spawning afterwards raises."""
+        """Terminate every live group, await settlement and termination, delete spill files
+        (unless `keep_spill_files`). Idempotent; spawning afterwards raises."""
         self._closed = True
         while self._live:
             live = list(self._live)
