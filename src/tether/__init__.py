@@ -1,62 +1,141 @@
 """tether: an agent harness whose tool runtime gets cancellation right.
 
-The public facade: every name of CONTRACT §1–§5 is importable from here. Modules that are also
+The public facade: every name of CONTRACT §1–§5 is importable from here, loaded on first use
+(PEP 562 `__getattr__`), so `import tether` itself costs nothing and a command line that needs
+only part of the library does not pay for the rest. Modules that are also
 public paths: `tether.tools` (ToolRuntime), `tether.plugins.timeout_policy`, `tether.kernel`.
 """
 
-from .core.errors import HarnessError as HarnessError
-from .core.json import FrozenDict as FrozenDict
-from .core.json import FrozenList as FrozenList
-from .core.json import JsonValue as JsonValue
-from .core.signals import AbortController as AbortController
-from .core.signals import AbortError as AbortError
-from .core.signals import AbortSignal as AbortSignal
-from .core.signals import FusedSignal as FusedSignal
-from .core.timeout import MAX_TIMER_DELAY_MS as MAX_TIMER_DELAY_MS
-from .core.timeout import Deadline as Deadline
-from .core.timeout import IdleWatchdog as IdleWatchdog
-from .core.timeout import TimeoutReason as TimeoutReason
-from .core.timeout import clamp_timeout as clamp_timeout
-from .core.timeout import deadline as deadline
-from .core.timeout import idle_watchdog as idle_watchdog
-from .core.timeout import timeout_of as timeout_of
-from .kernel import Context as Context
-from .tools import MISSING as MISSING
-from .tools import TOOL_ABORTED as TOOL_ABORTED
-from .tools import TOOL_ABORTED_BEFORE_DISPATCH as TOOL_ABORTED_BEFORE_DISPATCH
-from .tools import TOOL_TIMEOUT as TOOL_TIMEOUT
-from .tools import Accept as Accept
-from .tools import Allow as Allow
-from .tools import ApprovalOutcome as ApprovalOutcome
-from .tools import ApprovalRequest as ApprovalRequest
-from .tools import Ask as Ask
-from .tools import Block as Block
-from .tools import ContentBlock as ContentBlock
-from .tools import Deny as Deny
-from .tools import ErrorDetail as ErrorDetail
-from .tools import ErrorInfo as ErrorInfo
-from .tools import PostToolDecision as PostToolDecision
-from .tools import PreToolDecision as PreToolDecision
-from .tools import ToolArgsError as ToolArgsError
-from .tools import ToolCallAborted as ToolCallAborted
-from .tools import ToolDefinition as ToolDefinition
-from .tools import ToolDispatchExecution as ToolDispatchExecution
-from .tools import ToolExecution as ToolExecution
-from .tools import ToolExecutionInput as ToolExecutionInput
-from .tools import ToolExecutionResult as ToolExecutionResult
-from .tools import ToolExecutionToken as ToolExecutionToken
-from .tools import ToolFailure as ToolFailure
-from .tools import ToolNotFoundError as ToolNotFoundError
-from .tools import ToolOutput as ToolOutput
-from .tools import ToolOutputError as ToolOutputError
-from .tools import ToolRunContext as ToolRunContext
-from .tools import ToolRuntime as ToolRuntime
-from .tools import ToolSuccess as ToolSuccess
-from .tools import ToolTimeoutError as ToolTimeoutError
-from .tools import UserMessage as UserMessage
-from .tools import define_tool as define_tool
-from .tools import tool as tool
-from .tools import user_message as user_message
+from __future__ import annotations
+
+from importlib import import_module
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing alone costs ~10 ms
+if TYPE_CHECKING:
+    from .core.errors import HarnessError as HarnessError
+    from .core.json import FrozenDict as FrozenDict
+    from .core.json import FrozenList as FrozenList
+    from .core.json import JsonValue as JsonValue
+    from .core.signals import AbortController as AbortController
+    from .core.signals import AbortError as AbortError
+    from .core.signals import AbortSignal as AbortSignal
+    from .core.signals import FusedSignal as FusedSignal
+    from .core.timeout import MAX_TIMER_DELAY_MS as MAX_TIMER_DELAY_MS
+    from .core.timeout import Deadline as Deadline
+    from .core.timeout import IdleWatchdog as IdleWatchdog
+    from .core.timeout import TimeoutReason as TimeoutReason
+    from .core.timeout import clamp_timeout as clamp_timeout
+    from .core.timeout import deadline as deadline
+    from .core.timeout import idle_watchdog as idle_watchdog
+    from .core.timeout import timeout_of as timeout_of
+    from .kernel import Context as Context
+    from .tools import MISSING as MISSING
+    from .tools import TOOL_ABORTED as TOOL_ABORTED
+    from .tools import TOOL_ABORTED_BEFORE_DISPATCH as TOOL_ABORTED_BEFORE_DISPATCH
+    from .tools import TOOL_TIMEOUT as TOOL_TIMEOUT
+    from .tools import Accept as Accept
+    from .tools import Allow as Allow
+    from .tools import ApprovalOutcome as ApprovalOutcome
+    from .tools import ApprovalRequest as ApprovalRequest
+    from .tools import Ask as Ask
+    from .tools import Block as Block
+    from .tools import ContentBlock as ContentBlock
+    from .tools import Deny as Deny
+    from .tools import ErrorDetail as ErrorDetail
+    from .tools import ErrorInfo as ErrorInfo
+    from .tools import PostToolDecision as PostToolDecision
+    from .tools import PreToolDecision as PreToolDecision
+    from .tools import ToolArgsError as ToolArgsError
+    from .tools import ToolCallAborted as ToolCallAborted
+    from .tools import ToolDefinition as ToolDefinition
+    from .tools import ToolDispatchExecution as ToolDispatchExecution
+    from .tools import ToolExecution as ToolExecution
+    from .tools import ToolExecutionInput as ToolExecutionInput
+    from .tools import ToolExecutionResult as ToolExecutionResult
+    from .tools import ToolExecutionToken as ToolExecutionToken
+    from .tools import ToolFailure as ToolFailure
+    from .tools import ToolNotFoundError as ToolNotFoundError
+    from .tools import ToolOutput as ToolOutput
+    from .tools import ToolOutputError as ToolOutputError
+    from .tools import ToolRunContext as ToolRunContext
+    from .tools import ToolRuntime as ToolRuntime
+    from .tools import ToolSuccess as ToolSuccess
+    from .tools import ToolTimeoutError as ToolTimeoutError
+    from .tools import UserMessage as UserMessage
+    from .tools import define_tool as define_tool
+    from .tools import tool as tool
+    from .tools import user_message as user_message
+
+_SOURCES: dict[str, str] = {
+    "HarnessError": "tether.core.errors",
+    "FrozenDict": "tether.core.json",
+    "FrozenList": "tether.core.json",
+    "JsonValue": "tether.core.json",
+    "AbortController": "tether.core.signals",
+    "AbortError": "tether.core.signals",
+    "AbortSignal": "tether.core.signals",
+    "FusedSignal": "tether.core.signals",
+    "MAX_TIMER_DELAY_MS": "tether.core.timeout",
+    "Deadline": "tether.core.timeout",
+    "IdleWatchdog": "tether.core.timeout",
+    "TimeoutReason": "tether.core.timeout",
+    "clamp_timeout": "tether.core.timeout",
+    "deadline": "tether.core.timeout",
+    "idle_watchdog": "tether.core.timeout",
+    "timeout_of": "tether.core.timeout",
+    "Context": "tether.kernel",
+    "MISSING": "tether.tools",
+    "TOOL_ABORTED": "tether.tools",
+    "TOOL_ABORTED_BEFORE_DISPATCH": "tether.tools",
+    "TOOL_TIMEOUT": "tether.tools",
+    "Accept": "tether.tools",
+    "Allow": "tether.tools",
+    "ApprovalOutcome": "tether.tools",
+    "ApprovalRequest": "tether.tools",
+    "Ask": "tether.tools",
+    "Block": "tether.tools",
+    "ContentBlock": "tether.tools",
+    "Deny": "tether.tools",
+    "ErrorDetail": "tether.tools",
+    "ErrorInfo": "tether.tools",
+    "PostToolDecision": "tether.tools",
+    "PreToolDecision": "tether.tools",
+    "ToolArgsError": "tether.tools",
+    "ToolCallAborted": "tether.tools",
+    "ToolDefinition": "tether.tools",
+    "ToolDispatchExecution": "tether.tools",
+    "ToolExecution": "tether.tools",
+    "ToolExecutionInput": "tether.tools",
+    "ToolExecutionResult": "tether.tools",
+    "ToolExecutionToken": "tether.tools",
+    "ToolFailure": "tether.tools",
+    "ToolNotFoundError": "tether.tools",
+    "ToolOutput": "tether.tools",
+    "ToolOutputError": "tether.tools",
+    "ToolRunContext": "tether.tools",
+    "ToolRuntime": "tether.tools",
+    "ToolSuccess": "tether.tools",
+    "ToolTimeoutError": "tether.tools",
+    "UserMessage": "tether.tools",
+    "define_tool": "tether.tools",
+    "tool": "tether.tools",
+    "user_message": "tether.tools",
+}
+"""Public name → the module that defines it."""
+
+
+def __getattr__(name: str) -> object:
+    source = _SOURCES.get(name)
+    if source is None:
+        raise AttributeError(f"module 'tether' has no attribute {name!r}")
+    value = getattr(import_module(source), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_SOURCES})
+
 
 __all__ = [
     "MAX_TIMER_DELAY_MS",

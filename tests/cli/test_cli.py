@@ -111,7 +111,8 @@ async def test_run_without_a_task_exits_2_and_says_what_to_type(cli: Cli) -> Non
     assert (done.code, done.stdout, done.stderr) == (
         2,
         "",
-        'tether: a task is required, for example: tether run "run the tests"\n',
+        'tether: a task is required, for example: tether run "run the tests" '
+        "(or pipe it: echo task | tether run)\n",
     )
     assert cli.sessions() == []
 

@@ -64,6 +64,7 @@ __all__ = [
     "Agent",
     "AgentEvent",
     "AgentSettings",
+    "ModelRetrying",
     "StepStarted",
     "TextStreamed",
     "ToolFinished",
@@ -137,6 +138,18 @@ class TextStreamed:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelRetrying:
+    """A model request failed and will be re-issued after `delay_ms`; the text streamed by the
+    failed attempt is superseded by the next attempt's."""
+
+    retry: int  # 1-based
+    max_retries: int | None  # None: the policy retries without limit
+    delay_ms: float
+    message: str
+    code: str
+
+
+@dataclass(frozen=True, slots=True)
 class ToolStarted:
     call_id: str
     name: str
@@ -151,7 +164,7 @@ class ToolFinished:
     duration_ms: float
 
 
-AgentEvent = StepStarted | TextStreamed | ToolStarted | ToolFinished
+AgentEvent = StepStarted | TextStreamed | ModelRetrying | ToolStarted | ToolFinished
 
 
 @dataclass(slots=True)
@@ -212,6 +225,9 @@ class Agent:
         self.settings = settings
         self._on_event = on_event
         self._ctx = ctx
+        self.env: dict[str, str | None] = {}
+        """Environment overlay for the commands this agent's tools run (the `bash` tool applies
+        it; a None value unsets a variable): settings `env`, `CLAUDE_ENV_FILE` exports."""
         self._next_step: list[UserMessage] = []
         self._last_header: object = _UNREAD
         self._last_context: object = None
@@ -388,6 +404,12 @@ class Agent:
                     "delay_ms": notice.delay_ms,
                     "failure": failure_to_json(notice.failure),
                 },
+            )
+            policy = notice.policy
+            limit = policy.max_retries if policy.mode == "normal" else None
+            failure = notice.failure
+            self._emit(
+                ModelRetrying(notice.retry, limit, notice.delay_ms, failure.message, failure.code)
             )
 
         def on_retry_started(notice: RetryNotice) -> None:

@@ -1,9 +1,14 @@
 """The `tether` command: parses arguments (cyclopts) and runs one command to an exit code.
 
-Owns: the command tree, exit codes, and how text reaches stdout/stderr: a character the
-stream cannot encode (a lone surrogate in a tool result, say) is written as a backslash escape
-instead of raising mid-print and losing the result. Each command lives in
-`tether.cli.commands`.
+Owns: the command tree (`COMMANDS`), exit codes, and how text reaches stdout/stderr: a character
+the stream cannot encode (a lone surrogate in a tool result, say) is written as a backslash
+escape instead of raising mid-print and losing the result. Each command lives in
+`tether.cli.commands` and is registered by import path, so a run imports only the command it
+runs — not the agent loop, the model client or the plugins for `tether tools list`, nothing of
+them for `--help`.
+`tether`, `tether --help` / `-h` and `tether --version` / `-V` are answered from the table below
+without importing cyclopts or rich at all (issue 12 §3: help in well under 0.2 s;
+`bench/startup.py`, tests/cli/test_startup.py).
 """
 
 from __future__ import annotations
@@ -11,28 +16,105 @@ from __future__ import annotations
 import io
 import os
 import sys
-from collections.abc import Sequence
 
-import cyclopts
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the quick paths import nothing they need not
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Final
 
-from ..core.errors import error_message
-from .commands import agent as agent_commands
-from .commands import demo as demo_commands
-from .commands import sessions as sessions_commands
-from .commands import tools as tools_commands
+    import cyclopts
 
-__all__ = ["app", "main", "run"]
+    app: cyclopts.App  # built on first use by `__getattr__`
 
-app = cyclopts.App(
-    name="tether",
-    help="tether: an agent harness whose tool runtime gets cancellation right.",
-    version_flags=["--version", "-V"],
+__all__ = ["COMMANDS", "HELP", "app", "main", "run"]
+
+HELP: Final = "tether: an agent harness whose tool runtime gets cancellation right."
+
+_RUN_HELP: Final = (
+    "Answer one task, print the final answer, and exit (0 iff the turn completed).\n\n"
+    "Nobody is asked: a call the permission rules would ask about is refused (the model is "
+    "told why and may try something else) unless --allow or --yolo permits it. On a terminal "
+    "the answer streams; piped, stdout gets only the answer and progress goes to stderr."
 )
-app.command(agent_commands.run, name="run")
-app.command(agent_commands.chat, name="chat")
-app.command(demo_commands.demo, name="demo")
-app.command(tools_commands.app, name="tools")
-app.command(sessions_commands.app, name="sessions")
+_CHAT_HELP: Final = (
+    "Talk to the agent. Ctrl-C aborts the running turn; twice quits; /exit quits.\n\n"
+    "Tool calls the permission rules ask about are shown with their arguments and wait for an "
+    "answer: y (allow once), a (always allow the shown rule this session) or n (reject)."
+)
+
+COMMANDS: Final[tuple[tuple[str, str, str], ...]] = (
+    ("chat", "tether.cli.commands.agent:chat", _CHAT_HELP),
+    (
+        "demo",
+        "tether.cli.commands.demo:demo",
+        "Run a real agent turn against a scripted local model (no network, no API key).",
+    ),
+    ("run", "tether.cli.commands.agent:run", _RUN_HELP),
+    (
+        "sessions",
+        "tether.cli.commands.sessions:app",
+        "List, inspect, verify and resume session logs.",
+    ),
+    ("tools", "tether.cli.commands.tools:app", "Inspect and call the registered tools."),
+)
+"""(name, import path, help) of every command, in help order."""
+
+_app: cyclopts.App | None = None
+
+
+def _build() -> cyclopts.App:
+    import cyclopts
+
+    built = cyclopts.App(
+        name="tether",
+        help=HELP,
+        version_flags=["--version", "-V"],
+        help_format="plaintext",  # the markdown renderer (rich.markdown) costs ~100 ms to import
+    )
+    for name, path, text in COMMANDS:
+        built.command(path, name=name, help=text)
+    return built
+
+
+def __getattr__(name: str) -> object:
+    """`app`, the cyclopts application, built on first use."""
+    global _app
+    if name != "app":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if _app is None:
+        _app = _build()
+    return _app
+
+
+def _quick_help() -> str:
+    width = max(len("-V, --version"), *(len(name) for name, _, _ in COMMANDS)) + 2
+    lines = ["Usage: tether COMMAND", "", HELP, "", "Commands:"]
+    lines += [f"  {name:<{width}}{text.split(chr(10))[0]}" for name, _, text in COMMANDS]
+    lines += [
+        "",
+        "Options:",
+        f"  {'-h, --help':<{width}}Display this message and exit.",
+        f"  {'-V, --version':<{width}}Display the version and exit.",
+        "",
+        "Run `tether COMMAND --help` for a command's options.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _quick(args: list[str]) -> int | None:
+    """The exit code of an invocation answered without cyclopts, or None."""
+    if args in ([], ["--help"], ["-h"]):
+        sys.stdout.write(_quick_help())
+        return 0
+    if args in (["--version"], ["-V"]):
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            sys.stdout.write(version("tether") + "\n")
+        except PackageNotFoundError:
+            sys.stdout.write("unknown\n")
+        return 0
+    return None
 
 
 def _escape_unencodable() -> None:
@@ -45,8 +127,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line and return its exit code."""
     _escape_unencodable()
     args = list(sys.argv[1:] if argv is None else argv)
+    quick = _quick(args)
+    if quick is not None:
+        return quick
+    import cyclopts
+
+    application = __getattr__("app")
+    assert isinstance(application, cyclopts.App)
     try:
-        result = app(args, exit_on_error=False, print_error=True, result_action="return_value")
+        result = application(
+            args, exit_on_error=False, print_error=True, result_action="return_value"
+        )
     except cyclopts.CycloptsError:
         return 2
     except SystemExit as exit:
@@ -61,6 +152,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if os.environ.get("TETHER_DEBUG"):
             raise
+        from ..core.errors import error_message
+
         sys.stderr.write(f"tether: {error_message(exc)} (TETHER_DEBUG=1 shows the traceback)\n")
         return 1
     return result if isinstance(result, int) else 0

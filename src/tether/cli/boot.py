@@ -37,10 +37,11 @@ BUILTINS: tuple[tuple[str, str], ...] = (
 )
 """(id, module) of the default plugin set; entries whose module is absent are skipped."""
 
-AGENT_ONLY: frozenset[str] = frozenset({"permissions"})
+AGENT_ONLY: frozenset[str] = frozenset({"permissions", "llm"})
 """Built-ins mounted only where a model drives the tools (`tether run` and `tether chat`, alike:
-deny rules hold and asks are answered — by the user in `chat`, refused in `run`). `tether tools
-call` is the user running one tool by hand, so it gets them only when a config file adds them."""
+deny rules hold and asks are answered — by the user in `chat`, refused in `run`; and the model
+itself). `tether tools call` is the user running one tool by hand, so it gets them only when a
+config file adds them (and `tether tools list` does not pay for importing the model client)."""
 
 BUILTIN_CONFIG: dict[str, dict[str, object]] = {
     "todo": {"allow_parallel_in_progress": False},

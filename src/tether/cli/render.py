@@ -1,7 +1,8 @@
 """Terminal rendering of a running turn: streamed text, one compact line per tool call.
 
-Owns: how agent events look on a terminal (rich). Text streams to stdout as it arrives; tool lines
-go to stderr in `tether run` (so stdout is just the answer) and inline in `tether chat`.
+Owns: how agent events look on a terminal (rich). Text streams to stdout as it arrives (`chat`,
+and `run` on a terminal); tool and retry lines go to stderr. When `run`'s stdout is piped, text is
+not streamed: stdout gets only the final answer (printed by the command), stderr the progress.
 """
 
 from __future__ import annotations
@@ -13,7 +14,14 @@ from typing import TextIO
 from rich.console import Console
 from rich.markup import escape
 
-from ..agent.loop import AgentEvent, StepStarted, TextStreamed, ToolFinished, ToolStarted
+from ..agent.loop import (
+    AgentEvent,
+    ModelRetrying,
+    StepStarted,
+    TextStreamed,
+    ToolFinished,
+    ToolStarted,
+)
 from ..tools.results import ToolFailure
 
 __all__ = ["TurnRenderer", "summarize_arguments"]
@@ -38,20 +46,48 @@ def summarize_arguments(raw: str, limit: int = 60) -> str:
 
 
 class TurnRenderer:
-    """Feeds on `AgentEvent`s. `text_out` receives the model's text; `tools` the status lines."""
+    """Feeds on `AgentEvent`s. `text_out` receives the model's text as it streams; `tools` the
+    status lines (and the retry lines).
 
-    def __init__(self, *, text_out: TextIO = sys.stdout, tools: Console | None = None) -> None:
+    With `text_out=None` (`tether run` with stdout piped) text is not streamed: the text of a
+    step that goes on to call tools is written to `progress_out` (stderr) when its first call
+    starts, and the caller prints the final answer itself. When a model request is retried,
+    `retrying (2/5) in 1.2 s: <why>` is shown and the new attempt's text is printed only where
+    it goes beyond what the failed attempt already showed (no `partial partial partial`).
+    """
+
+    def __init__(
+        self,
+        *,
+        text_out: TextIO | None = sys.stdout,
+        tools: Console | None = None,
+        progress_out: TextIO = sys.stderr,
+    ) -> None:
         self._text_out = text_out
+        self._progress_out = progress_out
         self._tools = tools or Console(stderr=True, highlight=False)
         self._mid_line = False
+        self._shown = ""  # this step's text already written, across attempts
+        self._attempt = ""  # the current attempt's text
+        self._buffer = ""  # text_out=None: this step's text not written yet
 
     def __call__(self, event: AgentEvent) -> None:
         match event:
             case TextStreamed(text=text):
-                self._text_out.write(text)
-                self._text_out.flush()
-                self._mid_line = not text.endswith("\n")
+                self._text(text)
+            case ModelRetrying():
+                self._break_line()
+                self._attempt = ""
+                self._buffer = ""
+                limit = "" if event.max_retries is None else f"/{event.max_retries}"
+                why = escape(event.message.splitlines()[0][:160] if event.message else event.code)
+                self._tools.print(
+                    f"[yellow]retrying ({event.retry}{limit}) in {event.delay_ms / 1000:.1f} s:"
+                    f"[/yellow] [dim]{why}[/dim]",
+                    soft_wrap=True,
+                )
             case ToolStarted(name=name, arguments=arguments):
+                self._flush_progress()
                 self._break_line()
                 args = escape(summarize_arguments(arguments))
                 self._tools.print(f"[dim]⏵ {name}({args})[/dim]")
@@ -66,14 +102,39 @@ class TurnRenderer:
                 else:
                     self._tools.print(f"[green]✓ {name}[/green] [dim]{ms:.0f} ms[/dim]")
             case StepStarted():
-                pass
+                self._shown = self._attempt = self._buffer = ""
+
+    def _text(self, text: str) -> None:
+        out = self._text_out
+        if out is None:
+            self._buffer += text
+            return
+        self._attempt += text
+        if self._shown.startswith(self._attempt):
+            return  # the failed attempt already showed this much
+        if self._attempt.startswith(self._shown):
+            fresh = self._attempt[len(self._shown) :]
+        else:  # the new attempt says something else: start it on its own line
+            self._break_line()
+            fresh = self._attempt
+        self._shown = self._attempt
+        out.write(fresh)
+        out.flush()
+        self._mid_line = not fresh.endswith("\n")
+
+    def _flush_progress(self) -> None:
+        text, self._buffer = self._buffer.strip(), ""
+        if text:
+            self._progress_out.write(text + "\n")
+            self._progress_out.flush()
 
     def _break_line(self) -> None:
-        if self._mid_line:
+        if self._mid_line and self._text_out is not None:
             self._text_out.write("\n")
             self._text_out.flush()
-            self._mid_line = False
+        self._mid_line = False
 
     def end_turn(self) -> None:
         """Finish a partial text line."""
         self._break_line()
+        self._buffer = ""

@@ -19,11 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..agent.llm.service import Llm
-from ..agent.loop import Agent, AgentEvent, AgentSettings
+from ..agent.loop import Agent, AgentEvent, AgentSettings, default_system_prompt
 from ..agent.session import SessionLog, SessionStore
 from ..core.signals import AbortController
-from ..kernel import Context
+from ..kernel import Context, tether_home
 from .boot import start
+from .instructions import with_instructions
 
 __all__ = ["Interrupts", "Runner", "open_runner"]
 
@@ -95,7 +96,8 @@ async def open_runner(
     store: SessionStore | None = None,
 ) -> Runner:
     """Boot (with the built-ins that police an agent: `permissions`), pick the model, open (or
-    resume) a session and build the agent; everything is released by `stack`."""
+    resume) a session and build the agent — its system prompt followed by the `AGENTS.md` /
+    `CLAUDE.md` instructions (`tether.cli.instructions`); everything is released by `stack`."""
     ctx = await start(cwd=cwd, config_paths=None if config is None else [config], agent=True)
     stack.push_async_callback(ctx.dispose)
     llm = ctx.get("llm")
@@ -111,7 +113,10 @@ async def open_runner(
         tools=ctx.tools.runtime,
         llm=llm,
         session=session,
-        settings=AgentSettings(cwd=cwd),
+        settings=AgentSettings(
+            cwd=cwd,
+            system_prompt=with_instructions(default_system_prompt(cwd), cwd, tether_home()),
+        ),
         on_event=on_event,
         ctx=ctx,
     )

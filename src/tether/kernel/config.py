@@ -24,12 +24,14 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import ConfigError, describe_validation_error, location
+
+if TYPE_CHECKING:  # imported where a file is read: it costs ~50 ms at startup
+    import yaml
 
 __all__ = [
     "MAX_DEPTH",
@@ -111,6 +113,8 @@ def _read(path: Path) -> list[PluginEntry]:
         return []
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: cannot read the file: {error}") from error
+    import yaml  # only when there is a file: it costs ~50 ms at startup
+
     try:
         _check_shape(text, path)
         document = yaml.safe_load(text)
@@ -152,6 +156,8 @@ def _check_shape(text: str, path: Path) -> None:
     expanded, holds more than MAX_NODES values. Iterative: PyYAML's parser keeps its own stack
     (only its composer recurses). An alias counts as the node its anchor names, so neither a
     chain of anchors nor "billion laughs" builds a huge document from a small file."""
+    import yaml
+
     named: dict[str, tuple[int, int]] = {}  # anchor -> (height, size) of the node it names
     heights: list[int] = []  # per open collection: its tallest child so far
     sizes: list[int] = []  # per open collection: the values in it so far

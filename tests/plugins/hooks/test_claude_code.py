@@ -136,8 +136,9 @@ with open(os.path.join(os.environ["CLAUDE_PROJECT_DIR"], "seen.json"), "w") as f
     assert seen == {
         "payload": {
             "session_id": session.id,
-            "transcript_path": str(session.path),
+            "transcript_path": str(session.path.parent / "transcript.jsonl"),
             "cwd": str(project),
+            "permission_mode": "bypassPermissions",
             "hook_event_name": "PreToolUse",
             "tool_name": "Bash",
             "tool_input": {"command": "echo hi", "description": "a test command"},
@@ -462,7 +463,7 @@ async def test_post_tool_use_sees_the_response_and_its_context_rides_the_result(
         """
 import json, sys
 payload = json.load(sys.stdin)
-note = "the command printed " + payload["tool_response"].strip()
+note = "the command printed " + payload["tool_response"]["stdout"].strip()
 out = {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": note}}
 print(json.dumps(out))
 """,

@@ -6,7 +6,9 @@ Owns: the one exception type adapters raise and the service converts into a term
     ABORTED                   the caller's signal aborted the request (never retried)
     LLM_STREAM_IDLE_TIMEOUT   no bytes arrived for `stream_idle_timeout_ms` (retried)
     TIMEOUT                   a request-level deadline fired (retried)
-    TRANSPORT                 connecting or reading failed (retried)
+    CONNECT                   the connection was refused or the host did not resolve (not
+                              retried by default: a wrong base URL fails at once)
+    TRANSPORT                 the request or the stream failed otherwise (retried)
     SERVER                    HTTP >= 500 (retried)
     RATE_LIMIT                HTTP 429 (retried)
     EMPTY_RESPONSE            a `stop` finish with no content (retried)
@@ -34,10 +36,13 @@ from typing import Final
 from ...core.errors import HarnessError
 from ..messages import AssistantMessage, LlmFailure
 
-__all__ = ["ABORTED", "LLM_STREAM_IDLE_TIMEOUT", "RETRYABLE_CODES", "LlmError"]
+__all__ = ["ABORTED", "LLM_CONNECT", "LLM_STREAM_IDLE_TIMEOUT", "RETRYABLE_CODES", "LlmError"]
 
 ABORTED: Final = "ABORTED"
 LLM_STREAM_IDLE_TIMEOUT: Final = "LLM_STREAM_IDLE_TIMEOUT"
+LLM_CONNECT: Final = "CONNECT"
+"""The connection could not be made (refused, DNS failure): not retried by default, so a wrong
+base URL fails at once with one line naming it."""
 RETRYABLE_CODES: Final = (
     "EMPTY_RESPONSE",
     LLM_STREAM_IDLE_TIMEOUT,

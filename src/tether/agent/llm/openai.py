@@ -36,7 +36,7 @@ from ...core.signals import AbortSignal
 from ...core.timeout import IdleWatchdog, deadline, format_ms, idle_watchdog, timeout_of
 from ..messages import StreamChunk
 from .config import LlmRoute
-from .errors import ABORTED, LLM_STREAM_IDLE_TIMEOUT, LlmError
+from .errors import ABORTED, LLM_CONNECT, LLM_STREAM_IDLE_TIMEOUT, LlmError
 from .sse import SseDecoder
 from .transport import LlmRequest
 from .wire import ChunkTranslator, build_body, error_text, is_context_overflow, is_quota
@@ -227,9 +227,31 @@ class OpenAICompatibleTransport:
         route = self._route
         if isinstance(error, APIStatusError):
             return _status_error(route, error)
-        phase = f"request to {route.base_url}" if is_request else f"stream from {route.base_url}"
         detail = str(error.__cause__ or error) or type(error).__name__
+        if is_request and _connect_failure(error):
+            return LlmError(
+                f"cannot connect to {route.base_url} ({detail}); is the server running, and is"
+                f" {route.base_url_ref} right?",
+                LLM_CONNECT,
+                cause=error,
+            )
+        phase = f"request to {route.base_url}" if is_request else f"stream from {route.base_url}"
         return LlmError(f"{route.label} {phase} failed: {detail}", "TRANSPORT", cause=error)
+
+
+def _connect_failure(error: BaseException) -> bool:
+    """Whether the connection itself could not be made (refused, unresolvable host, no route):
+    `httpx2.ConnectError` anywhere in the cause chain. A connect timeout is not one."""
+    import httpx2
+
+    seen: BaseException | None = error
+    for _ in range(8):
+        if seen is None:
+            return False
+        if isinstance(seen, httpx2.ConnectError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 async def _drain(reader: AsyncIterator[bytes], signal: AbortSignal) -> None:

@@ -1,7 +1,10 @@
 """`tether run "<task>"` (one shot) and `tether chat` (interactive): the agent in a terminal.
 
-`run` streams tool progress to stderr, prints the final answer on stdout, and exits 0 iff the
-turn completed; otherwise stderr says `tether: <code>: <message>`. Both mount the same policy
+`run` prints the final answer once — streamed when stdout is a terminal; when it is piped, stdout
+gets only the answer (or, with `--output-format json|stream-json`, JSON: `tether.cli.output`) and
+progress goes to stderr — and exits 0 iff the turn completed; otherwise stderr says
+`tether: <code>: <message>`. The task comes from the argument or stdin (`-`); `--continue` and
+`--resume ID` add the turn to an earlier session. Both mount the same policy
 (`tether.cli.policy`): deny rules always hold and hooks run; a call that needs approval is asked
 about in `chat` and refused in `run`, unless `--allow` or `--yolo` permits it.
 
@@ -14,19 +17,22 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import cyclopts
 from rich.console import Console
 
-from ...agent.loop import TurnOutcome
-from ...agent.session import SessionError
+from ...agent.loop import AgentEvent, TurnOutcome
+from ...agent.session import SessionError, SessionStore
+from ...agent.session.events import ASSISTANT_MESSAGE
 from ...core.signals import AbortController
 from ...kernel import ConfigError
 from ...plugins.approval import Approval
 from ..approval import TerminalPrompter
+from ..output import RunReport
 from ..policy import apply_flags, refuse_unattended
 from ..render import TurnRenderer
 from ..session import Interrupts, Runner, notice, open_runner
@@ -84,7 +90,7 @@ async def _start(
     config: Path | None,
     model: str | None,
     resume: str | None,
-    renderer: TurnRenderer,
+    renderer: Callable[[AgentEvent], None],
     yolo: bool,
     allow: tuple[str, ...],
 ) -> tuple[Runner, Interrupts] | None:
@@ -105,8 +111,64 @@ async def _start(
     return runner, interrupts
 
 
+ContinueOpt = Annotated[
+    bool,
+    cyclopts.Parameter(
+        name=["--continue", "-c"],
+        negative=(),
+        help="Continue the latest session of this directory.",
+    ),
+]
+ResumeOpt = Annotated[
+    str | None,
+    cyclopts.Parameter(name=["--resume", "-r"], help="Continue the session with this id."),
+]
+OutputFormatOpt = Annotated[
+    Literal["text", "json", "stream-json"],
+    cyclopts.Parameter(
+        name="--output-format",
+        help="text (the answer), json (one result object) or stream-json (one event per "
+        "line); see docs/output-format.md.",
+    ),
+]
+
+
+def _read_task(task: str | None) -> str | None:
+    """The task: the argument, or stdin for `-` or no argument when stdin is not a terminal."""
+    if task is not None and task != "-":
+        return task
+    if task is None and sys.stdin.isatty():
+        return None
+    try:
+        return sys.stdin.read()
+    except (OSError, ValueError):
+        return None
+
+
+def _latest_session(store: SessionStore, cwd: Path) -> str | None:
+    """The most recently written session whose workspace is `cwd`."""
+    mine = [s for s in store.list_sessions() if s.cwd == str(cwd)]
+    return max(mine, key=lambda s: (s.modified_at, s.id)).id if mine else None
+
+
+def _turn_usage(runner: Runner, turn: int) -> dict[str, int]:
+    totals = {"input_tokens": 0, "output_tokens": 0}
+    for event in runner.session.events:
+        usage = event.data.get("usage")
+        if event.type != ASSISTANT_MESSAGE or event.data.get("turn") != turn:
+            continue
+        if isinstance(usage, Mapping):
+            for key in totals:
+                value = usage.get(key)
+                totals[key] += value if isinstance(value, int) else 0
+    return totals
+
+
+TaskArg = Annotated[str | None, cyclopts.Parameter(allow_leading_hyphen=True)]
+
+
 async def run(
-    task: str,
+    task: TaskArg = None,
     /,
     *,
     config: ConfigOpt = None,
@@ -114,30 +176,56 @@ async def run(
     cwd: CwdOpt = None,
     yolo: YoloOpt = False,
     allow: AllowOpt = (),
+    continue_: ContinueOpt = False,
+    resume: ResumeOpt = None,
+    output_format: OutputFormatOpt = "text",
 ) -> int:
     """Answer one task, print the final answer, and exit (0 iff the turn completed).
 
     Nobody is asked: a call the permission rules would ask about is refused (the model is told
-    why and may try something else) unless --allow or --yolo permits it.
+    why and may try something else) unless --allow or --yolo permits it. On a terminal the
+    answer streams; piped, stdout gets only the answer and progress goes to stderr.
 
     Parameters
     ----------
     task
-        What to do, e.g. "run the tests and fix what fails".
+        What to do, e.g. "run the tests and fix what fails"; `-` or nothing reads it from stdin.
     """
-    if not task.strip():
-        sys.stderr.write('tether: a task is required, for example: tether run "run the tests"\n')
+    text = _read_task(task)
+    if text is None or not text.strip():
+        sys.stderr.write(
+            'tether: a task is required, for example: tether run "run the tests" '
+            "(or pipe it: echo task | tether run)\n"
+        )
+        return 2
+    if continue_ and resume is not None:
+        sys.stderr.write("tether: --continue and --resume cannot be combined; pick one\n")
         return 2
     workdir = (cwd or Path.cwd()).resolve()
-    renderer = TurnRenderer(text_out=sys.stderr)
+    if continue_:
+        resume = _latest_session(SessionStore(), workdir)
+        if resume is None:
+            sys.stderr.write(
+                f"tether: --continue: no session to continue in {workdir}; start one with "
+                "tether run\n"
+            )
+            return 2
+    tty = output_format == "text" and sys.stdout.isatty()
+    renderer = TurnRenderer(text_out=sys.stdout if tty else None)
+    report = RunReport(stream=sys.stdout if output_format == "stream-json" else None)
+
+    def on_event(event: AgentEvent) -> None:
+        renderer(event)
+        report(event)
+
     async with AsyncExitStack() as stack:
         started = await _start(
             stack,
             cwd=workdir,
             config=config,
             model=model,
-            resume=None,
-            renderer=renderer,
+            resume=resume,
+            renderer=on_event,
             yolo=yolo,
             allow=allow,
         )
@@ -148,16 +236,37 @@ async def run(
         controller = AbortController()
         interrupts.arm(controller)
         sys.stderr.write(f"tether: session {runner.session.id} · model {runner.llm.model}\n")
+        report.emit(
+            {
+                "type": "start",
+                "session_id": runner.session.id,
+                "model": runner.llm.model,
+                "cwd": str(workdir),
+            }
+        )
+        outcome: TurnOutcome | None = None
         try:
-            outcome = await runner.agent.run_turn(task, signal=controller.signal)
+            outcome = await runner.agent.run_turn(text, signal=controller.signal)
         except asyncio.CancelledError:
             notice("quit; the session log is closed and balanced")
-            return 130
-        renderer.end_turn()
-        if outcome.text:
-            sys.stdout.write(outcome.text + "\n")
-            sys.stdout.flush()
-        return exit_code(outcome)
+            code = 130
+        else:
+            renderer.end_turn()
+            if output_format == "text" and not tty and outcome.text:
+                sys.stdout.write(outcome.text + "\n")
+                sys.stdout.flush()
+            code = exit_code(outcome)
+        if output_format != "text":
+            turn = outcome.turn if outcome is not None else runner.session.last_turn
+            record = report.result(
+                outcome,
+                session_id=runner.session.id,
+                model=runner.llm.model,
+                exit_code=code,
+                usage=_turn_usage(runner, turn),
+            )
+            report.print_result(record)
+        return code
 
 
 async def _lines() -> asyncio.StreamReader | None:

@@ -11,6 +11,9 @@ Plugin: `tether.plugins.hooks.claude_code` (`hooks-claude-code`). Modules:
     names.py          Claude Code tool names and argument names
     settings.py       where Claude Code settings files are, and reading one
     claude_config.py  parsing Claude Code hook configs
+    transcript.py     the Claude Code-format transcript hooks read (`transcript_path`)
+    tool_response.py  PostToolUse `tool_response` in Claude Code's per-tool shapes
+    environment.py    the settings `env` block and `CLAUDE_ENV_FILE`
     claude_code.py    the bridge plugin
 """
 

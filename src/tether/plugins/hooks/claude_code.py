@@ -36,6 +36,16 @@ Points (Claude Code event → tether event):
                       once a Stop hook has continued this turn.
     SessionStart      agent/session-start    matcher: `startup` or `resume`; context injected.
 
+Every payload has `session_id`, `transcript_path`, `cwd`, `permission_mode` (the `permissions`
+service's mode — `default`, `acceptEdits`, `dontAsk`, `bypassPermissions` — or
+`bypassPermissions` when nothing polices calls) and `hook_event_name`. `transcript_path` is a
+Claude Code-format transcript beside the session (`transcript.py`), brought up to date (appended,
+fsynced) before each hook runs. `PostToolUse`'s `tool_response` has Claude Code's per-tool shape
+(`tool_response.py`). The settings `env` blocks (`environment.py`) reach every hook and, through
+the agent's command environment (`Agent.env`), every bash call; `SessionStart` hooks get
+`CLAUDE_ENV_FILE` (`claude-env.sh` beside the session), and what the file exports joins that
+environment for the session's later bash calls.
+
 SubagentStart / SubagentStop are parsed but not run (tether has no subagents yet). Hooks of one
 point run serially in config order, with cwd = the session's cwd, env CLAUDE_PROJECT_DIR, and the
 point's signal (a tool call's or the turn's): cancelling it kills the running hook. Each run is
@@ -52,6 +62,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import tempfile
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -66,8 +77,16 @@ from ...core.timeout import MAX_TIMER_DELAY_MS, format_ms
 from ...kernel import Context
 from ...tools.decisions import Accept, Ask, Block, Deny, PostToolDecision, PreToolDecision
 from ...tools.execution import ToolExecution
-from ...tools.results import ToolExecutionResult, UserMessage, text_content, user_message
+from ...tools.results import (
+    ToolExecutionResult,
+    ToolSuccess,
+    UserMessage,
+    text_content,
+    user_message,
+)
+from ..shell.seam import ShellRequest
 from .claude_config import ClaudeHookSet, ConfiguredHook, parse_claude_hooks
+from .environment import ENV_FILE_SCRIPT, env_file_changes, settings_env
 from .journal import HookJournal, session_of
 from .matcher import matches
 from .merge import MergedHookOutcome, merge_hook_outputs
@@ -76,6 +95,8 @@ from .output import HookOutput
 from .precedence import strictest
 from .runner import HookRun, HookShell, run_hook
 from .settings import claude_settings_paths, read_settings
+from .tool_response import claude_tool_response
+from .transcript import TRANSCRIPT_NAME, ClaudeTranscript
 
 __all__ = [
     "HOOK_CONTEXT_SOURCE",
@@ -132,14 +153,30 @@ class Config(BaseModel):
         return value
 
 
-def load_hook_set(config: Config, project_dir: Path, home: Path | None = None) -> ClaudeHookSet:
-    """Read every configured and discovered file; failures are logged and contribute nothing."""
-    hooks = ClaudeHookSet()
+def _config_paths(config: Config, project_dir: Path, home: Path | None) -> list[tuple[Path, bool]]:
+    """(path, required): the configured files, then the discovered ones."""
     explicit = config.config_path
     listed = [explicit] if isinstance(explicit, str) else list(explicit or ())
     paths: list[tuple[Path, bool]] = [(project_dir / p, True) for p in listed]
     if config.discover:
         paths += [(p, False) for p in claude_settings_paths(project_dir, home)]
+    return paths
+
+
+def load_settings_env(
+    config: Config, project_dir: Path, home: Path | None = None
+) -> dict[str, str]:
+    """The merged settings `env` blocks: user, project, local, then configured files."""
+    paths = _config_paths(config, project_dir, home)
+    discovered = [p for p, required in paths if not required]
+    configured = [p for p, required in paths if required]
+    return settings_env([*reversed(discovered), *configured])
+
+
+def load_hook_set(config: Config, project_dir: Path, home: Path | None = None) -> ClaudeHookSet:
+    """Read every configured and discovered file; failures are logged and contribute nothing."""
+    hooks = ClaudeHookSet()
+    paths = _config_paths(config, project_dir, home)
     substitutions = {"CLAUDE_PROJECT_DIR": str(project_dir)}
     if config.plugin_root is not None:
         substitutions["CLAUDE_PLUGIN_ROOT"] = config.plugin_root
@@ -202,6 +239,12 @@ def _agent_cwd(agent: object | None) -> str | None:
     return None if settings_cwd is None else str(settings_cwd)
 
 
+def _agent_env(agent: object | None) -> dict[str, str | None] | None:
+    """The agent's command environment overlay (`Agent.env`), which its bash calls apply."""
+    env = getattr(agent, "env", None)
+    return env if isinstance(env, dict) else None
+
+
 def _inject(agent: object, contexts: list[str]) -> None:
     inject_into = getattr(agent, "inject", None)
     if contexts and callable(inject_into):
@@ -217,7 +260,14 @@ class ClaudeCodeBridge:
     """Runs the loaded hooks at tether's points (see the module note)."""
 
     def __init__(
-        self, shell: HookShell, config: Config, hooks: ClaudeHookSet, project_dir: Path
+        self,
+        shell: HookShell,
+        config: Config,
+        hooks: ClaudeHookSet,
+        project_dir: Path,
+        *,
+        env: Mapping[str, str] | None = None,
+        ctx: Context | None = None,
     ) -> None:
         self._shell = shell
         self._config = config
@@ -225,10 +275,16 @@ class ClaudeCodeBridge:
         self._project_dir = str(project_dir)
         self._names = ToolNames(config.tool_names)
         self._selected: dict[tuple[str, str], tuple[tuple[str | None, ConfiguredHook], ...]] = {}
+        self._env = dict(env or {})
+        self._ctx = ctx
+        self._transcripts: dict[str, ClaudeTranscript] = {}
 
     def register(self, ctx: Context) -> None:
-        """Listen only at the points that have hooks."""
-        events = self._hooks.events()
+        """Listen only at the points that have hooks (and at session start for a settings
+        `env` block, which the agent's bash calls apply)."""
+        events = set(self._hooks.events())
+        if self._env:
+            events.add("SessionStart")
         points: list[tuple[str, str, Callable[..., Awaitable[object]]]] = [
             ("PreToolUse", "tools/pre-execute", self.pre_tool_use),
             ("PostToolUse", "tools/post-execute", self.post_tool_use),
@@ -277,7 +333,12 @@ class ClaudeCodeBridge:
             "tool_name": tool_name,
             "tool_input": claude_tool_input(exec.name, exec.arguments),
             "tool_use_id": exec.call_id,
-            "tool_response": _text_of(result.content),
+            "tool_response": claude_tool_response(
+                exec.name,
+                exec.arguments,
+                result.value if isinstance(result, ToolSuccess) else None,
+                _text_of(result.content),
+            ),
         }
         outcome = await self.run_point(
             "PostToolUse", tool_name, payload, agent=exec.agent, signal=exec.signal
@@ -319,10 +380,98 @@ class ClaudeCodeBridge:
         return user_message(text, HOOK_CONTEXT_SOURCE)
 
     async def session_start(self, agent: object, source: str, signal: AbortSignal) -> None:
-        """`agent/session-start`: contexts are injected into the agent; it cannot block."""
-        payload = {"source": source}
-        outcome = await self.run_point("SessionStart", source, payload, agent=agent, signal=signal)
+        """`agent/session-start`: the settings `env` block joins the agent's command
+        environment; hooks run with `CLAUDE_ENV_FILE`, whose exports join it too; contexts are
+        injected into the agent; it cannot block."""
+        agent_env = _agent_env(agent)
+        if agent_env is not None:
+            agent_env.update(self._env)
+        if not self._select("SessionStart", source):
+            return
+        env_file = self._env_file(agent)
+        try:
+            payload = {"source": source}
+            outcome = await self.run_point(
+                "SessionStart",
+                source,
+                payload,
+                agent=agent,
+                signal=signal,
+                env={"CLAUDE_ENV_FILE": str(env_file)},
+            )
+            if agent_env is not None and env_file.stat().st_size and not signal.aborted:
+                agent_env.update(await self._sourced(env_file, agent_env, agent, signal))
+        finally:
+            if session_of(agent) is None:
+                env_file.unlink(missing_ok=True)
         _inject(agent, outcome.contexts(plain_stdout=True))
+
+    def _env_file(self, agent: object) -> Path:
+        """An empty `CLAUDE_ENV_FILE`: `claude-env.sh` beside the session, or a temp file."""
+        path = getattr(session_of(agent), "path", None)
+        if isinstance(path, Path):
+            env_file = path.parent / "claude-env.sh"
+            env_file.parent.mkdir(parents=True, exist_ok=True)
+            env_file.write_text("")
+            return env_file
+        fd, name = tempfile.mkstemp(prefix="tether-claude-env-", suffix=".sh")
+        os.close(fd)
+        return Path(name)
+
+    async def _sourced(
+        self,
+        env_file: Path,
+        agent_env: Mapping[str, str | None],
+        agent: object,
+        signal: AbortSignal,
+    ) -> Mapping[str, str | None]:
+        """What sourcing `env_file` changes in the environment bash commands get."""
+        request = ShellRequest(
+            command=ENV_FILE_SCRIPT,
+            workdir=_agent_cwd(agent) or self._project_dir,
+            stdout_max_bytes=4_000_000,
+            env={**agent_env, "CLAUDE_ENV_FILE": str(env_file)},
+        )
+        try:
+            result = await self._shell.run(request, signal=signal)
+        except Exception as exc:
+            _log.warning(
+                "hooks-claude-code: could not read CLAUDE_ENV_FILE: %s", error_message(exc)
+            )
+            return {}
+        changes = env_file_changes(result.stdout.text)
+        if changes is None or result.exit_code != 0:
+            _log.warning(
+                "hooks-claude-code: could not read CLAUDE_ENV_FILE %s (exit %s)",
+                env_file,
+                result.exit_code,
+            )
+            return {}
+        return {k: v for k, v in changes.items() if k != "CLAUDE_ENV_FILE"}
+
+    def _permission_mode(self) -> str:
+        """The `permissions` service's mode (Claude Code's names); `bypassPermissions` when
+        nothing polices tool calls."""
+        permissions = None if self._ctx is None else self._ctx.get("permissions")
+        mode = getattr(permissions, "mode", None)
+        return mode if isinstance(mode, str) else "bypassPermissions"
+
+    def _transcript_path(self, agent: object | None, session: object | None) -> str:
+        """Bring the session's Claude Code-format transcript up to date; its path."""
+        path = getattr(session, "path", None)
+        if not isinstance(path, Path) or not hasattr(session, "events"):
+            return ""
+        key = str(path)
+        transcript = self._transcripts.get(key)
+        if transcript is None:
+            transcript = ClaudeTranscript(path.parent / TRANSCRIPT_NAME, names=self._names)
+            self._transcripts[key] = transcript
+        model = getattr(getattr(agent, "llm", None), "model", "")
+        try:
+            return str(transcript.sync(session, model=model if isinstance(model, str) else ""))
+        except OSError as exc:
+            _log.warning("hooks-claude-code: could not write the transcript: %s", exc)
+            return str(transcript.path)
 
     # -- running a point -----------------------------------------------------------------------
 
@@ -343,25 +492,27 @@ class ClaudeCodeBridge:
         *,
         agent: object | None,
         signal: AbortSignal,
+        env: Mapping[str, str] | None = None,
     ) -> PointOutcome:
-        """Run every hook of `point` whose matcher selects `query`, serially; merge them."""
+        """Run every hook of `point` whose matcher selects `query`, serially; merge them.
+        Hooks get the settings `env` block, `CLAUDE_PROJECT_DIR` and `env`."""
         selected = self._select(point, query)
         if not selected:
             return _NOTHING
         session = session_of(agent)
         cwd = _agent_cwd(agent)
         session_id = getattr(session, "id", None)
-        transcript = getattr(session, "path", None)
         payload: dict[str, object] = {
             "session_id": session_id if isinstance(session_id, str) else "",
-            "transcript_path": "" if transcript is None else str(transcript),
+            "transcript_path": self._transcript_path(agent, session),
             "cwd": cwd or self._project_dir,
+            "permission_mode": self._permission_mode(),
             "hook_event_name": point,
             **extra,
         }
-        env = {"CLAUDE_PROJECT_DIR": self._project_dir}
+        hook_env = {**self._env, "CLAUDE_PROJECT_DIR": self._project_dir, **(env or {})}
         if self._config.plugin_root is not None:
-            env["CLAUDE_PLUGIN_ROOT"] = self._config.plugin_root
+            hook_env["CLAUDE_PLUGIN_ROOT"] = self._config.plugin_root
         journal = HookJournal(agent, "claude-code", self._config.stderr_summary_max_chars)
         outputs: list[HookOutput] = []
         for matcher, configured in selected:
@@ -374,7 +525,7 @@ class ClaudeCodeBridge:
                 payload,
                 signal=signal,
                 cwd=cwd or self._project_dir,
-                env=env,
+                env=hook_env,
                 default_timeout_ms=self._config.default_timeout_ms,
                 expected_event_name=point,
             )
@@ -411,9 +562,10 @@ def apply(ctx: Context, config: Config) -> None:
     """Load the hook files and listen at the points that have hooks."""
     project_dir = Path(config.project_dir) if config.project_dir else Path.cwd()
     hooks = load_hook_set(config, project_dir)
-    if not hooks.events():
+    env = load_settings_env(config, project_dir)
+    if not hooks.events() and not env:
         return
-    bridge = ClaudeCodeBridge(ctx.shell, config, hooks, project_dir)
+    bridge = ClaudeCodeBridge(ctx.shell, config, hooks, project_dir, env=env, ctx=ctx)
     bridge.register(ctx)
     _log.debug(
         "hooks-claude-code: loaded %s from %s",

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Mapping
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -179,6 +180,13 @@ def _workdir(requested: str | None, agent: object | None) -> str | None:
     return base if requested is None else os.path.join(base, requested)
 
 
+def _agent_env(agent: object | None) -> Mapping[str, str | None]:
+    """The calling agent's command environment overlay (`Agent.env`: the settings `env` block,
+    `CLAUDE_ENV_FILE` exports), empty without one."""
+    env = getattr(agent, "env", None)
+    return dict(env) if isinstance(env, Mapping) else {}
+
+
 def _label(command: str) -> str:
     label = " ".join(command.split())
     return label if len(label) <= _LABEL_MAX else label[: _LABEL_MAX - 1] + "…"
@@ -234,6 +242,7 @@ def bash_tool(ctx: Context, config: Config) -> ToolDefinition:
             command=args.command,
             workdir=_workdir(args.workdir, exec.agent),
             timeout_ms=args.timeout_ms,
+            env=_agent_env(exec.agent),
         )
         if isinstance(args, BashBackgroundParameters):
             if args.run_in_background:

@@ -11,17 +11,24 @@ from __future__ import annotations
 
 import functools
 import ssl
+from typing import TYPE_CHECKING
 
-import httpx2
+if TYPE_CHECKING:
+    import httpx2  # imported where used: it costs ~100 ms at startup
+
 
 __all__ = ["new_client"]
 
 
 @functools.cache
 def _tls() -> ssl.SSLContext:
+    import httpx2
+
     return httpx2.create_ssl_context(trust_env=False)
 
 
 def new_client() -> httpx2.AsyncClient:
     """A fresh connection pool; the owner closes it with `aclose()`."""
+    import httpx2
+
     return httpx2.AsyncClient(verify=_tls(), timeout=None, trust_env=False, follow_redirects=False)

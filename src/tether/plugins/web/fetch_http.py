@@ -28,9 +28,8 @@ is `WEB_BLOCKED_URL` even when it is also cross-origin. Proxies from the environ
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar, Final
+from typing import TYPE_CHECKING, Annotated, ClassVar, Final
 
-import httpx2
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ...core.errors import error_message
@@ -50,6 +49,9 @@ from .errors import (
 )
 from .urls import effective_port, origin, resolve_location, validate_url
 from .vocabulary import FetchBody, WebFetchRequest, WebFetchResult
+
+if TYPE_CHECKING:
+    import httpx2  # imported where used: it costs ~100 ms at startup
 
 __all__ = ["HttpFetchConfig", "HttpFetchProvider", "apply", "inject", "name"]
 
@@ -109,7 +111,13 @@ class HttpFetchProvider:
             resolver=resolver,
         )
         self._headers = {"user-agent": cfg.user_agent, "accept": ACCEPT}
-        self._client = new_client()
+        self._pool: httpx2.AsyncClient | None = None  # created on the first fetch
+
+    @property
+    def _client(self) -> httpx2.AsyncClient:
+        if self._pool is None:
+            self._pool = new_client()
+        return self._pool
 
     def available(self) -> bool:
         """Always true: the provider needs no key."""
@@ -117,7 +125,9 @@ class HttpFetchProvider:
 
     async def aclose(self) -> None:
         """Close the connection pool (idle keep-alive connections)."""
-        await self._client.aclose()
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.aclose()
 
     async def fetch(self, request: WebFetchRequest, *, signal: AbortSignal) -> WebFetchResult:
         """GET `request.url`. Raises `WebError` (see the module docstring for the codes)."""
@@ -175,6 +185,8 @@ class HttpFetchProvider:
 
     async def _send(self, url: httpx2.URL) -> httpx2.Response:
         """Send the GET and return once headers arrive, connecting only to vetted addresses."""
+        import httpx2
+
         client = self._client
         if not self._policy.checks_addresses:
             return await client.send(

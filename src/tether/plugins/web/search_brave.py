@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import html
 import re
-from typing import Annotated, Final, Literal
+from typing import TYPE_CHECKING, Annotated, Final, Literal
 
-import httpx2
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from ...kernel import Context
 from .search_http import HttpSearchProvider, api_key, clean_text
 from .vocabulary import WebSearchRequest, WebSearchResult, WebSource
+
+if TYPE_CHECKING:
+    import httpx2  # imported where used: it costs ~100 ms at startup
 
 __all__ = ["BraveConfig", "BraveSearchProvider", "apply", "inject", "name"]
 

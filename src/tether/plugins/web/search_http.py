@@ -15,9 +15,9 @@ from __future__ import annotations
 import json
 import os
 from abc import ABC, abstractmethod
-from typing import ClassVar, Final
+from typing import TYPE_CHECKING, ClassVar, Final
+from urllib.parse import urlsplit
 
-import httpx2
 from pydantic import SecretStr, ValidationError
 
 from ...core.errors import error_message
@@ -25,6 +25,9 @@ from ...core.signals import AbortSignal
 from .client import new_client
 from .errors import WEB_ABORTED, WEB_PROVIDER_ERROR, WEB_PROVIDER_UNAVAILABLE, WebError
 from .vocabulary import WebSearchRequest, WebSearchResult
+
+if TYPE_CHECKING:
+    import httpx2  # imported where used: it costs ~100 ms at startup
 
 __all__ = ["HttpSearchProvider", "api_key", "clean_text"]
 
@@ -45,7 +48,20 @@ def clean_text(value: object) -> str | None:
     return None
 
 
+def _looks_http(text: str) -> bool:
+    """An absolute http(s) URL with a host, checked without httpx2 (which costs ~100 ms to
+    import, at startup, for every configured provider)."""
+    try:
+        parts = urlsplit(text)
+        host = parts.hostname
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(host)
+
+
 def _http_base(text: str) -> httpx2.URL | None:
+    import httpx2
+
     try:
         url = httpx2.URL(text)
     except (httpx2.InvalidURL, ValueError, TypeError):
@@ -79,25 +95,28 @@ class HttpSearchProvider(ABC):
     def __init__(self, provider_id: str, key: str, base_url: str) -> None:
         self.id = provider_id
         self._key = key
-        self._base = _http_base(base_url)
+        self._base_ok = _looks_http(base_url)
+        self._base_url: httpx2.URL | None = None  # parsed on first use
         self._base_text = base_url
         self._client: httpx2.AsyncClient | None = None
 
     def available(self) -> bool:
         """A key is set and the base URL is an http(s) URL (no network)."""
-        return bool(self._key) and self._base is not None
+        return bool(self._key) and self._base_ok
 
     def unavailable_reason(self) -> str | None:
         """How to make the provider available, or None when it is."""
         if not self._key:
             return f"set {self.key_env} or configure api_key"
-        if self._base is None:
+        if not self._base_ok:
             return f"base_url {self._base_text!r} is not an http(s) URL"
         return None
 
     def endpoint(self, path: str) -> httpx2.URL:
         """`<base_url>/<path>` (the base URL's own path is kept)."""
-        base = self._base
+        if self._base_url is None and self._base_ok:
+            self._base_url = _http_base(self._base_text)
+        base = self._base_url
         if base is None:
             raise WebError(f"{self.label} search provider is unavailable", WEB_PROVIDER_UNAVAILABLE)
         return base.copy_with(path=base.path.rstrip("/") + path)

@@ -9,14 +9,16 @@ is `api_key` or `$TAVILY_API_KEY`; without one the provider is unavailable.
 
 from __future__ import annotations
 
-from typing import Annotated, Final, Literal
+from typing import TYPE_CHECKING, Annotated, Final, Literal
 
-import httpx2
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from ...kernel import Context
 from .search_http import HttpSearchProvider, api_key, clean_text
 from .vocabulary import WebSearchRequest, WebSearchResult, WebSource
+
+if TYPE_CHECKING:
+    import httpx2  # imported where used: it costs ~100 ms at startup
 
 __all__ = ["TavilyConfig", "TavilySearchProvider", "apply", "inject", "name"]
 
