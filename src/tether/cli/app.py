@@ -14,6 +14,7 @@ import cyclopts
 from ..core.errors import error_message
 from .commands import agent as agent_commands
 from .commands import demo as demo_commands
+from .commands import mcp as mcp_commands
 from .commands import sessions as sessions_commands
 from .commands import tools as tools_commands
 
@@ -29,6 +30,7 @@ app.command(agent_commands.chat, name="chat")
 app.command(demo_commands.demo, name="demo")
 app.command(tools_commands.app, name="tools")
 app.command(sessions_commands.app, name="sessions")
+app.command(mcp_commands.app, name="mcp")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -41,7 +40,9 @@ async def _abort_once_called(
     controller = AbortController()
     running = asyncio.ensure_future(
         ctx.tools.execute(
-            ToolExecutionInput(call_id="c1", name=name, arguments=arguments, signal=controller.signal)
+            ToolExecutionInput(
+                call_id="c1", name=name, arguments=arguments, signal=controller.signal
+            )
         )
     )
     await wait_for(lambda: len(events(record, "call")) == 1)
@@ -86,7 +87,10 @@ async def test_an_abort_before_the_write_is_aborted_before_dispatch_and_sends_no
         running = asyncio.ensure_future(
             ctx.tools.execute(
                 ToolExecutionInput(
-                    call_id="c1", name="mcp__box__echo", arguments={"text": "x"}, signal=controller.signal
+                    call_id="c1",
+                    name="mcp__box__echo",
+                    arguments={"text": "x"},
+                    signal=controller.signal,
                 )
             )
         )
@@ -132,7 +136,10 @@ async def test_a_server_killed_mid_call_ends_the_call_connection_lost_and_reconn
         running = asyncio.ensure_future(
             ctx.tools.execute(
                 ToolExecutionInput(
-                    call_id="c1", name="mcp__box__slow", arguments={"seconds": 30}, signal=controller.signal
+                    call_id="c1",
+                    name="mcp__box__slow",
+                    arguments={"seconds": 30},
+                    signal=controller.signal,
                 )
             )
         )
@@ -149,7 +156,10 @@ async def test_a_server_killed_mid_call_ends_the_call_connection_lost_and_reconn
         await wait_for(lambda: clients.connections["box"].generation == 2)
         again = await ctx.tools.execute(
             ToolExecutionInput(
-                call_id="c2", name="mcp__box__echo", arguments={"text": "back"}, signal=controller.signal
+                call_id="c2",
+                name="mcp__box__echo",
+                arguments={"text": "back"},
+                signal=controller.signal,
             )
         )
         assert again.content == [{"type": "text", "text": "back"}]
@@ -163,7 +173,10 @@ async def test_progress_keeps_a_call_alive_past_progress_timeout_ms(record: Path
         controller = AbortController()
         result = await ctx.tools.execute(
             ToolExecutionInput(
-                call_id="c1", name="mcp__box__ticking", arguments={"seconds": 2}, signal=controller.signal
+                call_id="c1",
+                name="mcp__box__ticking",
+                arguments={"seconds": 2},
+                signal=controller.signal,
             )
         )
         assert result.content == [{"type": "text", "text": "ticked"}]
@@ -177,7 +190,10 @@ async def test_no_progress_for_progress_timeout_ms_ends_the_call(record: Path) -
         controller = AbortController()
         result = await ctx.tools.execute(
             ToolExecutionInput(
-                call_id="c1", name="mcp__box__slow", arguments={"seconds": 30}, signal=controller.signal
+                call_id="c1",
+                name="mcp__box__slow",
+                arguments={"seconds": 30},
+                signal=controller.signal,
             )
         )
         assert isinstance(result, ToolFailure)

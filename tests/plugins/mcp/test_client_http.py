@@ -53,7 +53,7 @@ def http_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
 
 
 async def _context(url: str) -> Context:
-    port = int(url.split(":")[2].split("/")[0])
+    port = int(url.split(":")[2].split("/", maxsplit=1)[0])
     await wait_for(lambda: _accepting(port))
     ctx = Context()
     await ctx.plugin(ToolRuntime)
@@ -82,7 +82,10 @@ async def test_an_abort_over_streamable_http_is_observed_by_the_server(
         running = asyncio.ensure_future(
             ctx.tools.execute(
                 ToolExecutionInput(
-                    call_id="c1", name="mcp__web__slow", arguments={"seconds": 30}, signal=controller.signal
+                    call_id="c1",
+                    name="mcp__web__slow",
+                    arguments={"seconds": 30},
+                    signal=controller.signal,
                 )
             )
         )

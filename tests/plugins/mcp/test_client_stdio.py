@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -50,7 +50,10 @@ async def test_a_call_returns_the_servers_text_and_structured_content(ctx: Conte
     result = await call(ctx, "mcp__box__add", {"a": 2, "b": 3})
     assert isinstance(result, ToolSuccess)
     assert result.content == [{"type": "text", "text": "5"}]
-    assert result.value == {"content": [{"type": "text", "text": "5"}], "structuredContent": {"result": 5}}
+    assert result.value == {
+        "content": [{"type": "text", "text": "5"}],
+        "structuredContent": {"result": 5},
+    }
 
 
 async def test_an_is_error_result_stays_a_tool_failure(ctx: Context) -> None:
@@ -83,4 +86,4 @@ async def test_tool_timeout_ms_ends_a_slow_call_tool_timeout(ctx: Context) -> No
     result = await call(ctx, "mcp__box__slow", {"seconds": 30})
     assert isinstance(result, ToolFailure)
     assert result.code == "TOOL_TIMEOUT"
-    assert result.meta is not None and result.meta["mcp"]["cancel"] == "confirmed"  # type: ignore[index]
+    assert cast(dict[str, Any], result.meta)["mcp"]["cancel"] == "confirmed"

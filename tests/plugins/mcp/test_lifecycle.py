@@ -14,8 +14,8 @@ import pytest
 from tether import ToolSuccess
 from tether.kernel import Context
 from tether.plugins import mcp as mcp_plugin
-from tether.tools import ToolRuntime
 from tether.plugins.mcp.client import McpClients
+from tether.tools import ToolRuntime
 
 from ._support import TOOLBOX, call, events, stdio_entry, wait_for
 

@@ -98,9 +98,7 @@ async def call_tool(
 
     async def send() -> types.CallToolResult:
         sending.set(outbound)
-        return await session.call_tool(
-            tool, dict(arguments), progress_callback=outbound.progressed
-        )
+        return await session.call_tool(tool, dict(arguments), progress_callback=outbound.progressed)
 
     loop = asyncio.get_running_loop()
     task = loop.create_task(send(), name=f"mcp {server} {tool} {request_id}")

@@ -20,7 +20,7 @@ from typing import Any
 from ...core.json import JsonValue, thaw
 from ...kernel import Context
 from ...tools.definition import ToolDefinition, ToolOutput
-from ...tools.execution import ToolDispatchExecution, ToolRunContext, ToolExecutionToken
+from ...tools.execution import ToolDispatchExecution, ToolExecutionToken, ToolRunContext
 from ...tools.results import ContentBlock, ToolExecutionResult, ToolFailure
 from .calls import CancelNote, call_tool, unavailable
 from .config import McpConfig, McpConfigError, ServerConfig
@@ -97,7 +97,9 @@ class McpClients:
         self._unregister(connection.name)
         removers: list[Callable[[], None]] = []
         for tool in connection.tools:
-            definition = self._definition(connection, tool.name, tool.description, tool.input_schema)
+            definition = self._definition(
+                connection, tool.name, tool.description, tool.input_schema
+            )
             try:
                 removers.append(self._ctx.tools.register(definition))
             except Exception as exc:

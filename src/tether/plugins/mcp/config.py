@@ -20,7 +20,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from ...kernel.errors import describe_validation_error
 
-__all__ = ["DEFAULT_CANCEL_GRACE_MS", "McpConfig", "McpConfigError", "ServerConfig", "load_mcp_json"]
+__all__ = [
+    "DEFAULT_CANCEL_GRACE_MS",
+    "McpConfig",
+    "McpConfigError",
+    "ServerConfig",
+    "load_mcp_json",
+]
 
 DEFAULT_CANCEL_GRACE_MS: Final = 2000.0
 _SERVER_NAME: Final = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -46,7 +52,7 @@ class ServerConfig(BaseModel):
     headers: Mapping[str, str] | None = None
     disabled: bool = False
     tool_timeout_ms: float | None = Field(default=None, gt=0)
-    """Placed on every tool's `timeout_ms`: the timeout policy turns its expiry into TOOL_TIMEOUT."""
+    """Put on every tool's `timeout_ms`: the timeout policy turns its expiry into TOOL_TIMEOUT."""
     startup_timeout_ms: float = Field(default=10_000.0, gt=0)
     cancel_grace_ms: float = Field(default=DEFAULT_CANCEL_GRACE_MS, ge=0)
     on_unconfirmed_cancel: Literal["keep", "restart"] = "keep"

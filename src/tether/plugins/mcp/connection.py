@@ -140,9 +140,7 @@ class ServerConnection:
             try:
                 async with self._transport() as streams:
                     read, write = streams[0], streams[1]
-                    dispatcher = TetherDispatcher(
-                        WatchedRead(read, lost.set), WatchedWrite(write)
-                    )
+                    dispatcher = TetherDispatcher(WatchedRead(read, lost.set), WatchedWrite(write))
                     async with ClientSession(
                         dispatcher=dispatcher, message_handler=self._on_message
                     ) as session:
@@ -192,9 +190,11 @@ class ServerConnection:
         if config.transport == "http":
             assert config.url is not None
             headers = dict(config.headers or {})
-            async with httpx2.AsyncClient(headers=headers) as client:
-                async with streamable_http_client(config.url, http_client=client) as streams:
-                    yield streams
+            async with (
+                httpx2.AsyncClient(headers=headers) as client,
+                streamable_http_client(config.url, http_client=client) as streams,
+            ):
+                yield streams
             return
         assert config.command is not None
         params = StdioServerParameters(

@@ -1,11 +1,11 @@
 """The `mcp` plugin's coded errors, as tool results show them.
 
-    MCP_CONNECTION_LOST      the server's connection ended while the call was in flight
-    MCP_SERVER_UNAVAILABLE   the server is not connected (failed to start, or stopped)
-    MCP_TOOL_ERROR           the server answered `isError: true` (its text is the message)
-    MCP_ERROR                the server answered with a JSON-RPC error
-    MCP_PROGRESS_TIMEOUT     no progress or answer within the server's `progress_timeout_ms`
-    ABORTED_BEFORE_DISPATCH  the caller aborted before the request was written (`NotSent`)
+MCP_CONNECTION_LOST      the server's connection ended while the call was in flight
+MCP_SERVER_UNAVAILABLE   the server is not connected (failed to start, or stopped)
+MCP_TOOL_ERROR           the server answered `isError: true` (its text is the message)
+MCP_ERROR                the server answered with a JSON-RPC error
+MCP_PROGRESS_TIMEOUT     no progress or answer within the server's `progress_timeout_ms`
+ABORTED_BEFORE_DISPATCH  the caller aborted before the request was written (`NotSent`)
 """
 
 from __future__ import annotations

@@ -16,14 +16,13 @@ from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 import anyio
 from mcp.shared.dispatcher import CallOptions
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp.shared.message import SessionMessage
 from mcp_types import JSONRPCRequest, RequestId
-from typing_extensions import Self
 
 __all__ = ["Outbound", "TetherDispatcher", "WatchedRead", "WatchedWrite", "sending"]
 

@@ -101,7 +101,9 @@ def document() -> list[Any]:
         "see the attachment",
         EmbeddedResource(
             type="resource",
-            resource=TextResourceContents(uri="file:///notes.txt", mime_type="text/plain", text="hi"),
+            resource=TextResourceContents(
+                uri="file:///notes.txt", mime_type="text/plain", text="hi"
+            ),
         ),
     ]
 
@@ -120,7 +122,8 @@ async def grow(ctx: Context) -> str:
 
 
 PNG = (
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9a"
+    "wAAAABJRU5ErkJggg=="
 )
 
 if __name__ == "__main__":
