@@ -16,6 +16,7 @@ from typing import Annotated, cast
 import cyclopts
 
 from ...kernel import ConfigError, Context, tether_home
+from ...plugins.mcp.config import McpConfig
 from ..boot import start
 
 __all__ = ["app", "list_servers", "serve"]
@@ -32,10 +33,10 @@ _NO_EXTRA = 'tether: MCP needs the optional extra: pip install "tether[mcp]"'
 
 async def _boot(workdir: Path, config: Path | None) -> Context:
     ctx = await start(cwd=workdir, config_paths=None if config is None else [config])
-    if ctx.get("mcp") is None:  # not configured as a plugin: the project's .mcp.json still counts
-        from ...plugins import mcp as mcp_plugin
+    if ctx.get("mcp") is None:  # no server configured, or the plugin is not mounted
+        from ...plugins.mcp.client import McpClients
 
-        await ctx.plugin(mcp_plugin, {"project_dir": str(workdir)})
+        ctx.provide("mcp", McpClients(ctx, McpConfig()))
     return ctx
 
 

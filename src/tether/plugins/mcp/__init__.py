@@ -1,6 +1,7 @@
 """MCP both ways (issue 15): configured servers' tools through tether's pipeline, and tether's
 tools served over MCP. Mount as plugin `tether.plugins.mcp` (dotted path) with
-`config: {servers: {...}, project_dir: ..., mcp_json: [...]}`; see `docs/mcp.md`.
+`config: {servers: {...}, project_dir: ..., mcp_json: [...]}`; see `docs/mcp.md`. With no server
+configured it does nothing (no `mcp` service is provided).
 
 This module is the plugin (`name`, `inject`, `Config`, `apply`) and imports nothing from the `mcp`
 SDK: `apply` loads the client lazily, so tether without the `mcp` extra imports and boots, and
@@ -13,7 +14,6 @@ Modules: `config` (server entries, `.mcp.json`), `names` (`mcp__<server>__<tool>
 
 from __future__ import annotations
 
-import importlib.util
 from typing import TYPE_CHECKING, Final
 
 from ...kernel import Context
@@ -32,9 +32,15 @@ Config = McpConfig
 async def apply(ctx: Context, config: McpConfig) -> None:
     """Start every configured server (in parallel), register their tools, provide `mcp`, and
     stop them all when the plugin is disposed."""
-    if importlib.util.find_spec("mcp") is None:
-        raise RuntimeError('the "mcp" plugin needs the optional extra: pip install "tether[mcp]"')
-    from .client import McpClients
+    if not config.all_servers():
+        return  # nothing to start: the plugin costs nothing (and needs no SDK)
+    try:
+        from .client import McpClients
+    except ImportError as exc:
+        raise RuntimeError(
+            f"MCP servers are configured but the mcp SDK cannot be imported ({exc});"
+            ' install the optional extra: pip install "tether[mcp]"'
+        ) from None
 
     clients: McpClients = McpClients(ctx, config)
     ctx.effect(clients.stop)

@@ -23,7 +23,7 @@ from ...tools.definition import ToolDefinition, ToolOutput
 from ...tools.execution import ToolDispatchExecution, ToolExecutionToken, ToolRunContext
 from ...tools.results import ContentBlock, ToolExecutionResult, ToolFailure
 from .calls import CancelNote, call_tool, unavailable
-from .config import McpConfig, McpConfigError, ServerConfig
+from .config import McpConfig, ServerConfig
 from .connection import ServerConnection, Status
 from .names import tool_name
 
@@ -75,10 +75,8 @@ class McpClients:
 
     async def start(self) -> None:
         """Start every server in parallel; returns when each connected or failed."""
-        try:
-            servers = self._config.all_servers()
-        except (McpConfigError, ValueError) as exc:
-            _log.warning("mcp: %s; no MCP servers started", exc)
+        servers = self._config.all_servers()
+        if not servers:
             return
         self._ctx.on("tools/execute", self._record_cancel, prepend=True)
         for name, server in servers.items():

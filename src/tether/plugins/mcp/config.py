@@ -43,7 +43,7 @@ class ServerConfig(BaseModel):
 
     model_config = ConfigDict(extra="ignore", frozen=True)
 
-    type: Literal["stdio", "http", "streamable-http"] | None = None
+    type: Literal["stdio", "http", "streamable-http", "sse"] | None = None
     command: str | None = None
     args: tuple[str, ...] = ()
     env: Mapping[str, str] | None = None
@@ -68,7 +68,9 @@ class ServerConfig(BaseModel):
         return self
 
     @property
-    def transport(self) -> Literal["stdio", "http"]:
+    def transport(self) -> Literal["stdio", "http", "sse"]:
+        if self.type == "sse":
+            return "sse"
         if self.type in ("http", "streamable-http"):
             return "http"
         if self.type is None and self.command is None and self.url is not None:

@@ -26,7 +26,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from ...core.errors import error_message
-from .config import ServerConfig
+from .config import McpConfigError, ServerConfig
 from .wire import TetherDispatcher, WatchedRead, WatchedWrite
 
 __all__ = ["ServerConnection", "Status"]
@@ -187,6 +187,8 @@ class ServerConnection:
     @contextlib.asynccontextmanager
     async def _transport(self) -> AsyncIterator[Any]:
         config = self.config.expanded()
+        if config.transport == "sse":
+            raise McpConfigError('the legacy SSE transport is not supported; use "type": "http"')
         if config.transport == "http":
             assert config.url is not None
             headers = dict(config.headers or {})
@@ -249,6 +251,8 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, BaseExceptionGroup):
         inner = exc.exceptions[0] if exc.exceptions else exc
         return _describe(inner)
+    if isinstance(exc, McpConfigError):
+        return str(exc)
     if isinstance(exc, FileNotFoundError):
         return f"command not found: {exc.filename}"
     return f"{type(exc).__name__}: {error_message(exc)}"
