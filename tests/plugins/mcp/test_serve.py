@@ -149,3 +149,86 @@ async def test_stdin_eof_aborts_and_drains_calls_in_flight_and_exits_zero(tmp_pa
     assert [e["event"] for e in events(record)] == ["started", "aborted", "drained"]
     [entry] = _log(tmp_path)
     assert entry["result"]["error"]["info"]["code"] == "ABORTED"
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+async def test_draining_a_cancelled_call_costs_the_server_almost_no_cpu(tmp_path: Path) -> None:
+    args, env = _serve_args(tmp_path)
+    record = tmp_path / "record.jsonl"
+    params = StdioServerParameters(command=sys.executable, args=args, env=env, cwd=str(tmp_path))
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        async with anyio.create_task_group() as group:
+
+            async def call() -> None:
+                await session.call_tool("sleepy", {"seconds": 30, "drain": 3})
+
+            group.start_soon(call)
+            await wait_for(lambda: len(events(record, "started")) == 1)
+            group.cancel_scope.cancel()
+        await wait_for(lambda: len(events(record, "aborted")) == 1)
+        pid = int(events(record, "started")[0]["pid"])
+        loop = asyncio.get_running_loop()
+        cpu, wall = _cpu_seconds(pid), loop.time()
+        await asyncio.sleep(2)
+        used = (_cpu_seconds(pid) - cpu) / (loop.time() - wall)
+        assert events(record, "drained") == []  # still draining while measured
+        assert used <= 0.05
+
+
+async def test_serve_over_streamable_http_lists_calls_and_cancels(tmp_path: Path) -> None:
+    import socket
+
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    args, env = _serve_args(tmp_path)
+    record = tmp_path / "record.jsonl"
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, *args, "--http", str(port), env={**os.environ, **env}, cwd=str(tmp_path)
+    )
+
+    def accepting() -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return True
+        except OSError:
+            return False
+
+    try:
+        await wait_for(accepting)
+        url = f"http://127.0.0.1:{port}/mcp"
+        async with (
+            httpx2.AsyncClient() as http,
+            streamable_http_client(url, http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            listing = await session.list_tools()
+            assert sorted(tool.name for tool in listing.tools) == ["asky", "read", "sleepy"]
+            rested = await session.call_tool("sleepy", {"seconds": 0.01})
+            assert rested.is_error is False
+            async with anyio.create_task_group() as group:
+
+                async def call() -> None:
+                    await session.call_tool("sleepy", {"seconds": 30})
+
+                group.start_soon(call)
+                await wait_for(lambda: len(events(record, "started")) == 2)
+                group.cancel_scope.cancel()
+            await wait_for(lambda: len(events(record, "drained")) == 1)
+        codes = [
+            entry["result"].get("error", {}).get("info", {}).get("code") for entry in _log(tmp_path)
+        ]
+        assert codes == [None, "ABORTED"]
+    finally:
+        process.terminate()  # uvicorn shuts down gracefully; tether disposes; exit 0
+        assert await asyncio.wait_for(process.wait(), 20) == 0

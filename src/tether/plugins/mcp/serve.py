@@ -22,7 +22,7 @@ import contextlib
 import fnmatch
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Final
@@ -196,14 +196,32 @@ async def serve_stdio(server: ToolServer) -> None:
 
 
 async def serve_http(server: ToolServer, port: int) -> None:
-    """Serve Streamable HTTP on 127.0.0.1:`port` (path `/mcp`) until interrupted."""
+    """Serve Streamable HTTP on 127.0.0.1:`port` (path `/mcp`) until SIGINT or SIGTERM; then
+    uvicorn shuts down gracefully and every call still in flight is aborted and drained."""
+    import signal
+
     import uvicorn
 
+    class _Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield  # ours are installed below; uvicorn's would re-raise the signal at the end
+
     app = server.server.streamable_http_app(host="127.0.0.1")
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+    http = _Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    loop = asyncio.get_running_loop()
+
+    def stop() -> None:
+        server.abort_all()
+        http.should_exit = True
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop)
     try:
-        await uvicorn.Server(config).serve()
+        await http.serve()
     finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
         server.abort_all()
 
 

@@ -1,8 +1,9 @@
 """A tether plugin for the server-mode tests: tools whose bodies record what their signal did.
 
-`sleepy(seconds)` records `started`, waits for its signal or the time, records `aborted` (with the
-wall clock) when the signal aborted, winds down for 300 ms and records `drained`. A
-`tools/pre-execute` listener answers `Ask` for `asky`. The record file is `$SERVE_RECORD`.
+`sleepy(seconds, drain=0.3)` records `started`, waits for its signal or the time, records
+`aborted` (with the wall clock) when the signal aborted, winds down for `drain` seconds and
+records `drained`. A `tools/pre-execute` listener answers `Ask` for `asky`. The record file is
+`$SERVE_RECORD`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ def record(event: str, **fields: Any) -> None:
 
 class Sleep(BaseModel):
     seconds: float
+    drain: float = 0.3
 
 
 class Nothing(BaseModel):
@@ -36,13 +38,13 @@ class Nothing(BaseModel):
 
 
 async def sleepy(args: Sleep, exec: ToolRunContext) -> str:
-    record("started", call_id=exec.call_id)
+    record("started", call_id=exec.call_id, pid=os.getpid())
     try:
         await asyncio.wait_for(exec.signal.wait(), args.seconds)
     except TimeoutError:
         return "rested"
     record("aborted", call_id=exec.call_id)
-    await asyncio.sleep(0.3)
+    await asyncio.sleep(args.drain)
     record("drained", call_id=exec.call_id)
     exec.signal.throw_if_aborted()
     return "unreachable"
