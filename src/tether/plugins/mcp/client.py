@@ -134,7 +134,9 @@ class McpClients:
         self, connection: ServerConnection, tool: str, arguments: object, exec: ToolRunContext
     ) -> object:
         signal = exec.signal
-        session = await _abortable(connection.usable(), signal)
+        session = connection.session if connection.status == "connected" else None
+        if session is None:
+            session = await _abortable(connection.usable(), signal)
         if session is None:
             raise unavailable(connection.name, connection.error)
         config: ServerConfig = connection.config
