@@ -122,15 +122,25 @@ class ServerConnection:
         await ended.wait()
 
     async def usable(self) -> ClientSession | None:
-        """The session, waiting while the server reconnects; None once it cannot come back."""
-        while True:
-            if self.session is not None and self.status == "connected":
-                return self.session
-            if self.status in ("failed", "stopped") or self._stopping:
-                return None
-            await self._connected.wait()
+        """The session, waiting while the server reconnects (at most `startup_timeout_ms`);
+        None when it is not back by then, or cannot come back."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self.config.startup_timeout_ms / 1000):
+                while True:
+                    if self.session is not None and self.status == "connected":
+                        return self.session
+                    if self.status in ("failed", "stopped") or self._stopping:
+                        return None
+                    await self._connected.wait()
+        return None
 
     async def _run(self) -> None:
+        try:
+            await self._connect_loop()
+        finally:
+            self._connected.set()  # wake `usable` waiters: they see the final status
+
+    async def _connect_loop(self) -> None:
         attempt = 0
         while not self._stopping:
             self._wake = asyncio.Event()
@@ -182,7 +192,6 @@ class ServerConnection:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(delay):
                     await wake.wait()
-        self._connected.set()  # wake `usable` waiters: they see `_stopping`
 
     @contextlib.asynccontextmanager
     async def _transport(self) -> AsyncIterator[Any]:
