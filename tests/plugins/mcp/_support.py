@@ -17,8 +17,14 @@ TOOLBOX = str(SERVERS / "toolbox.py")
 
 
 def stdio_entry(record: Path, **extra: Any) -> dict[str, Any]:
-    """A `.mcp.json`-style entry for the toolbox over stdio."""
-    return {"command": sys.executable, "args": [TOOLBOX, str(record)], **extra}
+    """A `.mcp.json`-style entry for the toolbox over stdio (a start-up bound that holds on a
+    loaded machine)."""
+    return {
+        "command": sys.executable,
+        "args": [TOOLBOX, str(record)],
+        "startup_timeout_ms": 60_000,
+        **extra,
+    }
 
 
 def events(record: Path, kind: str | None = None) -> list[dict[str, Any]]:
@@ -29,7 +35,7 @@ def events(record: Path, kind: str | None = None) -> list[dict[str, Any]]:
     return [line for line in lines if kind is None or line["event"] == kind]
 
 
-async def wait_for(predicate: Any, timeout: float = 15.0) -> None:
+async def wait_for(predicate: Any, timeout: float = 60.0) -> None:
     """Poll `predicate()` until it is true (a generous backstop, not a timing assert)."""
     deadline = time.monotonic() + timeout
     while not predicate():

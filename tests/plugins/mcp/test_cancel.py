@@ -18,7 +18,7 @@ from tether.tools import ToolRuntime
 
 from ._support import events, stdio_entry, wait_for
 
-pytestmark = pytest.mark.timeout(90)
+pytestmark = pytest.mark.timeout(150)
 
 
 async def _context(servers: dict[str, Any]) -> Context:

@@ -12,7 +12,7 @@ import pytest
 
 from ._support import TOOLBOX
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = pytest.mark.timeout(150)
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -30,7 +30,7 @@ def _tether(
         env=env,
         capture_output=True,
         text=True,
-        timeout=50,
+        timeout=120,
     )
 
 
@@ -39,7 +39,11 @@ def _mcp_json(tmp_path: Path, servers: dict[str, object]) -> None:
 
 
 def test_mcp_list_shows_each_server_its_status_and_its_tools(tmp_path: Path) -> None:
-    box = {"command": sys.executable, "args": [TOOLBOX, str(tmp_path / "r.jsonl")]}
+    box = {
+        "command": sys.executable,
+        "args": [TOOLBOX, str(tmp_path / "r.jsonl")],
+        "startup_timeout_ms": 60_000,
+    }
     _mcp_json(tmp_path, {"box": box, "old": {"type": "sse", "url": "http://127.0.0.1:9/sse"}})
     done = _tether(tmp_path, "mcp", "list")
     assert done.returncode == 0, done.stderr

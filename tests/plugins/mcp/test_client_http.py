@@ -19,7 +19,7 @@ from tether.tools import ToolRuntime
 
 from ._support import TOOLBOX, call, events, wait_for
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = pytest.mark.timeout(150)
 
 
 def _free_port() -> int:
@@ -54,7 +54,7 @@ def http_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
 
 async def _context(url: str) -> Context:
     port = int(url.split(":")[2].split("/", maxsplit=1)[0])
-    await wait_for(lambda: _accepting(port))
+    await wait_for(lambda: _accepting(port), timeout=60)
     ctx = Context()
     await ctx.plugin(ToolRuntime)
     await ctx.plugin(mcp_plugin, {"servers": {"web": {"type": "http", "url": url}}})

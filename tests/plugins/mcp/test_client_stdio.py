@@ -16,7 +16,7 @@ from tether.tools import ToolRuntime
 
 from ._support import call, stdio_entry
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = pytest.mark.timeout(150)
 
 
 async def _context(servers: dict[str, Any]) -> Context:

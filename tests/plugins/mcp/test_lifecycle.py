@@ -19,7 +19,7 @@ from tether.tools import ToolRuntime
 
 from ._support import TOOLBOX, call, events, stdio_entry, wait_for
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = pytest.mark.timeout(150)
 
 
 async def _context(config: dict[str, Any]) -> Context:
@@ -82,7 +82,8 @@ async def test_tools_list_changed_updates_the_registry(tmp_path: Path) -> None:
 
 async def test_servers_are_read_unchanged_from_the_projects_mcp_json(tmp_path: Path) -> None:
     record = tmp_path / "r.jsonl"
-    document = {"mcpServers": {"box": {"command": "${PY}", "args": [TOOLBOX, str(record)]}}}
+    box = {"command": "${PY}", "args": [TOOLBOX, str(record)], "startup_timeout_ms": 60_000}
+    document = {"mcpServers": {"box": box}}
     (tmp_path / ".mcp.json").write_text(json.dumps(document))
     os.environ["PY"] = sys.executable
     try:

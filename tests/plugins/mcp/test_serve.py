@@ -17,7 +17,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from ._support import events, wait_for
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = pytest.mark.timeout(150)
 
 ROOT = Path(__file__).resolve().parents[3]
 RUN = "from tether.cli.app import run; run()"
@@ -204,7 +204,7 @@ async def test_serve_over_streamable_http_lists_calls_and_cancels(tmp_path: Path
             return False
 
     try:
-        await wait_for(accepting)
+        await wait_for(accepting, timeout=90)  # tether boots every built-in first
         url = f"http://127.0.0.1:{port}/mcp"
         async with (
             httpx2.AsyncClient() as http,

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -106,7 +106,7 @@ async def call_tool(
         if watch is None:
             await _first(task, stop)
         else:
-            await watch.next(_once(_first(task, stop)))
+            await watch.next(_Once(task, stop))
         if task.done():
             return _value(server, task)
         if not outbound.written:
@@ -193,10 +193,19 @@ async def _first(task: asyncio.Future[Any], signal: AbortSignal) -> None:
         task.remove_done_callback(wake)
 
 
-async def _once(awaitable: Any) -> AsyncIterator[None]:
-    """An iterator whose one item is `awaitable`'s completion (for `IdleWatchdog.next`)."""
-    await awaitable
-    yield None
+class _Once:
+    """An async iterator whose one item is "`task` done or `signal` aborted", so the wait runs
+    under `IdleWatchdog.next` (armed while it is outstanding, re-armed by each progress)."""
+
+    def __init__(self, task: asyncio.Future[Any], signal: AbortSignal) -> None:
+        self._task = task
+        self._signal = signal
+
+    def __aiter__(self) -> _Once:
+        return self
+
+    async def __anext__(self) -> None:
+        await _first(self._task, self._signal)
 
 
 async def _confirm(

@@ -35,6 +35,8 @@ _log = logging.getLogger("tether.mcp")
 
 Status: TypeAlias = Literal["starting", "connected", "reconnecting", "failed", "stopped"]
 
+_HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
+"""The SDK's own defaults for its HTTP client: a response stream may stay quiet for minutes."""
 _BACKOFF_FIRST = 0.25
 _BACKOFF_MAX = 30.0
 
@@ -202,7 +204,7 @@ class ServerConnection:
             assert config.url is not None
             headers = dict(config.headers or {})
             async with (
-                httpx2.AsyncClient(headers=headers) as client,
+                httpx2.AsyncClient(headers=headers, timeout=_HTTP_TIMEOUT) as client,
                 streamable_http_client(config.url, http_client=client) as streams,
             ):
                 yield streams
