@@ -47,7 +47,7 @@ from .errors import (
 )
 from .wire import Outbound, sending
 
-__all__ = ["QUIET_MS", "CancelNote", "call_tool", "unavailable"]
+__all__ = ["QUIET_MS", "CancelNote", "call_tool", "done_or_aborted", "unavailable"]
 
 QUIET_MS: Final = 250.0
 """How long a server must send no progress for a cancelled request, after answering the ping,
@@ -104,7 +104,7 @@ async def call_tool(
     task = loop.create_task(send(), name=f"mcp {server} {tool} {request_id}")
     try:
         if watch is None:
-            await _first(task, stop)
+            await done_or_aborted(task, stop)
         else:
             await watch.next(_Once(task, stop))
         if task.done():
@@ -173,7 +173,7 @@ def unavailable(server: str, error: str | None) -> McpError:
     return McpError(f'MCP server "{server}" is not connected{why}', MCP_SERVER_UNAVAILABLE)
 
 
-async def _first(task: asyncio.Future[Any], signal: AbortSignal) -> None:
+async def done_or_aborted(task: asyncio.Future[Any], signal: AbortSignal) -> None:
     """Return when `task` is done or `signal` aborted."""
     if task.done() or signal.aborted:
         return
@@ -205,7 +205,7 @@ class _Once:
         return self
 
     async def __anext__(self) -> None:
-        await _first(self._task, self._signal)
+        await done_or_aborted(self._task, self._signal)
 
 
 async def _confirm(

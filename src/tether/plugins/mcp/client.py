@@ -22,9 +22,10 @@ from ...kernel import Context
 from ...tools.definition import ToolDefinition, ToolOutput
 from ...tools.execution import ToolDispatchExecution, ToolExecutionToken, ToolRunContext
 from ...tools.results import ContentBlock, ToolExecutionResult, ToolFailure
-from .calls import CancelNote, call_tool, unavailable
+from .calls import CancelNote, call_tool, done_or_aborted, unavailable
 from .config import McpConfig, ServerConfig
 from .connection import ServerConnection, Status
+from .errors import NotSent
 from .names import tool_name
 
 __all__ = ["McpClients", "ServerView"]
@@ -176,15 +177,12 @@ class McpClients:
 async def _abortable(waiting: Awaitable[Any], signal: Any) -> Any:
     """Await `waiting` (a wait for the connection); if `signal` aborts first, nothing was sent:
     `NotSent`."""
-    from .calls import _first  # the shared "task done or signal aborted" wait
-    from .errors import NotSent
-
     if signal.aborted:
         raise NotSent()
     task = asyncio.ensure_future(waiting)
     if task.done():
         return task.result()
-    await _first(task, signal)
+    await done_or_aborted(task, signal)
     if task.done():
         return task.result()
     task.cancel()
