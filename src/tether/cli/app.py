@@ -56,6 +56,11 @@ COMMANDS: Final[tuple[tuple[str, str, str], ...]] = (
         "List, inspect, verify and resume session logs.",
     ),
     ("tools", "tether.cli.commands.tools:app", "Inspect and call the registered tools."),
+    (
+        "mcp",
+        "tether.cli.commands.mcp:app",
+        "List MCP servers and their tools; serve tether's tools.",
+    ),
 )
 """(name, import path, help) of every command, in help order."""
 

@@ -34,6 +34,7 @@ BUILTINS: tuple[tuple[str, str], ...] = (
     ("permissions", "tether.plugins.permissions.plugin:Permissions"),
     ("approval", "tether.plugins.approval.service:Approval"),
     ("llm", "tether.agent.llm.plugin"),
+    ("mcp", "tether.plugins.mcp"),
 )
 """(id, module) of the default plugin set; entries whose module is absent are skipped."""
 
@@ -52,6 +53,7 @@ _WORKSPACE_KEYS: dict[str, str] = {
     "fs": "root",
     "hooks-claude-code": "project_dir",
     "permissions": "workspace",
+    "mcp": "project_dir",
 }
 
 

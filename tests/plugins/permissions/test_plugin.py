@@ -203,12 +203,12 @@ async def test_ignored_rules_are_logged_once_at_mount(
             {
                 "workspace": str(project),
                 "claude_settings": False,
-                "allow": ["mcp__github__create_issue"],
+                "allow": ["mcp__github__create_issue(x)"],
             },
         )
 
     assert [r.getMessage() for r in caplog.records] == [
-        'permissions: ignoring rule "mcp__github__create_issue" (MCP tools are not supported)'
+        'permissions: ignoring rule "mcp__github__create_issue(x)" (MCP rules take no specifier)'
     ]
 
 

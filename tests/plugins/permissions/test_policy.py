@@ -3,7 +3,8 @@
 Contract: `Bash(x:*)` is a prefix rule on whole words, `Bash(x)` an exact command, `*` a
 wildcard; path rules are gitignore-style globs anchored like Claude Code's (`./` and `/` at the
 workspace, `//` at the filesystem root, `~/` at home; a bare name at any depth); `WebFetch(
-domain:x)` covers the host and its subdomains; `mcp__` rules and specifiers on tools without a
+domain:x)` covers the host and its subdomains; `mcp__server__tool` is one MCP tool, `mcp__server`
+and `mcp__server__*` every tool of that server; specifiers on MCP rules and on tools without a
 grammar are ignored (and say why); a malformed rule is a ValueError. Precedence: deny > ask >
 allow > mode. Deny and ask rules match any simple command of a bash line; allow rules must cover
 every simple command and no substitution. Path rules see through `..` and symlinks. Modes:
@@ -66,7 +67,7 @@ def test_rules_parse_into_their_tool_family_and_specifier() -> None:
 @pytest.mark.parametrize(
     ("text", "why"),
     [
-        ("mcp__github__create_issue", "MCP tools are not supported"),
+        ("mcp__github__create_issue(x)", "MCP rules take no specifier"),
         ("WebSearch(tether)", '"WebSearch" rules take no specifier'),
     ],
 )
@@ -258,3 +259,25 @@ def test_a_session_rule_allows_the_call_from_then_on() -> None:
     p.add_allow(p.parse(suggested))
     assert p.decide("bash", bash("make lint")) == Allow()
     assert isinstance(p.decide("bash", bash("make lint && make deploy")), Ask)
+
+
+# -- MCP tools -------------------------------------------------------------------------------------
+
+
+def test_an_mcp_tool_rule_matches_that_tool_only() -> None:
+    rules = policy(allow=("mcp__github__create_issue",))
+    assert rules.verdict("mcp__github__create_issue", {}).decision == "allow"
+    assert rules.verdict("mcp__github__delete_repo", {}).decision == "ask"
+
+
+@pytest.mark.parametrize("text", ["mcp__github", "mcp__github__*"])
+def test_a_server_rule_matches_every_tool_of_that_server(text: str) -> None:
+    rules = policy(deny=(text,))
+    assert rules.verdict("mcp__github__create_issue", {}).decision == "deny"
+    assert rules.verdict("mcp__gitlab__create_issue", {}).decision == "ask"
+
+
+def test_a_deny_on_an_mcp_tool_wins_over_an_allow_of_its_server() -> None:
+    rules = policy(allow=("mcp__github",), deny=("mcp__github__delete_repo",))
+    assert rules.verdict("mcp__github__create_issue", {}).decision == "allow"
+    assert rules.verdict("mcp__github__delete_repo", {}).decision == "deny"

@@ -15,8 +15,8 @@ Mount: `await ctx.plugin(Permissions, {...})` (entry point `permissions`). Confi
     tool_names      Claude Code name → tether tool name (shared default with the hook bridge)
 
 A malformed rule in tether's own config fails the boot (one line naming the list and index); a
-malformed rule in a Claude Code settings file is logged and skipped. Ignored rules (`mcp__...`,
-specifiers on tools without a grammar) are logged once at load:
+malformed rule in a Claude Code settings file is logged and skipped. Ignored rules (a specifier on
+an `mcp__...` rule or on a tool without a grammar) are logged once at load:
 `permissions: ignoring rule "<rule>" (<why>)`.
 
 The listener: a Deny is returned at once (nothing outranks it, so a deny rule beats any other

@@ -38,7 +38,7 @@ from ...core.json import JsonValue
 from ...tools.decisions import Allow, Ask, Deny, PreToolDecision
 from ..hooks.names import ToolNames
 from .commands import split_command
-from .rules import PATH_TOOLS, PermissionRule, parse_rule, paths_of
+from .rules import PATH_TOOLS, PermissionRule, mcp_server_key, parse_rule, paths_of
 
 __all__ = [
     "DEFAULT_READ_ONLY_TOOLS",
@@ -85,6 +85,14 @@ class Verdict:
         if self.decision == "ask":
             return Ask(self.reason)
         return Allow()
+
+
+def _lookup(table: dict[str, list[PermissionRule]], tool: str) -> list[PermissionRule] | None:
+    """The rules for `tool`; for an MCP tool also its server's (`mcp__server`) rules."""
+    rules = table.get(tool)
+    server = mcp_server_key(tool)
+    wide = None if server is None else table.get(server)
+    return rules if not wide else [*(rules or ()), *wide]
 
 
 def _index(rules: Iterable[PermissionRule]) -> dict[str, list[PermissionRule]]:
@@ -143,13 +151,15 @@ class PermissionPolicy:
         self, tool: str, arguments: JsonValue | None, *, extra_allow: PermissionRule | None = None
     ) -> Verdict:
         """Apply the precedence of the module note."""
-        deny = self._first(self._deny.get(tool), tool, arguments, every=False)
+        deny = self._first(_lookup(self._deny, tool), tool, arguments, every=False)
         if deny is not None:
             return Verdict("deny", f'denied by permission rule "{deny.text}"', deny.text)
-        ask = self._first(self._ask.get(tool), tool, arguments, every=False)
+        ask = self._first(_lookup(self._ask, tool), tool, arguments, every=False)
         if ask is None:
-            allow_rules = list(self._allow.get(tool, ()))
-            if extra_allow is not None and tool in extra_allow.tools:
+            allow_rules = list(_lookup(self._allow, tool) or ())
+            if extra_allow is not None and (
+                tool in extra_allow.tools or mcp_server_key(tool) in extra_allow.tools
+            ):
                 allow_rules.append(extra_allow)
             allowed = self._allowed(allow_rules, tool, arguments)
             if allowed is not None:

@@ -11,10 +11,11 @@ rule also covers `grep` and `glob`, an `Edit` rule also covers `write`. Specifie
     Edit(/docs/**)            (a leading / is the workspace root; // is the filesystem root)
     WebFetch(domain:x.com)    the URL's host is x.com or a subdomain of it
 
-A bare name matches every call of the tool (family). Rules that tether cannot apply are parsed
-and then ignored with a log line, never silently: `mcp__...` rules (no MCP tools yet) and
-specifiers on tools that have no specifier grammar (`WebSearch(x)`). A malformed rule raises
-`ValueError` naming what is wrong.
+A bare name matches every call of the tool (family). MCP rules are Claude Code's:
+`mcp__server__tool` is that tool, `mcp__server` and `mcp__server__*` every tool of the server.
+Rules that tether cannot apply are parsed and then ignored with a log line, never silently:
+specifiers on MCP rules and on tools that have no specifier grammar (`WebSearch(x)`). A
+malformed rule raises `ValueError` naming what is wrong.
 
 A command matches `Bash(...)` rules per simple command (`tether.plugins.permissions.commands`):
 deny and ask rules hit if any simple command matches; an allow decision needs every simple
@@ -39,12 +40,14 @@ __all__ = [
     "DomainSpec",
     "PermissionRule",
     "RuleSpec",
+    "mcp_server_key",
     "parse_rule",
     "paths_of",
     "rule_tools",
 ]
 
-_RULE: Final = re.compile(r"(?P<tool>[A-Za-z0-9_\-]+)(?:\((?P<spec>.*)\))?", re.DOTALL)
+_RULE: Final = re.compile(r"(?P<tool>[A-Za-z0-9_\-]+(?:__\*)?)(?:\((?P<spec>.*)\))?", re.DOTALL)
+_MCP: Final = "mcp__"
 _FAMILIES: Final[dict[str, frozenset[str]]] = {
     "read": frozenset({"read", "grep", "glob"}),
     "edit": frozenset({"edit", "write"}),
@@ -150,8 +153,15 @@ def parse_rule(
             'e.g. "Bash(git status:*)" or "Read(./src/**)"'
         )
     claude_tool, spec = found["tool"], found["spec"]
-    if claude_tool.startswith("mcp__"):
-        return PermissionRule(text, claude_tool, frozenset(), None, "MCP tools are not supported")
+    if claude_tool.startswith(_MCP):
+        if spec is not None:
+            return PermissionRule(
+                text, claude_tool, frozenset(), None, "MCP rules take no specifier"
+            )
+        key = claude_tool.removesuffix("__*")
+        return PermissionRule(text, key, frozenset({key}), None)
+    if claude_tool.endswith("__*"):
+        raise ValueError(f'"{text}" is not a permission rule: only mcp__<server>__* takes a "*"')
     tool = names.tether_name(claude_tool)
     tools = rule_tools(tool)
     if spec is None:
@@ -170,6 +180,15 @@ def parse_rule(
         return PermissionRule(text, tool, tools, DomainSpec(domain))
     why = f'"{claude_tool}" rules take no specifier'
     return PermissionRule(text, tool, frozenset(), None, why)
+
+
+def mcp_server_key(tool: str) -> str | None:
+    """`mcp__<server>` for an MCP tool `mcp__<server>__<tool>` (what server-wide rules are
+    indexed under), or None for any other tool."""
+    if not tool.startswith(_MCP):
+        return None
+    server, sep, rest = tool[len(_MCP) :].partition("__")
+    return f"{_MCP}{server}" if sep and server and rest else None
 
 
 def paths_of(tool: str, arguments: object, workspace: Path) -> tuple[str, ...] | None:

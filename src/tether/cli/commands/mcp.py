@@ -1,0 +1,116 @@
+"""`tether mcp list` and `tether mcp serve`: MCP servers from the terminal, and tether as one.
+
+`list` boots the configured plugins (the `mcp` plugin reads `tether.yml` servers and the
+project's `.mcp.json`) and prints each server, its status and its tools. `serve` exposes the
+configured tools over MCP on stdio (or Streamable HTTP on 127.0.0.1 with `--http PORT`); see
+`tether.plugins.mcp.serve`. Without the `mcp` extra both say so in one line.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Annotated, cast
+
+import cyclopts
+
+from ...kernel import ConfigError, Context, tether_home
+from ...plugins.mcp.config import McpConfig
+from ..boot import start
+
+__all__ = ["app", "list_servers", "serve"]
+
+app = cyclopts.App(
+    name="mcp", help="MCP servers: list the configured ones, or serve tether's tools."
+)
+
+ConfigOpt = Annotated[Path | None, cyclopts.Parameter(name="--config", help="A tether.yml to use.")]
+CwdOpt = Annotated[Path | None, cyclopts.Parameter(name="--cwd", help="The workspace directory.")]
+
+_NO_EXTRA = 'tether: MCP needs the optional extra: pip install "tether[mcp]"'
+
+
+async def _boot(workdir: Path, config: Path | None) -> Context:
+    ctx = await start(cwd=workdir, config_paths=None if config is None else [config])
+    if ctx.get("mcp") is None:  # no server configured, or the plugin is not mounted
+        from ...plugins.mcp.client import McpClients
+
+        ctx.provide("mcp", McpClients(ctx, McpConfig()))
+    return ctx
+
+
+@app.command(name="list")
+async def list_servers(*, config: ConfigOpt = None, cwd: CwdOpt = None) -> int:
+    """List the configured MCP servers, their status and their tools."""
+    if importlib.util.find_spec("mcp") is None:
+        print(_NO_EXTRA, file=sys.stderr)
+        return 2
+    from ...plugins.mcp.client import McpClients
+
+    workdir = (cwd or Path.cwd()).resolve()
+    try:
+        ctx = await _boot(workdir, config)
+    except ConfigError as exc:
+        print(f"tether: {exc}", file=sys.stderr)
+        return 2
+    try:
+        clients = cast(McpClients, ctx.get("mcp"))
+        views = clients.servers()
+        if not views:
+            print("no MCP servers configured (.mcp.json, or servers of plugin tether.plugins.mcp)")
+        for view in views:
+            detail = f"  {view.error}" if view.error else f"  {len(view.tools)} tools"
+            print(f"{view.name:<16} {view.transport:<5} {view.status}{detail}")
+            for tool in view.tools:
+                print(f"  {tool}")
+    finally:
+        await ctx.dispose()
+    return 0
+
+
+@app.command(name="serve")
+async def serve(
+    *,
+    http: Annotated[int | None, cyclopts.Parameter(name="--http")] = None,
+    allow: Annotated[tuple[str, ...], cyclopts.Parameter(name="--allow")] = ("*",),
+    deny: Annotated[tuple[str, ...], cyclopts.Parameter(name="--deny")] = (),
+    log: Annotated[Path | None, cyclopts.Parameter(name="--log")] = None,
+    config: ConfigOpt = None,
+    cwd: CwdOpt = None,
+) -> int:
+    """Serve the configured tools over MCP: stdio, or Streamable HTTP on 127.0.0.1.
+
+    Parameters
+    ----------
+    http
+        Serve Streamable HTTP on 127.0.0.1 at this port (path /mcp) instead of stdio.
+    allow
+        Glob of tool names to expose (repeatable; default every tool).
+    deny
+        Glob of tool names never to expose (repeatable; wins over --allow).
+    log
+        Append one JSON line per call result here (default $TETHER_HOME/mcp-serve.jsonl).
+    """
+    if importlib.util.find_spec("mcp") is None:
+        print(_NO_EXTRA, file=sys.stderr)
+        return 2
+    from ...plugins.mcp.serve import ToolServer, open_log, serve_http, serve_stdio
+
+    workdir = (cwd or Path.cwd()).resolve()
+    try:
+        ctx = await start(cwd=workdir, config_paths=None if config is None else [config])
+    except ConfigError as exc:
+        print(f"tether: {exc}", file=sys.stderr)
+        return 2
+    results = open_log(log or tether_home() / "mcp-serve.jsonl")
+    try:
+        server = ToolServer(ctx, allow=allow, deny=deny, log=results)
+        if http is None:
+            await serve_stdio(server)
+        else:
+            await serve_http(server, http)
+    finally:
+        await ctx.dispose()
+        results.close()
+    return 0

@@ -1,0 +1,269 @@
+"""One MCP server's connection: start, list, reconnect with backoff, stop, restart.
+
+Owns `ServerConnection`. A runner task holds the SDK transport (`stdio_client` or
+`streamable_http_client`) and `ClientSession`, entered and left in that one task. Stopping leaves
+them, so the SDK runs the spec's stdio shutdown (close stdin, wait, SIGTERM the process group,
+wait, SIGKILL). When the server's stream ends (it died), in-flight calls end `MCP_CONNECTION_LOST`
+(the SDK fails their waiters), and the runner reconnects after a backoff (0.25 s doubling to 30 s;
+at once for a `restart`). A server that never connected is `failed` and is not retried. Calls
+themselves live in `calls.py`. Imports the `mcp` SDK: load it lazily.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import sys
+from collections.abc import AsyncIterator, Callable
+from typing import Any, Literal, TypeAlias
+
+import httpx2
+import mcp_types as types
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from ...core.errors import error_message
+from .config import McpConfigError, ServerConfig
+from .wire import TetherDispatcher, WatchedRead, WatchedWrite
+
+__all__ = ["ServerConnection", "Status"]
+
+_log = logging.getLogger("tether.mcp")
+
+Status: TypeAlias = Literal["starting", "connected", "reconnecting", "failed", "stopped"]
+
+_HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
+"""The SDK's own defaults for its HTTP client: a response stream may stay quiet for minutes."""
+_BACKOFF_FIRST = 0.25
+_BACKOFF_MAX = 30.0
+
+
+class ServerConnection:
+    """A configured server and its live session (None while not connected)."""
+
+    def __init__(
+        self,
+        name: str,
+        config: ServerConfig,
+        on_tools: Callable[[ServerConnection], None],
+    ) -> None:
+        self.name = name
+        self.config = config
+        self.status: Status = "starting"
+        self.error: str | None = None
+        self.tools: tuple[types.Tool, ...] = ()
+        self.session: ClientSession | None = None
+        self.generation = 0
+        self._on_tools = on_tools
+        self._ids = itertools.count(1)
+        self._runner: asyncio.Task[None] | None = None
+        self._settled = asyncio.Event()  # the first start succeeded or failed
+        self._connected = asyncio.Event()  # set while a session is usable
+        self._wake = asyncio.Event()  # leave the current session (stop or restart)
+        self._ended = asyncio.Event()  # the current session's transport is closed
+        self._stopping = False
+        self._restart = False
+        self._relist: asyncio.Task[None] | None = None
+
+    def next_request_id(self) -> str:
+        """A request id unique for this connection's life (a string no integer parses as)."""
+        return f"tether-{next(self._ids)}"
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def start(self) -> bool:
+        """Connect, bounded by `startup_timeout_ms`. Never raises: a failure is `failed` with one
+        log line. Returns whether it connected."""
+        self._runner = asyncio.get_running_loop().create_task(
+            self._run(), name=f"mcp server {self.name}"
+        )
+        timeout = self.config.startup_timeout_ms / 1000
+        try:
+            async with asyncio.timeout(timeout):
+                await self._settled.wait()
+        except TimeoutError:
+            self.error = f"did not answer initialize within {self.config.startup_timeout_ms:g} ms"
+            await self._abandon_start()
+        if self.status != "connected":
+            _log.warning('mcp server "%s" failed to start: %s', self.name, self.error)
+            return False
+        return True
+
+    async def _abandon_start(self) -> None:
+        self._stopping = True
+        self._wake.set()
+        runner = self._runner
+        if runner is not None and not runner.done():
+            runner.cancel()  # our own runner, stuck in the SDK's connect; its exit is shielded
+            with contextlib.suppress(BaseException):
+                await runner
+        self.status = "failed"
+
+    async def stop(self) -> None:
+        """Leave the session (the SDK's shutdown sequence) and wait until the transport closed."""
+        self._stopping = True
+        self._wake.set()
+        runner = self._runner
+        if runner is not None:
+            with contextlib.suppress(BaseException):
+                await asyncio.shield(runner)
+        if self.status != "failed":
+            self.status = "stopped"
+
+    async def restart(self) -> None:
+        """Stop the current server (its process group is gone when this returns) and let the
+        runner start a new one at once."""
+        if self._stopping or self.session is None:
+            return
+        ended = self._ended
+        self._restart = True
+        self._wake.set()
+        await ended.wait()
+
+    async def usable(self) -> ClientSession | None:
+        """The session, waiting while the server reconnects (at most `startup_timeout_ms`);
+        None when it is not back by then, or cannot come back."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self.config.startup_timeout_ms / 1000):
+                while True:
+                    if self.session is not None and self.status == "connected":
+                        return self.session
+                    if self.status in ("failed", "stopped") or self._stopping:
+                        return None
+                    await self._connected.wait()
+        return None
+
+    async def _run(self) -> None:
+        try:
+            await self._connect_loop()
+        finally:
+            self._connected.set()  # wake `usable` waiters: they see the final status
+
+    async def _connect_loop(self) -> None:
+        attempt = 0
+        while not self._stopping:
+            self._wake = asyncio.Event()
+            self._ended = asyncio.Event()
+            lost = asyncio.Event()
+            connected = False
+            try:
+                async with self._transport() as streams:
+                    read, write = streams[0], streams[1]
+                    dispatcher = TetherDispatcher(WatchedRead(read, lost.set), WatchedWrite(write))
+                    async with ClientSession(
+                        dispatcher=dispatcher, message_handler=self._on_message
+                    ) as session:
+                        await session.initialize()
+                        self.tools = await _list_tools(session)
+                        self.session = session
+                        self.generation += 1
+                        self.status = "connected"
+                        self.error = None
+                        connected = True
+                        attempt = 0
+                        self._connected.set()
+                        self._settled.set()
+                        self._on_tools(self)
+                        await _first_of(lost, self._wake)
+                        self._connected.clear()
+                        self.session = None
+            except Exception as exc:  # the SDK's connect/initialize failures, a dead transport
+                self.error = _describe(exc)
+            finally:
+                self.session = None
+                self._connected.clear()
+                self._ended.set()
+            if not connected and not self._settled.is_set():
+                self.status = "failed"
+                self._settled.set()
+                return
+            if self._stopping:
+                return
+            self.status = "reconnecting"
+            if lost.is_set() and not self._restart:
+                _log.warning('mcp server "%s": connection lost; reconnecting', self.name)
+            if self._restart:
+                self._restart = False
+                continue
+            delay = min(_BACKOFF_FIRST * 2**attempt, _BACKOFF_MAX)
+            attempt += 1
+            wake = self._wake
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(delay):
+                    await wake.wait()
+
+    @contextlib.asynccontextmanager
+    async def _transport(self) -> AsyncIterator[Any]:
+        config = self.config.expanded()
+        if config.transport == "sse":
+            raise McpConfigError('the legacy SSE transport is not supported; use "type": "http"')
+        if config.transport == "http":
+            assert config.url is not None
+            headers = dict(config.headers or {})
+            async with (
+                httpx2.AsyncClient(headers=headers, timeout=_HTTP_TIMEOUT) as client,
+                streamable_http_client(config.url, http_client=client) as streams,
+            ):
+                yield streams
+            return
+        assert config.command is not None
+        params = StdioServerParameters(
+            command=config.command,
+            args=list(config.args),
+            env=None if config.env is None else dict(config.env),
+            cwd=config.cwd,
+        )
+        async with stdio_client(params, errlog=sys.stderr) as streams:
+            yield streams
+
+    async def _on_message(self, message: object) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            previous = self._relist
+            if previous is None or previous.done():
+                self._relist = asyncio.get_running_loop().create_task(self._relisted())
+
+    async def _relisted(self) -> None:
+        session = self.session
+        if session is None:
+            return
+        try:
+            self.tools = await _list_tools(session)
+        except Exception as exc:
+            _log.warning('mcp server "%s": tools/list failed: %s', self.name, _describe(exc))
+            return
+        self._on_tools(self)
+
+
+async def _list_tools(session: ClientSession) -> tuple[types.Tool, ...]:
+    tools: list[types.Tool] = []
+    cursor: str | None = None
+    while True:
+        params = None if cursor is None else types.PaginatedRequestParams(cursor=cursor)
+        page = await session.list_tools(params=params)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            return tuple(tools)
+
+
+async def _first_of(*events: asyncio.Event) -> None:
+    waits = [asyncio.ensure_future(event.wait()) for event in events]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for wait in waits:
+            wait.cancel()
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup):
+        inner = exc.exceptions[0] if exc.exceptions else exc
+        return _describe(inner)
+    if isinstance(exc, McpConfigError):
+        return str(exc)
+    if isinstance(exc, FileNotFoundError):
+        return f"command not found: {exc.filename}"
+    return f"{type(exc).__name__}: {error_message(exc)}"

@@ -1,0 +1,53 @@
+"""Helpers for the MCP tests: the toolbox server's command line and its record file."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tether import AbortController, ToolExecutionInput, ToolExecutionResult
+from tether.kernel import Context
+
+SERVERS = Path(__file__).parent / "servers"
+TOOLBOX = str(SERVERS / "toolbox.py")
+
+
+def stdio_entry(record: Path, **extra: Any) -> dict[str, Any]:
+    """A `.mcp.json`-style entry for the toolbox over stdio (a start-up bound that holds on a
+    loaded machine)."""
+    return {
+        "command": sys.executable,
+        "args": [TOOLBOX, str(record)],
+        "startup_timeout_ms": 60_000,
+        **extra,
+    }
+
+
+def events(record: Path, kind: str | None = None) -> list[dict[str, Any]]:
+    """The toolbox's recorded events (optionally only one kind)."""
+    if not record.exists():
+        return []
+    lines = [json.loads(line) for line in record.read_text().splitlines() if line.strip()]
+    return [line for line in lines if kind is None or line["event"] == kind]
+
+
+async def wait_for(predicate: Any, timeout: float = 60.0) -> None:
+    """Poll `predicate()` until it is true (a generous backstop, not a timing assert)."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached")
+        await asyncio.sleep(0.02)
+
+
+async def call(
+    ctx: Context, name: str, arguments: dict[str, Any], controller: AbortController | None = None
+) -> ToolExecutionResult:
+    controller = controller or AbortController()
+    return await ctx.tools.execute(
+        ToolExecutionInput(call_id="c1", name=name, arguments=arguments, signal=controller.signal)
+    )

@@ -1,0 +1,134 @@
+"""A real MCP server (the `mcp` SDK's `MCPServer`) for the plugin's tests, run as a subprocess.
+
+Usage: `python toolbox.py RECORD [stdio|http PORT]`. Every event the tests assert on is appended
+to RECORD as one JSON line, stamped with this process's own wall clock: `start` (pid, pgid),
+`call` (tool, request id), `cancelled` (tool, request id, `at`), `finished` (tool).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import sys
+import time
+from typing import Any
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.utilities.types import Image
+from mcp_types import EmbeddedResource, TextResourceContents
+
+RECORD = sys.argv[1]
+server = MCPServer("toolbox")
+
+
+def record(event: str, **fields: Any) -> None:
+    with open(RECORD, "a", encoding="utf-8") as out:
+        out.write(json.dumps({"event": event, "at": time.time(), **fields}) + "\n")
+        out.flush()
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Echo the text back."""
+    return text
+
+
+@server.tool()
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@server.tool()
+async def slow(seconds: float, ctx: Context) -> str:
+    """Sleep, observing cancellation (records when it saw it)."""
+    record("call", tool="slow", request_id=ctx.request_id)
+    try:
+        await anyio.sleep(seconds)
+    except anyio.get_cancelled_exc_class():
+        record("cancelled", tool="slow", request_id=ctx.request_id)
+        raise
+    record("finished", tool="slow")
+    return "slept"
+
+
+@server.tool()
+async def stubborn(seconds: float, ctx: Context) -> str:
+    """Ignore cancellation: keep working and reporting progress for `seconds`."""
+    record("call", tool="stubborn", request_id=ctx.request_id)
+    with anyio.CancelScope(shield=True):
+        deadline = time.monotonic() + seconds
+        step = 0
+        while time.monotonic() < deadline:
+            step += 1
+            await ctx.report_progress(step)
+            await anyio.sleep(0.05)
+    record("finished", tool="stubborn")
+    return "done anyway"
+
+
+@server.tool()
+async def ticking(seconds: float, ctx: Context) -> str:
+    """Report progress every 50 ms for `seconds`, then answer."""
+    deadline = time.monotonic() + seconds
+    step = 0
+    while time.monotonic() < deadline:
+        step += 1
+        await ctx.report_progress(step)
+        await anyio.sleep(0.05)
+    return "ticked"
+
+
+@server.tool()
+def broken() -> str:
+    """Always fail (the SDK reports an isError result)."""
+    raise ToolError("the broken tool broke")
+
+
+@server.tool()
+def picture() -> Image:
+    """Return a tiny PNG."""
+    return Image(data=base64.b64decode(PNG), format="png")
+
+
+@server.tool()
+def document() -> list[Any]:
+    """Return some text and an embedded text resource."""
+    return [
+        "see the attachment",
+        EmbeddedResource(
+            type="resource",
+            resource=TextResourceContents(
+                uri="file:///notes.txt", mime_type="text/plain", text="hi"
+            ),
+        ),
+    ]
+
+
+def late() -> str:
+    """A tool that appears only after `grow` ran."""
+    return "late"
+
+
+@server.tool()
+async def grow(ctx: Context) -> str:
+    """Add the `late` tool and tell the client its tool list changed."""
+    server.add_tool(late, name="late")
+    await ctx.session.send_tool_list_changed()
+    return "grown"
+
+
+PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9a"
+    "wAAAABJRU5ErkJggg=="
+)
+
+if __name__ == "__main__":
+    record("start", pid=os.getpid(), pgid=os.getpgid(0))
+    if len(sys.argv) > 2 and sys.argv[2] == "http":
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[3]))
+    else:
+        server.run("stdio")
