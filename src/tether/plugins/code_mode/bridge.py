@@ -21,9 +21,11 @@ Settlement. When the program ends for any reason, `settle()` aborts the run cont
 `run_code settled`, unless the outer abort came first), abandons queued calls, and awaits the
 live dispatches and their commits: every inner call publishes its one result inside the open
 `run_code` call. After an abort nothing new is started: a binding call made after the run is
-over is rejected (`... not dispatched`), a queued one is abandoned (`... tool call abandoned`),
-one in flight gets the abort through its own per-call signal and its answer is discarded
-(`... result discarded`).
+over is rejected (`... not dispatched`); a queued one is abandoned (`... tool call abandoned`)
+and — a tether decision beyond the spec, which publishes nothing for it — still gets its one
+result, `ABORTED_BEFORE_DISPATCH`, created with the aborted run signal so that no policy stage or
+body runs; one in flight gets the abort through its own per-call signal, is awaited, and its
+answer is discarded (`... result discarded`).
 """
 
 from __future__ import annotations
@@ -41,7 +43,12 @@ from ...core.signals import AbortController, AbortSignal
 from ...tools.execution import Call, ToolExecutionInput, ToolRunContext
 from ...tools.pipeline import Dispatched
 from ...tools.registry import ToolRuntime
-from ...tools.results import ToolExecutionResult, failure_from, user_message
+from ...tools.results import (
+    ToolExecutionResult,
+    aborted_before_dispatch_result,
+    failure_from,
+    user_message,
+)
 from .seam import BindingRejected, ToolBindings
 
 __all__ = [
@@ -242,6 +249,9 @@ class DispatchBridge:
         return not self._exclusive_open and self._in_flight < self._max_parallel
 
     def _abandon_queue(self) -> None:
+        """The run is over: queued calls are never dispatched. Each still gets its one result —
+        created with the run's aborted signal, the registry publishes `ABORTED_BEFORE_DISPATCH`
+        without any policy stage or body — and commits in submission order."""
         over = self._over()
         while self._queue:
             sub = self._queue.popleft()
@@ -251,6 +261,13 @@ class DispatchBridge:
                         f"run_code run is over ({over}); {sub.name} tool call abandoned"
                     )
                 )
+            self._log_start(sub)
+            prepared = self._tools.create(sub.input)
+            sub.call = prepared.call
+            sub.result = prepared.result if prepared.kind != "dispatch" else None
+            if sub.result is None:  # unreachable: the run's signal is aborted
+                sub.result = aborted_before_dispatch_result()
+            self._started.append(sub)
 
     async def _start_ready(self) -> None:
         while self._queue and not self._run.signal.aborted:
@@ -266,16 +283,7 @@ class DispatchBridge:
         self._started.append(sub)
         if exclusive:
             self._exclusive_open = True
-        self._append_event(
-            CODE_DISPATCH_START,
-            {
-                "root_call_id": self._exec.root_call_id,
-                "parent_call_id": self._exec.call_id,
-                "sub_call_id": sub.input.call_id,
-                "name": sub.name,
-                "arguments": snapshot(sub.input.arguments),
-            },
-        )
+        self._log_start(sub)
         prepared = self._tools.create(sub.input)
         if prepared.kind == "dispatch":
             sub.call = prepared.call
@@ -354,6 +362,18 @@ class DispatchBridge:
                 "name": sub.name,
                 "arguments": snapshot(sub.input.arguments),
                 **final.to_json(),
+            },
+        )
+
+    def _log_start(self, sub: _Sub) -> None:
+        self._append_event(
+            CODE_DISPATCH_START,
+            {
+                "root_call_id": self._exec.root_call_id,
+                "parent_call_id": self._exec.call_id,
+                "sub_call_id": sub.input.call_id,
+                "name": sub.name,
+                "arguments": snapshot(sub.input.arguments),
             },
         )
 

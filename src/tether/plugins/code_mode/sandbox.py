@@ -41,7 +41,7 @@ import json
 import os
 import signal as signals
 import threading
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Final, Literal
@@ -58,6 +58,8 @@ __all__ = ["CODE_WALL", "MontyRuntime", "import_monty"]
 CODE_WALL: Final = "CODE_WALL"
 _PROGRAM_FILE: Final = '"<python-input-1>"'
 _PRELUDE_FILE: Final = '"<python-input-0>"'
+_ASYNC_SLEEPS: Final = frozenset({"system.async_sleep", "asyncio.sleep"})
+_SYNC_SLEEPS: Final = frozenset({"system.sleep", "time.sleep"})
 _MAX_SUSPENSIONS: Final = 1_000_000  # tether enforces max_calls itself; sleeps count here too
 
 
@@ -76,9 +78,17 @@ def import_monty() -> ModuleType:
 class MontyRuntime:
     """`ctx.code_runtime` backed by a Monty worker process per run."""
 
-    def __init__(self, budgets: CodeBudgets | None = None, *, binary_path: str | None = None):
+    def __init__(
+        self,
+        budgets: CodeBudgets | None = None,
+        *,
+        binary_path: str | None = None,
+        on_worker: Callable[[int], None] | None = None,
+    ) -> None:
+        """`on_worker(pid)` is told each run's worker process id (diagnostics and tests)."""
         self.budgets = budgets if budgets is not None else CodeBudgets()
         self._binary_path = binary_path
+        self._on_worker = on_worker
 
     @property
     def language(self) -> Literal["python"]:
@@ -101,7 +111,8 @@ class MontyRuntime:
         if signal.aborted:
             return CodeRunResult((), error=_abort_error(signal.reason))
         monty = import_monty()
-        return await _Run(monty, self.budgets, bindings, signal, self._binary_path).execute(program)
+        run = _Run(monty, self.budgets, bindings, signal, self._binary_path, self._on_worker)
+        return await run.execute(program)
 
 
 def _abort_error(reason: object) -> CodeRunError:
@@ -124,8 +135,10 @@ class _Run:
         bindings: ToolBindings,
         signal: AbortSignal,
         binary_path: str | None,
+        on_worker: Callable[[int], None] | None,
     ) -> None:
         self.m = monty
+        self.on_worker = on_worker
         self.budgets = budgets
         self.bindings = bindings
         self.names = frozenset(bindings.names)
@@ -230,6 +243,8 @@ class _Run:
                 return None, False, None
             async with pool.checkout(limits=limits, script_name="program.py") as session:
                 self.pid = session.worker_pid
+                if self.pid is not None and self.on_worker is not None:
+                    self.on_worker(self.pid)
                 if self.stop_reason is not None:
                     self._kill()
                     return None, False, None
@@ -287,8 +302,11 @@ class _Run:
     # -- suspensions ---------------------------------------------------------------------------
 
     async def _function(self, snap: Any) -> Any:
-        if snap.is_os_function:  # no filesystem, environment, network or clock host access
-            return await snap.resume_not_handled()
+        if snap.is_os_function:
+            fn = snap.function_name
+            if fn in _ASYNC_SLEEPS or fn in _SYNC_SLEEPS:
+                return await self._sleep(snap, fn in _ASYNC_SLEEPS)
+            return await snap.resume_not_handled()  # no filesystem, environment or network
         fn = snap.function_name
         if fn != HOST_FUNCTION:
             return await snap.resume(
@@ -320,6 +338,27 @@ class _Run:
         self.pending[snap.call_id] = _Pending(name, answer)
         return await snap.resume({"future": ...})
 
+    async def _sleep(self, snap: Any, is_async: bool) -> Any:
+        """A sandbox sleep, timed by tether: `asyncio.sleep` is a pending future like a tool
+        call (gathered sleeps overlap); `time.sleep` holds the sandbox until it is over."""
+        seconds = snap.args[0] if snap.args else 0
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
+            return await snap.resume(
+                {"exc_type": "ValueError", "message": "sleep length must be a non-negative number"}
+            )
+        timer: asyncio.Future[JsonValue] = self.loop.create_future()
+        handle = self.loop.call_later(float(seconds), _settle_none, timer)
+        timer.add_done_callback(lambda _: handle.cancel())
+        if is_async:
+            self.pending[snap.call_id] = _Pending("asyncio.sleep", timer)
+            return await snap.resume({"future": ...})
+        waiting: list[asyncio.Future[Any]] = [timer, self.stopped]
+        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        if self.stop_reason is not None:
+            handle.cancel()
+            return None
+        return await snap.resume({"return_value": None})
+
     async def _futures(self, snap: Any) -> Any:
         ids: list[int] = list(snap.pending_call_ids)
         ready = self._settled_ids(ids)
@@ -350,6 +389,11 @@ class _Run:
             )
             return {"exception": RuntimeError(f"{pending.name}: {message}")}
         return {"return_value": thaw(answer.result())}
+
+
+def _settle_none(timer: asyncio.Future[JsonValue]) -> None:
+    if not timer.done():
+        timer.set_result(None)
 
 
 def _as_future(answer: Awaitable[JsonValue]) -> asyncio.Future[JsonValue]:
