@@ -8,6 +8,7 @@ stderr. The library never reads config files; only this boot path does.
 from __future__ import annotations
 
 import importlib.util
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -33,6 +34,7 @@ BUILTINS: tuple[tuple[str, str], ...] = (
     ("hooks-claude-code", "tether.plugins.hooks.claude_code"),
     ("permissions", "tether.plugins.permissions.plugin:Permissions"),
     ("approval", "tether.plugins.approval.service:Approval"),
+    ("code-mode", "tether.plugins.code_mode.plugin"),
     ("llm", "tether.agent.llm.plugin"),
 )
 """(id, module) of the default plugin set; entries whose module is absent are skipped."""
@@ -55,7 +57,16 @@ _WORKSPACE_KEYS: dict[str, str] = {
 
 def builtin_entries(cwd: Path, *, interactive: bool = False) -> list[PluginEntry]:
     """The built-in entries that exist in this installation, configured for `cwd`."""
-    entries = [PluginEntry(id="tools", name="tools", plugin=ToolRuntime, origin="built-in")]
+    mode = os.environ.get("TETHER_TOOLS_MODE", "").strip()  # native | code | both
+    entries = [
+        PluginEntry(
+            id="tools",
+            name="tools",
+            plugin=ToolRuntime,
+            config={"mode": mode} if mode else {},
+            origin="built-in",
+        )
+    ]
     for plugin_id, module in BUILTINS:
         if plugin_id in INTERACTIVE_ONLY and not interactive:
             continue

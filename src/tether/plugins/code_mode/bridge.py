@@ -42,7 +42,7 @@ from ...core.json import JsonValue, NotLosslessJson, snapshot
 from ...core.signals import AbortController, AbortSignal
 from ...tools.execution import Call, ToolExecutionInput, ToolRunContext
 from ...tools.pipeline import Dispatched
-from ...tools.registry import ToolRuntime
+from ...tools.registry import RUN_CODE, ToolRuntime
 from ...tools.results import (
     ToolExecutionResult,
     aborted_before_dispatch_result,
@@ -60,7 +60,7 @@ __all__ = [
     "SessionAppender",
 ]
 
-RUN_CODE: Final = "run_code"
+
 SETTLED: Final = "run_code settled"
 CODE_DISPATCH_START: Final = "tool/code-dispatch-start"
 CODE_DISPATCH: Final = "tool/code-dispatch"

@@ -1,4 +1,6 @@
-"""The `code-mode` plugin: provides `ctx.code_runtime` (Monty) and registers `run_code`.
+"""The `code-mode` plugin: provides `ctx.code_runtime` (Monty) and `ctx.prompt_sections` (the
+`tools:sdk` stubs), and registers `run_code`. Which tools the model is sent is the registry's
+presentation mode (`{id: tools, config: {mode: code}}`, or `TETHER_TOOLS_MODE` in the CLI).
 
 Config (never model-facing): the runtime budgets of `CodeBudgets`, `max_parallel_calls` (inner
 calls overlapping in one run; `1` is serial) and `timeout_ms` (the `run_code` call's own budget,
@@ -16,11 +18,13 @@ from typing import Final
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...kernel import Context
+from ...tools.registry import ToolRuntime
 from .sandbox import MontyRuntime
+from .sdk import prompt_sections
 from .seam import CodeBudgets
 from .tool import run_code_tool
 
-__all__ = ["CodeModeConfig", "Config", "apply", "inject", "name"]
+__all__ = ["CodeModeConfig", "Config", "PromptSections", "apply", "inject", "name"]
 
 name: Final = "code-mode"
 inject: Final = ("tools",)
@@ -43,6 +47,17 @@ class CodeModeConfig(BaseModel):
 Config = CodeModeConfig
 
 
+class PromptSections:
+    """`ctx.prompt_sections`: the system prompt sections the presentation mode asks for."""
+
+    def __init__(self, tools: ToolRuntime) -> None:
+        self._tools = tools
+
+    def sections(self, agent: object | None = None) -> list[str]:
+        """`tools:code-only` (code mode) and `tools:sdk` (code and both), for `agent`."""
+        return prompt_sections(self._tools, agent)
+
+
 def apply(ctx: Context, config: CodeModeConfig) -> None:
     """Provide `ctx.code_runtime` and register `run_code` (both undone on dispose)."""
     budgets = CodeBudgets(
@@ -53,6 +68,7 @@ def apply(ctx: Context, config: CodeModeConfig) -> None:
         max_output_bytes=config.max_output_bytes,
     )
     ctx.provide("code_runtime", MontyRuntime(budgets))
+    ctx.provide("prompt_sections", PromptSections(ctx.tools.runtime))
     ctx.tools.register(
         run_code_tool(
             ctx, max_parallel_calls=config.max_parallel_calls, timeout_ms=config.timeout_ms
