@@ -229,11 +229,12 @@ class DispatchBridge:
                 return
             if self._startable():
                 continue
-            self._wakeup = self._loop.create_future()
-            waiting: list[asyncio.Future[object]] = [self._wakeup]  # type: ignore[list-item]
-            waiting += [s.task for s in self._started if s.task is not None]  # type: ignore[misc]
-            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
-            self._wakeup = None
+            # Woken by a submission, a dispatch settling (its done callback) or settlement.
+            wakeup = self._wakeup = self._loop.create_future()
+            try:
+                await wakeup
+            finally:
+                self._wakeup = None
 
     def _startable(self) -> bool:
         if not self._queue or self._run.signal.aborted:

@@ -9,11 +9,15 @@ call does (the caller's `ToolBindings.call`) nor stopping it.
 Design note
 -----------
 Contract. tether owns every host call: the program is started with `feed_start` and each
-snapshot is answered by this module (never `feed_run` with host callables, never
-`resume_auto`), so no coroutine runs on the sandbox's behalf where tether cannot see it. A binding
-call is answered `future` at once, so the program keeps running (`asyncio.gather` overlaps calls);
-when every sandbox task is blocked, the `FutureSnapshot` is answered with whichever calls have
-settled, after waiting for at least one.
+snapshot is answered by this module (never `feed_run` with host callables), so no coroutine runs
+on the sandbox's behalf where tether cannot see it. A binding call goes to the bridge at once
+(`ToolBindings.call`, which returns the call's future). When the program awaits it at once and
+nothing else in the sandbox can run (`allow_eager_await`), the snapshot is answered with
+`resume_auto()`, whose only host function is `_eager`, tether's own waiter on that future (it
+owns no work): Monty then takes the answer in the same round trip. Otherwise the call is answered
+`future` and the program keeps running (`asyncio.gather` overlaps calls); when every sandbox task
+is blocked, the `FutureSnapshot` is answered with whichever calls have settled, after waiting for
+at least one.
 
 Mechanism. Each run gets its own one-worker pool (`AsyncMonty(min_processes=1,
 max_processes=1)`): no state survives a run, and leaving the pool ends the worker process. A stop
@@ -152,6 +156,7 @@ class _Run:
         self.output_bytes = 0
         self.calls = 0
         self.pending: dict[int, _Pending] = {}
+        self.eager: int | None = None
         self.wall = Deadline(signal, budgets.max_wall_ms, CODE_WALL, LOOP_SCHEDULER)
 
     # -- stopping ------------------------------------------------------------------------------
@@ -252,7 +257,11 @@ class _Run:
                     await session.feed_run(
                         prelude_source(self.bindings.names), print_callback=self.on_print
                     )
-                    snap = await session.feed_start(program, print_callback=self.on_print)
+                    snap = await session.feed_start(
+                        program,
+                        print_callback=self.on_print,
+                        external_lookup={HOST_FUNCTION: self._eager},
+                    )
                     while self.stop_reason is None:
                         if isinstance(snap, m.MontyComplete):
                             return self._completion(snap.output)
@@ -336,7 +345,28 @@ class _Run:
         self.calls += 1
         answer = _as_future(self.bindings.call(name, raw))
         self.pending[snap.call_id] = _Pending(name, answer)
+        if snap.allow_eager_await:
+            # Awaited at once while nothing else can run: Monty accepts the answer in the same
+            # round trip, but only through `resume_auto`, which awaits `_eager` (our own waiter
+            # on the call's future: it owns no work) instead of surfacing a FutureSnapshot.
+            self.eager = snap.call_id
+            return await snap.resume_auto()
         return await snap.resume({"future": ...})
+
+    async def _eager(self, *_: object) -> JsonValue:
+        """The host function `resume_auto` awaits for an eagerly awaited binding call."""
+        call_id, self.eager = self.eager, None
+        pending = self.pending.get(call_id) if call_id is not None else None
+        if pending is None:
+            raise RuntimeError("tool call answered out of order")
+        if not pending.answer.done():
+            await _first(pending.answer, self.stopped)
+            if self.stop_reason is not None:
+                raise RuntimeError("run stopped")
+        answer = self._answer(call_id)  # type: ignore[arg-type]
+        if "exception" in answer:
+            raise answer["exception"]
+        return answer["return_value"]  # type: ignore[no-any-return]
 
     async def _sleep(self, snap: Any, is_async: bool) -> Any:
         """A sandbox sleep, timed by tether: `asyncio.sleep` is a pending future like a tool
@@ -389,6 +419,23 @@ class _Run:
             )
             return {"exception": RuntimeError(f"{pending.name}: {message}")}
         return {"return_value": thaw(answer.result())}
+
+
+async def _first(*futures: asyncio.Future[Any]) -> None:
+    """Wait until one of `futures` is done (cheaper than `asyncio.wait` on the hot path)."""
+    woken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def wake(_: object) -> None:
+        if not woken.done():
+            woken.set_result(None)
+
+    for future in futures:
+        future.add_done_callback(wake)
+    try:
+        await woken
+    finally:
+        for future in futures:
+            future.remove_done_callback(wake)
 
 
 def _settle_none(timer: asyncio.Future[JsonValue]) -> None:
