@@ -333,7 +333,9 @@ class Agent:
         """The configured (or default) prompt, then the sections of the `prompt_sections`
         service (Code Mode's `tools:code-only` and `tools:sdk`), each after a blank line."""
         base = self.settings.system_prompt or default_system_prompt(self.settings.cwd)
-        provider = self._ctx.get("prompt_sections") if self._ctx is not None else None
+        if self._ctx is None:  # an agent without a context has no prompt sections
+            return base
+        provider = self._ctx.get("prompt_sections")
         mode = getattr(self.tools, "mode", "native")
         if provider is None:
             if mode != "native":
