@@ -23,12 +23,25 @@ from tether import AbortController
 from tether.agent.session import SessionStore
 from tether.plugins.approval import Approval
 from tether.plugins.permissions import Permissions
-from tether.tools import Allow, ToolExecution, ToolExecutionInput
+from tether.tools import (
+    Allow,
+    ToolExecution,
+    ToolExecutionInput,
+    ToolOutput,
+    ToolRunContext,
+    UserMessage,
+    define_tool,
+    user_message,
+)
 
 from ..hooks._support import FakeAgent, call_bash
 from ..shell._support import alive, pids, until
 from ._support import code_of, text_of
 from .conftest import MakeLab
+
+
+def text_of_message(message: UserMessage) -> str:
+    return "".join(str(block.get("text", "")) for block in message.content)
 
 
 async def test_gathered_concurrency_safe_calls_overlap(make_lab: MakeLab) -> None:
@@ -343,3 +356,51 @@ async def test_a_permission_deny_rule_blocks_an_inner_bash_call_as_a_top_level_o
     assert lab.inner() == [("rc:code:1", None)]
     ((_, denied),) = [(e, r) for e, r in lab.results if e.call_id == "rc:code:1"]
     assert denied.is_error
+
+
+async def test_an_exclusive_call_waits_for_earlier_calls_and_holds_later_ones(
+    make_lab: MakeLab, project: Path
+) -> None:
+    lab = await make_lab()
+    order: list[str] = []
+    lab.ctx.on("tools/result", lambda exec, result: order.append(exec.call_id))
+
+    await lab.run(
+        "import asyncio\n"
+        "await asyncio.gather(\n"
+        "    tools.nap({'ms': 200, 'label': 'before'}),\n"
+        "    tools.bash({'command': 'echo hi > marker', 'description': 'touch'}),\n"
+        "    tools.nap({'ms': 1, 'label': 'after'}),\n"
+        ")"
+    )
+
+    assert order == ["rc:code:1", "rc:code:2", "rc:code:3", "rc"]
+    assert (project / "marker").read_text() == "hi\n"
+    assert lab.naps["before"][1] <= lab.naps["after"][0]
+
+
+async def test_contexts_and_conclude_turn_of_inner_calls_reach_the_run_code_result(
+    make_lab: MakeLab,
+) -> None:
+    lab = await make_lab()
+
+    async def note(args: object, exec: ToolRunContext) -> str:
+        exec.defer_context(user_message("remember this"))
+        exec.conclude_turn()
+        return "noted"
+
+    lab.ctx.tools.register(
+        define_tool(
+            name="note",
+            description="Leave a note.",
+            parameters={"type": "object"},
+            output=ToolOutput(),
+            execute=note,
+        )
+    )
+
+    result = await lab.run("return await tools.note({})")
+
+    assert text_of(result) == "noted"
+    assert [text_of_message(m) for m in result.additional_contexts] == ["remember this"]
+    assert result.concludes_turn  # type: ignore[union-attr]
