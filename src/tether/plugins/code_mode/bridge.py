@@ -11,9 +11,11 @@ Design note
 -----------
 Scheduler. One driver task is the ordered lane: it starts calls strictly in submission order —
 `create` + `policy` (pre-execute, approval, guards), never overlapping another call's — and
-launches only the `dispatch` stage concurrently. Consecutive parallel-classified calls overlap up
-to `max_parallel`; an exclusive call waits until nothing started is uncommitted, runs alone, and
-holds the barrier until its commit. Classification is re-read right before each start. Commits
+launches only the `dispatch` stage concurrently (in a task of its own; an exclusive call, or one
+the program awaits alone, is dispatched by the lane itself, since nothing can overlap it).
+Consecutive parallel-classified calls overlap up to `max_parallel`; an exclusive call waits
+until nothing started is uncommitted, runs alone, and holds the barrier until its commit.
+Classification is re-read right before each start. Commits
 (`finalize`/`finish`, contexts forwarded to the outer call, the binding answered, the session
 event) happen in submission order.
 
@@ -83,6 +85,7 @@ class _Sub:
     name: str
     input: ToolExecutionInput
     answer: asyncio.Future[JsonValue]
+    alone: bool = False
     exclusive: bool = False
     call: Call | None = None
     task: asyncio.Task[Dispatched] | None = None
@@ -147,8 +150,11 @@ class DispatchBridge:
 
     # -- the binding function ------------------------------------------------------------------
 
-    def call(self, name: str, raw_args: object) -> asyncio.Future[JsonValue]:
-        """Submit one binding call; the future settles when the call commits (spec §8.3 step 4)."""
+    def call(
+        self, name: str, raw_args: object, *, alone: bool = False
+    ) -> asyncio.Future[JsonValue]:
+        """Submit one binding call; the future settles when the call commits (spec §8.3 step 4).
+        `alone`: nothing else can be submitted until it settles (see `ToolBindings`)."""
         answer: asyncio.Future[JsonValue] = self._loop.create_future()
         answer.add_done_callback(_retrieve)
         over = self._over()
@@ -180,6 +186,7 @@ class DispatchBridge:
                 signal=self._run.signal,
             ),
             answer,
+            alone=alone,
         )
         self._queue.append(sub)
         if self._driver is None:
@@ -294,7 +301,16 @@ class DispatchBridge:
                 sub.result = failure_from(exc)
                 return
         sub.call = prepared.call
-        if prepared.kind == "dispatch":
+        if prepared.kind == "dispatch" and (exclusive or (sub.alone and not self._in_flight)):
+            # Nothing else can start (exclusive) or arrive (alone) before this call commits:
+            # the lane dispatches it itself. The driver task is never cancelled.
+            try:
+                dispatched = await self._tools.dispatch(prepared.call)
+                sub.result = dispatched.result
+                sub.needs_post = dispatched.kind == "post-result"
+            except Exception as exc:  # only an invariant violation reaches here
+                sub.result = failure_from(exc)
+        elif prepared.kind == "dispatch":
             task = self._loop.create_task(
                 self._tools.dispatch(prepared.call), name=f"tool {sub.name} {sub.input.call_id}"
             )

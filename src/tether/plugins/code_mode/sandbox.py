@@ -343,9 +343,10 @@ class _Run:
             )
             return None
         self.calls += 1
-        answer = _as_future(self.bindings.call(name, raw))
+        eager = bool(snap.allow_eager_await)
+        answer = _as_future(self.bindings.call(name, raw, alone=eager))
         self.pending[snap.call_id] = _Pending(name, answer)
-        if snap.allow_eager_await:
+        if eager:
             # Awaited at once while nothing else can run: Monty accepts the answer in the same
             # round trip, but only through `resume_auto`, which awaits `_eager` (our own waiter
             # on the call's future: it owns no work) instead of surfacing a FutureSnapshot.

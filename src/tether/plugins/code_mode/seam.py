@@ -16,7 +16,7 @@ it dispatched; see the bridge).
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Final, Literal, Protocol
 
@@ -68,9 +68,15 @@ class BindingRejected(Exception):
         self.message = message
 
 
-BindingCall = Callable[[str, object], Awaitable[JsonValue]]
-"""`call(name, raw_args)`: resolves with the tool's canonical JSON value or raises
-`BindingRejected`. The runtime awaits it; it never cancels it."""
+class BindingCall(Protocol):
+    """`call(name, raw_args, alone=...)`: resolves with the tool's canonical JSON value or raises
+    `BindingRejected`. The runtime awaits it; it never cancels it. `alone` says the program
+    awaits this call at once and nothing else in the sandbox can run until it settles (so no
+    other call can arrive meanwhile)."""
+
+    def __call__(
+        self, name: str, raw_args: object, *, alone: bool = False
+    ) -> Awaitable[JsonValue]: ...
 
 
 @dataclass(frozen=True, slots=True)
