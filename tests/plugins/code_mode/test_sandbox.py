@@ -27,7 +27,7 @@ from ..shell._support import alive
 
 
 def echo_bindings(*names: str) -> ToolBindings:
-    def call(name: str, args: object) -> asyncio.Future[JsonValue]:
+    def call(name: str, args: object, *, alone: bool = False) -> asyncio.Future[JsonValue]:
         answer: asyncio.Future[JsonValue] = asyncio.get_running_loop().create_future()
         if name == "fail":
             answer.set_exception(BindingRejected("it failed"))

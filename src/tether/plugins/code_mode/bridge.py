@@ -126,6 +126,7 @@ class DispatchBridge:
         self._exclusive_open = False
         self._closing = False
         self._wakeup: asyncio.Future[None] | None = None
+        self._poked = False
         self._driver: asyncio.Task[None] | None = None
         self._session = _session_of(exec.agent)
 
@@ -223,7 +224,9 @@ class DispatchBridge:
 
     def _wake(self, *_: object) -> None:
         wakeup = self._wakeup
-        if wakeup is not None and not wakeup.done():
+        if wakeup is None:
+            self._poked = True  # the lane is busy: it looks again before it next waits
+        elif not wakeup.done():
             wakeup.set_result(None)
 
     async def _drive(self) -> None:
@@ -234,7 +237,8 @@ class DispatchBridge:
             await self._commit_ready()
             if self._closing and not self._queue and not self._started:
                 return
-            if self._startable():
+            if self._poked or self._startable():
+                self._poked = False
                 continue
             # Woken by a submission, a dispatch settling (its done callback) or settlement.
             wakeup = self._wakeup = self._loop.create_future()
@@ -244,10 +248,15 @@ class DispatchBridge:
                 self._wakeup = None
 
     def _startable(self) -> bool:
-        if not self._queue or self._run.signal.aborted:
+        """Whether the lane has work now: a commit, an abandonment or a start."""
+        if self._started:
+            first = self._started[0]
+            if first.result is not None or (first.task is not None and first.task.done()):
+                return True  # something to commit
+        if not self._queue:
             return False
-        if self._started and self._started[0].result is not None:
-            return True  # something to commit first
+        if self._run.signal.aborted:
+            return True  # queued calls to abandon
         exclusive = self._tools.execution_mode(self._queue[0].input) == "exclusive"
         return self._can_start(exclusive)
 
