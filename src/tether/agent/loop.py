@@ -382,11 +382,29 @@ class Agent:
             session.append(REQUEST_CONTEXT, context)
             self._last_context = context
 
+    def _system_prompt(self) -> str:
+        """The configured (or default) prompt, then the sections of the `prompt_sections`
+        service (Code Mode's `tools:code-only` and `tools:sdk`), each after a blank line."""
+        base = self.settings.system_prompt or default_system_prompt(self.settings.cwd)
+        if self._ctx is None:  # an agent without a context has no prompt sections
+            return base
+        provider = self._ctx.get("prompt_sections")
+        mode = getattr(self.tools, "mode", "native")
+        if provider is None:
+            if mode != "native":
+                raise RuntimeError(
+                    f'tools: mode "{mode}" requires a code runtime — mount '
+                    'tether.plugins.code_mode.plugin or set the tools mode to "native"'
+                )
+            return base
+        sections: list[str] = provider.sections(self)  # type: ignore[attr-defined]
+        return "\n\n".join([base, *(section for section in sections if section)])
+
     async def _step(self, turn: int, step: int, signal: AbortSignal) -> tuple[str, str]:
         session = self.session
         request = LlmRequest(
             messages=session.messages(),
-            system=self.settings.system_prompt or default_system_prompt(self.settings.cwd),
+            system=self._system_prompt(),
             tools=self.tools.schemas(),
             max_tokens=self.settings.max_tokens,
             session_id=session.id,

@@ -8,6 +8,7 @@ stderr. The library never reads config files; only this boot path does.
 from __future__ import annotations
 
 import importlib.util
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -33,6 +34,7 @@ BUILTINS: tuple[tuple[str, str], ...] = (
     ("hooks-claude-code", "tether.plugins.hooks.claude_code"),
     ("permissions", "tether.plugins.permissions.plugin:Permissions"),
     ("approval", "tether.plugins.approval.service:Approval"),
+    ("code-mode", "tether.plugins.code_mode.plugin"),
     ("llm", "tether.agent.llm.plugin"),
     ("mcp", "tether.plugins.mcp"),
 )
@@ -62,8 +64,18 @@ def builtin_entries(
 ) -> list[PluginEntry]:
     """The built-in entries that exist in this installation, configured for `cwd`; `agent` adds
     the ones that police a model's calls (`AGENT_ONLY`); `keep_spill_files` is the shell's (for a
-    command that prints a result and exits)."""
-    entries = [PluginEntry(id="tools", name="tools", plugin=ToolRuntime, origin="built-in")]
+    command that prints a result and exits). `TETHER_TOOLS_MODE` (native | code | both) is the
+    registry's presentation mode."""
+    mode = os.environ.get("TETHER_TOOLS_MODE", "").strip()
+    entries = [
+        PluginEntry(
+            id="tools",
+            name="tools",
+            plugin=ToolRuntime,
+            config={"mode": mode} if mode else {},
+            origin="built-in",
+        )
+    ]
     for plugin_id, module in BUILTINS:
         if plugin_id in AGENT_ONLY and not agent:
             continue

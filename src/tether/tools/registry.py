@@ -7,6 +7,11 @@ the agent loop drives (`prepare`/`dispatch`/`finalize`/`finish`, inherited from
 are undone when it is disposed. Mounting the service provides `ctx.tools` and nothing else: no
 tools, listeners, guards or approval service.
 
+Presentation modes (spec §8.1, config `mode`): `native` (the default) sends every visible
+schema but `run_code`; `code` sends only `run_code` and refuses a model-direct call (no `parent`)
+to any other visible tool with `UNKNOWN_TOOL` and the route message; `both` sends everything.
+`run_code` itself is registered by the Code Mode plugin (`tether.plugins.code_mode`).
+
 Not yet here (see the README's roadmap): agent-scoped layers and `restrict()`; every call sees
 the global layer.
 
@@ -25,16 +30,47 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable
-from typing import ClassVar, Literal
+from typing import ClassVar, Final, Literal
 
+from pydantic import BaseModel, ConfigDict
+
+from ..core.errors import HarnessError
 from ..core.json import JsonValue, NotLosslessJson, snapshot, thaw
 from ..core.timeout import format_ms
 from ..kernel import Context, Service
 from .definition import ToolDefinition, ToolOutput, timeout_too_long
 from .execution import Call, ToolExecution, ToolExecutionInput
 from .pipeline import Pipeline
+from .results import ToolExecutionResult, failure_from
 
-__all__ = ["ToolGuard", "ToolRuntime"]
+__all__ = ["RUN_CODE", "PresentationMode", "ToolGuard", "ToolRuntime", "ToolsConfig"]
+
+RUN_CODE: Final = "run_code"
+"""The Code Mode transport tool: never bound inside programs; the only tool in `code` mode."""
+
+PresentationMode = Literal["native", "code", "both"]
+
+
+class ToolsConfig(BaseModel):
+    """`ctx.tools` config: `mode` is the presentation mode (see the module docstring)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mode: PresentationMode = "native"
+
+
+class _CodeOnlyRoute(HarnessError):
+    """A model-direct call to a tool that `code` mode reaches only from a program."""
+
+    name = "ToolNotFoundError"
+
+    def __init__(self, tool_name: str) -> None:
+        super().__init__(
+            f'unknown tool "{tool_name}": only `run_code` is callable directly — call '
+            f"`{tool_name}` from inside a `run_code` program instead",
+            "UNKNOWN_TOOL",
+        )
+
 
 _log = logging.getLogger("tether.tools")
 
@@ -70,8 +106,12 @@ class ToolRuntime(Service, Pipeline):
     """`ctx.tools`. Mount with `await ctx.plugin(ToolRuntime)`."""
 
     name: ClassVar[str] = "tools"
+    Config: ClassVar[type[ToolsConfig]] = ToolsConfig
 
     def __init__(self, ctx: Context, config: object = None) -> None:
+        self.mode: PresentationMode = config.mode if isinstance(config, ToolsConfig) else "native"
+        if self.mode == "code":  # only then: the native path keeps its plain `_create`
+            self._create = self._create_code_only  # type: ignore[method-assign]
         self._ctx = ctx
         self._bus = ctx
         self._table = ctx._listeners
@@ -186,10 +226,14 @@ class ToolRuntime(Service, Pipeline):
         return list(self._tools)
 
     def schemas(self, agent: object | None = None) -> list[dict[str, JsonValue]]:
-        """`{"name", "description", "parameters"}` per visible tool, in registration order; a
-        fresh deep copy each time. Never a callback, `timeout_ms` or output schema."""
+        """`{"name", "description", "parameters"}` per tool the model is sent, in registration
+        order; a fresh deep copy each time. Never a callback, `timeout_ms` or output schema.
+        Which tools depends on the presentation mode (see the module docstring)."""
         out: list[dict[str, JsonValue]] = []
+        mode = self.mode
         for defn in self._tools.values():
+            if (defn.name == RUN_CODE) != (mode == "code") and mode != "both":
+                continue
             cached = self._schemas.get(id(defn))
             if cached is None or cached[0] is not defn:
                 try:
@@ -205,6 +249,19 @@ class ToolRuntime(Service, Pipeline):
                 {"name": defn.name, "description": defn.description, "parameters": thaw(cached[1])}
             )
         return out
+
+    def _create_code_only(
+        self, input: ToolExecutionInput
+    ) -> tuple[Call, ToolExecutionResult | None]:
+        """`_create` under `code` mode (spec tool-runtime §1.1 step 9): a model-direct call to a
+        visible tool other than `run_code` ends here, before any policy stage."""
+        call, early = Pipeline._create(self, input)
+        if early is not None or call.parent is not None or call.name == RUN_CODE:
+            return call, early
+        if self._visible(call.name, call.agent) is None:
+            return call, None
+        call.finalizer = None
+        return call, failure_from(_CodeOnlyRoute(call.name))
 
     # -- guards --------------------------------------------------------------------------------
 

@@ -30,6 +30,8 @@ __all__ = [
     "APPROVAL_DECIDED",
     "ASSISTANT_CHUNK",
     "ASSISTANT_MESSAGE",
+    "CODE_DISPATCH",
+    "CODE_DISPATCH_START",
     "DURABLE_TYPES",
     "FORMAT_VERSION",
     "HOOK_INVOKED",
@@ -70,6 +72,11 @@ ASSISTANT_MESSAGE: Final = (
 TOOL_CALL: Final = "tool/call"  # {turn, step, call_id, name, arguments (raw string)}
 TOOL_RESULT: Final = "tool/result"  # {turn, step, message, error?: {name, code}, meta?} (surface)
 TODO_WRITE: Final = "todo/write"  # {todos}
+# Code Mode's nested calls, children of the `run_code` call `parent_call_id`:
+# {root_call_id, parent_call_id, sub_call_id, name, arguments}
+CODE_DISPATCH_START: Final = "tool/code-dispatch-start"
+# the same keys plus the result's durable form: {is_error, content, error?, meta?}
+CODE_DISPATCH: Final = "tool/code-dispatch"
 REQUEST_HEADER: Final = "request/header"  # {header: {config, system?, tools?}, reason}
 REQUEST_CONTEXT: Final = "request/context"  # {provider, model, context_window?}
 SESSION_END_SEED: Final = "session/end-seed"  # {}

@@ -15,6 +15,10 @@ assistant messages, in model order, then any recorded `tool/call` no block names
 Results are error results (`is_error: true`) with message id
 `interrupted-tool-result-<call_id>-<seq>`; seqs continue the log and `time` repeats the last
 event's time.
+
+Code Mode children: every `tool/code-dispatch-start` of the open turn without its
+`tool/code-dispatch` gets one, `TOOL_OUTCOME_UNKNOWN` (citing the start's seq), before the
+results of the model calls — so an open `run_code` closes after its children.
 """
 
 from __future__ import annotations
@@ -88,6 +92,7 @@ def interrupted_turn_closers(
     step: tuple[int, int] | None = None
     pending: dict[str, _Pending] = {}  # insertion order: blocks in model order, then calls
     answered: set[str] = set()
+    children: dict[str, SessionEvent] = {}  # open Code Mode sub-calls by sub_call_id
     for event in events:
         data = event.data
         match event.type:
@@ -95,6 +100,7 @@ def interrupted_turn_closers(
                 turn, closed, step = _int(data.get("turn"), 0), False, None
                 pending.clear()
                 answered.clear()
+                children.clear()
             case ev.TURN_END:
                 closed, step = True, None
             case ev.STEP_START:
@@ -117,11 +123,29 @@ def interrupted_turn_closers(
                 answer = result_call_id(data)
                 if answer is not None:
                     answered.add(answer)
+            case ev.CODE_DISPATCH_START:
+                if isinstance(data.get("sub_call_id"), str):
+                    children[str(data.get("sub_call_id"))] = event
+            case ev.CODE_DISPATCH:
+                children.pop(str(data.get("sub_call_id")), None)
     if turn is None:
         return []
     seq = events[-1].seq + 1 if events else 0
     when = events[-1].time if events else 0
     closers: list[SessionEvent] = []
+    for start in children.values():
+        outcome: dict[str, object] = {
+            **start.data,
+            "is_error": True,
+            "content": [{"type": "text", "text": OUTCOME_UNKNOWN_TEXT}],
+            "error": {
+                "message": OUTCOME_UNKNOWN_TEXT,
+                "info": {"name": "ToolOutcomeUnknownError", "code": TOOL_OUTCOME_UNKNOWN},
+            },
+        }
+        child = FrozenDict(outcome)
+        closers.append(SessionEvent(ev.CODE_DISPATCH, seq, when, child, (start.seq,)))
+        seq += 1
     for call_id, entry in pending.items():
         if call_id in answered:
             continue

@@ -10,15 +10,21 @@ processes and files in a temporary workspace, and the durable session log. It sh
 3. a tool with a declared `timeout_ms` that overruns it and ends as `TOOL_TIMEOUT`;
 4. a turn cancelled mid-tool (what Ctrl-C does): the running `bash sleep` ends `ABORTED` with its
    process group gone; the call after it never started and is `ABORTED_BEFORE_DISPATCH`;
-5. the session log summary and `sessions check`.
+5. one Code Mode turn: the model writes a `run_code` program that gathers two reads, runs a
+   bash call and returns only the numbers it needs; the inner calls go through the same pipeline
+   (they are logged as children of the `run_code` call) and only the program's output reaches
+   the model. The tools mode is `both`, so the model also gets the `tools:sdk` stubs;
+6. the session log summary and `sessions check`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import tempfile
 from contextlib import AsyncExitStack
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -28,7 +34,7 @@ from rich.console import Console
 
 from ...agent.llm import LlmConfig
 from ...agent.llm.plugin import build_llm
-from ...agent.loop import Agent, AgentEvent, AgentSettings, ToolStarted
+from ...agent.loop import Agent, AgentEvent, AgentSettings, ToolFinished, ToolStarted
 from ...agent.session import SessionStore
 from ...core.signals import AbortController
 from ...kernel import Context, PluginEntry, TetherConfig, boot
@@ -90,6 +96,30 @@ _DEMO_SKIPS = frozenset({"llm", "hooks-claude-code", "permissions", "approval"})
 permission rules must not run (or prompt) inside it."""
 
 
+_PROGRAM = (
+    "import asyncio\n"
+    "notes, code = await asyncio.gather(\n"
+    "    tools.read({'file_path': 'NOTES.md'}),\n"
+    "    tools.read({'file_path': 'inventory.py'}),\n"
+    ")\n"
+    "levels = await tools.bash({'command': 'tail -n +2 levels.csv', 'description': 'stock rows'})\n"
+    "rows = [line.split(',') for line in levels['stdout']['text'].split()]\n"
+    "print(len(notes['lines']), 'lines of notes,', len(code['lines']), 'lines of code')\n"
+    "return {item: int(count) for item, count in rows}\n"
+)
+_PROGRAM_ARGS = {"code": _PROGRAM, "description": "Count files and read stock levels"}
+
+
+def _demo_entry(entry: PluginEntry, workspace: Path) -> PluginEntry:
+    """Tools in `both` mode (native schemas, `run_code` and the `tools:sdk` stubs); the shell
+    runs commands in the workspace."""
+    if entry.id == "tools":
+        return replace(entry, config={"mode": "both"})
+    if entry.id == "shell":
+        return replace(entry, config={**entry.config, "cwd": str(workspace)})
+    return entry
+
+
 def _script() -> list[object]:
     return [
         # turn 1
@@ -121,6 +151,9 @@ def _script() -> list[object]:
             ),
             ("call_after", "read", '{"file_path": "levels.csv"}'),
         ),
+        # turn 3: one program instead of three model round trips
+        tool_calls_reply(("call_code", "run_code", json.dumps(_PROGRAM_ARGS))),
+        text_reply("Stock levels: bolts 120, nuts 80 (from one run_code program)."),
     ]
 
 
@@ -132,7 +165,7 @@ async def _run(console: Console, workspace: Path, home: Path) -> int:
         ctx = Context()
         stack.push_async_callback(ctx.dispose)
         entries = [
-            e
+            _demo_entry(e, workspace)
             for e in builtin_entries(workspace)
             if e.id not in _DEMO_SKIPS and "web" not in (e.id or "")
         ] + [PluginEntry(id="demo-tools", name="demo-tools", plugin=_DemoTools, origin="demo")]
@@ -151,6 +184,9 @@ async def _run(console: Console, workspace: Path, home: Path) -> int:
             renderer(event)
             if isinstance(event, ToolStarted) and event.call_id == "call_long_job":
                 asyncio.get_running_loop().call_later(0.7, _abort, console, controller)
+            if isinstance(event, ToolFinished) and event.call_id == "call_code":
+                seen = " ".join(str(b.get("text", "")) for b in event.result.content)
+                console.print(f"[dim]  what the model sees of the program: {seen}[/dim]")
 
         agent = Agent(
             tools=ctx.tools.runtime,
@@ -158,6 +194,7 @@ async def _run(console: Console, workspace: Path, home: Path) -> int:
             session=session,
             settings=AgentSettings(cwd=workspace),
             on_event=on_event,
+            ctx=ctx,
         )
         console.rule("[bold]turn 1[/bold] · parallel reads, bash, a tool that overruns its budget")
         console.print(
@@ -184,6 +221,14 @@ async def _run(console: Console, workspace: Path, home: Path) -> int:
             + ("[red]still running[/red]" if survivors else "its process group is gone")
             + "[/dim]\n"
         )
+
+        console.rule("[bold]turn 3[/bold] · Code Mode: one program, three tool calls")
+        console.print("[dim]user › What are the stock levels? Use one program.[/dim]")
+        third = await agent.run_turn(
+            "What are the stock levels? Use one program.", signal=AbortController().signal
+        )
+        renderer.end_turn()
+        console.print(f"[dim]turn 3 ended: {third.kind}[/dim]\n")
         session_id = session.id
         session.close()
 
@@ -196,7 +241,7 @@ async def _run(console: Console, workspace: Path, home: Path) -> int:
             "\n[dim]The model was a scripted local server; the tools, processes, files, policy "
             f"and log were real. Workspace: {workspace}  Sessions: {home / 'sessions'}[/dim]"
         )
-        ok = first.completed and second.kind == "aborted" and status == 0
+        ok = first.completed and second.kind == "aborted" and third.completed and status == 0
         return 0 if ok else 1
 
 

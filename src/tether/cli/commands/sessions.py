@@ -77,6 +77,14 @@ def _describe(event: SessionEvent) -> str | None:
             source = message.get("source") if isinstance(message, dict) else None
             call_id = source.get("call_id") if isinstance(source, dict) else "?"
             return f"    result {call_id} {status}"
+        case "tool/code-dispatch-start":
+            arguments = json.dumps(data.get("arguments"), ensure_ascii=False)[:60]
+            return f"      call {data.get('sub_call_id')} {data.get('name')} {arguments}"
+        case "tool/code-dispatch":
+            error = data.get("error")
+            info = error.get("info") if isinstance(error, dict) else None
+            status = info.get("code") if isinstance(info, dict) else "error" if error else "ok"
+            return f"      result {data.get('sub_call_id')} {status}"
         case "hook/result":
             return f"    hook {data.get('handler_id')} {data.get('decision')}"
         case "approval/decided":

@@ -1,0 +1,76 @@
+"""The `code-mode` plugin: provides `ctx.code_runtime` (Monty) and `ctx.prompt_sections` (the
+`tools:sdk` stubs), and registers `run_code`. Which tools the model is sent is the registry's
+presentation mode (`{id: tools, config: {mode: code}}`, or `TETHER_TOOLS_MODE` in the CLI).
+
+Config (never model-facing): the runtime budgets of `CodeBudgets`, `max_parallel_calls` (inner
+calls overlapping in one run; `1` is serial) and `timeout_ms` (the `run_code` call's own budget,
+enforced by the timeout policy like any tool's; none by default). The `pydantic_monty` import
+happens on the first run, so this module imports without the `code-mode` extra.
+
+Mount: `await ctx.plugin(tether.plugins.code_mode.plugin, {...})`; in a config file,
+`{id: code-mode, name: tether.plugins.code_mode.plugin}`.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ...kernel import Context
+from ...tools.registry import ToolRuntime
+from .sandbox import MontyRuntime
+from .sdk import prompt_sections
+from .seam import CodeBudgets
+from .tool import run_code_tool
+
+__all__ = ["CodeModeConfig", "Config", "PromptSections", "apply", "inject", "name"]
+
+name: Final = "code-mode"
+inject: Final = ("tools",)
+
+
+class CodeModeConfig(BaseModel):
+    """See the module docstring."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    compute_ms: float = Field(default=60_000, gt=0, allow_inf_nan=False)
+    max_wall_ms: float = Field(default=600_000, gt=0, le=2_147_483_647, allow_inf_nan=False)
+    max_calls: int = Field(default=100, ge=1)
+    max_memory_mb: float = Field(default=256, gt=0, allow_inf_nan=False)
+    max_output_bytes: int = Field(default=1_048_576, ge=1)
+    max_parallel_calls: int = Field(default=10, ge=1)
+    timeout_ms: float | None = Field(default=None, gt=0, le=2_147_483_647, allow_inf_nan=False)
+
+
+Config = CodeModeConfig
+
+
+class PromptSections:
+    """`ctx.prompt_sections`: the system prompt sections the presentation mode asks for."""
+
+    def __init__(self, tools: ToolRuntime) -> None:
+        self._tools = tools
+
+    def sections(self, agent: object | None = None) -> list[str]:
+        """`tools:code-only` (code mode) and `tools:sdk` (code and both), for `agent`."""
+        return prompt_sections(self._tools, agent)
+
+
+def apply(ctx: Context, config: CodeModeConfig) -> None:
+    """Provide `ctx.code_runtime` and register `run_code` (both undone on dispose)."""
+    budgets = CodeBudgets(
+        compute_ms=config.compute_ms,
+        max_wall_ms=config.max_wall_ms,
+        max_calls=config.max_calls,
+        max_memory_mb=config.max_memory_mb,
+        max_output_bytes=config.max_output_bytes,
+    )
+    ctx.provide("code_runtime", MontyRuntime(budgets))
+    ctx.provide("prompt_sections", PromptSections(ctx.tools.runtime))
+    ctx.tools.register(
+        run_code_tool(
+            ctx, max_parallel_calls=config.max_parallel_calls, timeout_ms=config.timeout_ms
+        )
+    )
