@@ -19,6 +19,7 @@ from ..core.errors import error_message
 from .commands import agent as agent_commands
 from .commands import demo as demo_commands
 from .commands import sessions as sessions_commands
+from .commands import temporal as temporal_commands
 from .commands import tools as tools_commands
 
 __all__ = ["app", "main", "run"]
@@ -33,6 +34,8 @@ app.command(agent_commands.chat, name="chat")
 app.command(demo_commands.demo, name="demo")
 app.command(tools_commands.app, name="tools")
 app.command(sessions_commands.app, name="sessions")
+app.command(temporal_commands.worker, name="worker")
+app.command(temporal_commands.app, name="temporal")
 
 
 def _escape_unencodable() -> None:
