@@ -24,8 +24,8 @@ import pytest
 
 pytest.importorskip("temporalio")
 
-from tether.temporal.devserver import DevServer, find_temporal  # noqa: E402
-from tether.testing.scripted_model import Script, ScriptedModelServer  # noqa: E402
+from tether.temporal.devserver import DevServer, find_temporal
+from tether.testing.scripted_model import Script, ScriptedModelServer
 
 TETHER = Path(sys.executable).parent / "tether"
 _T = TypeVar("_T")
@@ -106,7 +106,9 @@ class Cluster:
         env.update(extra)
         return env
 
-    def spawn_worker(self, queue: str, workspace: Path, name: str, *, wait: bool = True) -> WorkerProcess:
+    def spawn_worker(
+        self, queue: str, workspace: Path, name: str, *, wait: bool = True
+    ) -> WorkerProcess:
         workspace.mkdir(parents=True, exist_ok=True)
         log = self.root / f"worker-{name}.log"
         argv = [
@@ -135,8 +137,11 @@ class Cluster:
             )
         worker = WorkerProcess(process, queue, workspace, log)
         if wait:
-            wait_for(lambda: b" polls " in log.read_bytes() or process.poll() is not None,
-                     timeout_s=45, what=f"worker {name} to poll")
+            wait_for(
+                lambda: b" polls " in log.read_bytes() or process.poll() is not None,
+                timeout_s=45,
+                what=f"worker {name} to poll",
+            )
             if process.poll() is not None:
                 raise AssertionError(f"worker {name} exited: {log.read_text()}")
         return worker

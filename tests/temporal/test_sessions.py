@@ -24,9 +24,9 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
 
-from tether.agent.loop import Agent, AgentSettings
 from tether.agent.llm import LlmConfig
 from tether.agent.llm.plugin import build_llm
+from tether.agent.loop import Agent, AgentSettings
 from tether.agent.session import SessionStore
 from tether.cli.boot import start
 from tether.cli.policy import apply_flags
@@ -62,9 +62,7 @@ async def open_session(
 ) -> tuple[Client, WorkflowHandle[Any, Any]]:
     client = await connect(cluster.address)
     session_id = f"t-{uuid.uuid4().hex[:12]}"
-    handle = await sessions.start_session(
-        client, SessionSpec(session_id, **spec), task_queue=queue
-    )
+    handle = await sessions.start_session(client, SessionSpec(session_id, **spec), task_queue=queue)
     return client, handle
 
 
@@ -125,7 +123,10 @@ async def test_a_turn_with_parallel_reads_and_a_bash_call_projects_like_a_local_
     cluster.model.push(*TURN_SCRIPT)
     _, handle = await open_session(cluster)
     result = await sessions.run_turn(handle, "read a and b, then run bash")
-    assert (result.reason, result.text) == ({"kind": "completed"}, "Both read; bash said from-bash.")
+    assert (result.reason, result.text) == (
+        {"kind": "completed"},
+        "Both read; bash said from-bash.",
+    )
 
     store = SessionStore(tmp_path / "sessions")
     with store.create(session_id="projected", cwd=main_worker.workspace) as log:
@@ -136,7 +137,9 @@ async def test_a_turn_with_parallel_reads_and_a_bash_call_projects_like_a_local_
     async with ScriptedModelServer(*TURN_SCRIPT) as local_model:
         ctx = await start(cwd=main_worker.workspace, agent=True)
         apply_flags(ctx, yolo=True, allow=())
-        llm = build_llm(LlmConfig(provider="openai", base_url=local_model.base_url, model="scripted"))
+        llm = build_llm(
+            LlmConfig(provider="openai", base_url=local_model.base_url, model="scripted")
+        )
         try:
             with store.create(session_id="local", cwd=main_worker.workspace) as local_log:
                 agent = Agent(
@@ -172,8 +175,11 @@ async def test_an_abort_mid_bash_sleep_is_aborted_with_the_group_gone_and_the_si
     _, handle = await open_session(cluster)
     turn = asyncio.create_task(sessions.run_turn(handle, "run the long job"))
     pgid_file = ws / "abort-pgid.txt"
-    await eventually(lambda: pgid_file.exists() and pgid_file.read_text().strip(),
-                     timeout_s=30, what="the bash command to start")
+    await eventually(
+        lambda: pgid_file.exists() and pgid_file.read_text().strip(),
+        timeout_s=30,
+        what="the bash command to start",
+    )
     pgid = int(pgid_file.read_text())
     await sessions.abort_turn(handle, "user")
     result: TurnResult = await asyncio.wait_for(turn, 30)
@@ -225,15 +231,20 @@ async def test_a_worker_killed_mid_tool_is_one_outcome_unknown_and_the_next_turn
 ) -> None:
     heartbeat_timeout_s = 2.0
     cluster.model.push(
-        tool_calls_reply(bash("doomed", 'echo "$TETHER_TEST_WORKER $$" > ../kill-marker.txt; sleep 30')),
+        tool_calls_reply(
+            bash("doomed", 'echo "$TETHER_TEST_WORKER $$" > ../kill-marker.txt; sleep 30')
+        ),
         text_reply("The job's outcome is unknown."),
         text_reply("Second turn, still here."),
     )
     marker = cluster.root / "kill-marker.txt"
     _, handle = await open_session(cluster, "kill", heartbeat_timeout_s=heartbeat_timeout_s)
     turn = asyncio.create_task(sessions.run_turn(handle, "run the doomed job"))
-    await eventually(lambda: marker.exists() and marker.read_text().strip(), timeout_s=30,
-                     what="the doomed command to start")
+    await eventually(
+        lambda: marker.exists() and marker.read_text().strip(),
+        timeout_s=30,
+        what="the doomed command to start",
+    )
     name, pgid = marker.read_text().split()
     victim = next(w for w in kill_workers if w.log.name == f"worker-{name}.log")
     try:
@@ -245,7 +256,9 @@ async def test_a_worker_killed_mid_tool_is_one_outcome_unknown_and_the_next_turn
         assert first.reason == {"kind": "completed"}
         history = await handle.fetch_history()
         (timed_out,) = [
-            e for e in history.events if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT
+            e
+            for e in history.events
+            if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT
         ]
         noticed = timed_out.event_time.ToDatetime().timestamp() - killed_at
         assert noticed <= heartbeat_timeout_s + 1.0

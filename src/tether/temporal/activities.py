@@ -306,4 +306,3 @@ async def _to_quiescence(
 
 def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:200] or "_"
-

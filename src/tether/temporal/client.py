@@ -35,7 +35,8 @@ async def start_session(
 
 async def run_turn(handle: WorkflowHandle[Any, Any], prompt: str) -> TurnResult:
     """Run one turn (a Workflow Update) and return how it ended."""
-    return await handle.execute_update("run_turn", prompt, result_type=TurnResult)
+    result: TurnResult = await handle.execute_update("run_turn", prompt, result_type=TurnResult)
+    return result
 
 
 async def abort_turn(handle: WorkflowHandle[Any, Any], reason: str = "user") -> None:
@@ -49,4 +50,5 @@ async def close_session(handle: WorkflowHandle[Any, Any]) -> None:
 
 async def log_entries(handle: WorkflowHandle[Any, Any], start: int = 0) -> list[LogEntry]:
     """The session's log entries from `start` on (a Query)."""
-    return await handle.query("log", start, result_type=list[LogEntry])
+    entries: list[LogEntry] = await handle.query("log", start, result_type=list[LogEntry])
+    return entries

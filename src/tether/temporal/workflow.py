@@ -250,12 +250,14 @@ class SessionWorkflow:
         if not handle.done():
             handle.cancel()
         try:
-            return await handle
+            output: LlmStepOutput = await handle
+            return output
         except (ActivityError, asyncio.CancelledError) as exc:
             if self._abort is not None:
                 raise _Aborted from None
             detail = str(exc.cause) if isinstance(exc, ActivityError) else "cancelled"
-            raise _Failed({"message": f"model step failed: {detail}", "code": "LLM_STEP_FAILED"})
+            failure = {"message": f"model step failed: {detail}", "code": "LLM_STEP_FAILED"}
+            raise _Failed(failure) from None
 
     # -- the step scheduler --------------------------------------------------------------------
 
@@ -319,7 +321,9 @@ class SessionWorkflow:
                     and next_start < n
                     and len(in_flight) < spec.max_parallel_tool_calls
                 ):
-                    if next_start > first and (not parallel or calls[next_start].mode != "parallel"):
+                    if next_start > first and (
+                        not parallel or calls[next_start].mode != "parallel"
+                    ):
                         group_open = False  # an exclusive call is a barrier
                         break
                     start(next_start)
@@ -327,8 +331,10 @@ class SessionWorkflow:
                 if not in_flight:
                     break
                 await workflow.wait_condition(
-                    lambda: any(h.done() for h in in_flight.values())
-                    or (self._abort is not None and len(cancelling) < len(in_flight))
+                    lambda: (
+                        any(h.done() for h in in_flight.values())
+                        or (self._abort is not None and len(cancelling) < len(in_flight))
+                    )
                 )
                 if self._abort is not None:
                     for index, handle in in_flight.items():

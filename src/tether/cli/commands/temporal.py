@@ -60,9 +60,7 @@ async def worker(
     namespace: Annotated[str, cyclopts.Parameter(name="--namespace")] = "default",
     yolo: Annotated[bool, cyclopts.Parameter(name="--yolo", negative=())] = False,
     allow: Annotated[tuple[str, ...], cyclopts.Parameter(name="--allow", negative=())] = (),
-    heartbeat_throttle_s: Annotated[
-        float, cyclopts.Parameter(name="--heartbeat-throttle-s")
-    ] = 0.5,
+    heartbeat_throttle_s: Annotated[float, cyclopts.Parameter(name="--heartbeat-throttle-s")] = 0.5,
     sticky_timeout_s: Annotated[float, cyclopts.Parameter(name="--sticky-timeout-s")] = 10.0,
     graceful_s: Annotated[float, cyclopts.Parameter(name="--graceful-s")] = 30.0,
 ) -> int:
@@ -143,9 +141,7 @@ async def run(
     tool_task_queue: Annotated[str | None, cyclopts.Parameter(name="--tool-task-queue")] = None,
     session: Annotated[str | None, cyclopts.Parameter(name="--session")] = None,
     namespace: Annotated[str, cyclopts.Parameter(name="--namespace")] = "default",
-    heartbeat_timeout_s: Annotated[
-        float, cyclopts.Parameter(name="--heartbeat-timeout-s")
-    ] = 10.0,
+    heartbeat_timeout_s: Annotated[float, cyclopts.Parameter(name="--heartbeat-timeout-s")] = 10.0,
 ) -> int:
     """Run one turn of a durable session on the Temporal cluster at ADDRESS; print the answer.
 
@@ -169,8 +165,10 @@ async def run(
     store = SessionStore()
     session_id = session or new_session_id()
     try:
-        log = store.open(session_id) if store.exists(session_id) else store.create(
-            session_id=session_id, cwd=Path.cwd(), origin="temporal"
+        log = (
+            store.open(session_id)
+            if store.exists(session_id)
+            else store.create(session_id=session_id, cwd=Path.cwd(), origin="temporal")
         )
     except SessionError as exc:
         sys.stderr.write(f"tether: {exc}\n")
