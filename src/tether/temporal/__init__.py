@@ -14,3 +14,5 @@ the submodules that need it, so `import tether.temporal` works without the extra
 
 See docs/temporal.md.
 """
+
+__all__: list[str] = []
