@@ -22,6 +22,7 @@ import json
 import os
 import socket
 from collections.abc import Coroutine
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TypeVar, cast
 
@@ -56,7 +57,7 @@ from .payloads import (
     ToolCallOutput,
 )
 
-__all__ = ["DEFAULT_SPILL_BYTES", "TetherActivities", "plain"]
+__all__ = ["DEFAULT_SPILL_BYTES", "TetherActivities", "WorkerAgent", "plain"]
 
 DEFAULT_SPILL_BYTES: Final = 512 * 1024
 """Results whose JSON is larger are spilled (Temporal's payload limit is 2 MB, and every result
@@ -75,6 +76,15 @@ def plain(value: object) -> Any:
     return value
 
 
+@dataclass(frozen=True, slots=True)
+class WorkerAgent:
+    """What a tool sees as `exec.agent` on a worker: the workspace (`cwd`, against which `bash`
+    resolves its workdir) and the session the call belongs to."""
+
+    cwd: Path
+    session_id: str
+
+
 class TetherActivities:
     """The activities over one booted `Context` (`ctx.tools`, and `llm` for model steps)."""
 
@@ -86,6 +96,7 @@ class TetherActivities:
         worker_name: str | None = None,
         spill_dir: Path | None = None,
         spill_bytes: int = DEFAULT_SPILL_BYTES,
+        heartbeat_every_s: float = 0.25,
     ) -> None:
         view = ctx.get("tools")
         tools = view.runtime if isinstance(view, ToolsView) else view
@@ -99,6 +110,7 @@ class TetherActivities:
         self.worker_name = worker_name or f"{socket.gethostname()}:{os.getpid()}"
         self.spill_dir = spill_dir
         self.spill_bytes = spill_bytes
+        self.heartbeat_every_s = heartbeat_every_s
 
     # -- tool calls ----------------------------------------------------------------------------
 
@@ -111,8 +123,11 @@ class TetherActivities:
             name=input.name,
             arguments=parse_arguments(input.arguments),
             signal=controller.signal,
+            agent=WorkerAgent(self.cwd, input.session_id),
         )
-        result, cancelled = await _to_quiescence(self.tools.execute(call), controller)
+        result, cancelled = await _to_quiescence(
+            self.tools.execute(call), controller, self.heartbeat_every_s
+        )
         return self._output(input, result, cancelled)
 
     def _output(
@@ -169,7 +184,9 @@ class TetherActivities:
         """One model call (the `Llm` keeps its idle watchdog and retry policy); heartbeats while
         it streams; a Temporal cancel closes the stream and returns the partial message."""
         controller = AbortController()
-        output, _ = await _to_quiescence(self._llm_step(input, controller.signal), controller)
+        output, _ = await _to_quiescence(
+            self._llm_step(input, controller.signal), controller, self.heartbeat_every_s
+        )
         return output
 
     async def _llm_step(self, input: LlmStepInput, signal: AbortSignal) -> LlmStepOutput:
@@ -270,20 +287,22 @@ async def _heartbeat(every_s: float) -> None:
         await asyncio.sleep(every_s)
 
 
-def _heartbeat_interval() -> float:
+def _heartbeat_interval(every_s: float) -> float:
+    """`every_s` (the worker's throttle / 2: a cancel is delivered on the next heartbeat the
+    SDK sends), but at least 4 beats per `heartbeat_timeout`."""
     timeout = activity.info().heartbeat_timeout
     if timeout is None:
-        return 1.0
-    return max(0.05, min(1.0, timeout.total_seconds() / 4))
+        return every_s
+    return max(0.05, min(every_s, timeout.total_seconds() / 4))
 
 
 async def _to_quiescence(
-    work: Coroutine[Any, Any, _T], controller: AbortController
+    work: Coroutine[Any, Any, _T], controller: AbortController, every_s: float
 ) -> tuple[_T, bool]:
     """Run `work` in its own task beside a heartbeat task; a cancel of the activity aborts
     `controller` and `work` is still awaited. Returns its value and whether a cancel came."""
     body = asyncio.create_task(work)
-    beat = asyncio.create_task(_heartbeat(_heartbeat_interval()))
+    beat = asyncio.create_task(_heartbeat(_heartbeat_interval(every_s)))
     cancelled = False
     try:
         while True:

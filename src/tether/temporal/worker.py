@@ -97,6 +97,7 @@ async def run_worker(
             worker_name=identity,
             spill_dir=tether_home() / "spill",
             spill_bytes=settings.spill_bytes,
+            heartbeat_every_s=settings.heartbeat_throttle_s / 2,
         )
         throttle = timedelta(seconds=settings.heartbeat_throttle_s)
         worker = Worker(
