@@ -12,11 +12,11 @@ import pytest
 
 pytest.importorskip("temporalio")
 
-from temporalio.client import WorkflowHistory  # noqa: E402
-from temporalio.worker import Replayer  # noqa: E402
+from temporalio.client import WorkflowHistory
+from temporalio.worker import Replayer
 
-from tether.temporal.worker import workflow_runner  # noqa: E402
-from tether.temporal.workflow import SessionWorkflow  # noqa: E402
+from tether.temporal.worker import workflow_runner
+from tether.temporal.workflow import SessionWorkflow
 
 HISTORIES = Path(__file__).parent / "histories"
 NAMES = ("aborted-turn", "completed-turn", "worker-killed")

@@ -11,12 +11,12 @@ import pytest
 
 pytest.importorskip("temporalio")
 
-from temporalio.testing import ActivityEnvironment  # noqa: E402
+from temporalio.testing import ActivityEnvironment
 
-from tether.cli.boot import start  # noqa: E402
-from tether.cli.policy import apply_flags  # noqa: E402
-from tether.temporal.activities import TetherActivities  # noqa: E402
-from tether.temporal.payloads import ToolCallInput  # noqa: E402
+from tether.cli.boot import start
+from tether.cli.policy import apply_flags
+from tether.temporal.activities import TetherActivities
+from tether.temporal.payloads import ToolCallInput
 
 
 async def test_a_result_over_the_spill_threshold_keeps_a_preview_and_the_full_text_on_the_worker(
