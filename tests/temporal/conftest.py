@@ -107,7 +107,7 @@ class Cluster:
         return env
 
     def spawn_worker(
-        self, queue: str, workspace: Path, name: str, *, wait: bool = True
+        self, queue: str, workspace: Path, name: str, *, wait: bool = True, approvals: bool = False
     ) -> WorkerProcess:
         workspace.mkdir(parents=True, exist_ok=True)
         log = self.root / f"worker-{name}.log"
@@ -118,7 +118,7 @@ class Cluster:
             self.address,
             "--task-queue",
             queue,
-            "--yolo",
+            "--approvals" if approvals else "--yolo",
             "--heartbeat-throttle-s",
             "0.25",
             "--sticky-timeout-s",

@@ -44,12 +44,14 @@ from ..core.errors import error_message
 from ..core.json import FrozenDict, snapshot
 from ..core.signals import AbortController, AbortError, AbortSignal
 from ..kernel import Context
+from ..plugins.approval import ApprovalAnswer, ApprovalQuestion
 from ..tools.execution import ToolExecutionInput
 from ..tools.registry import ToolRuntime, ToolsView
 from ..tools.results import ToolExecutionResult, ToolFailure
 from .payloads import (
     LLM_STEP,
     TOOL_CALL,
+    ApprovalAsk,
     LlmStepInput,
     LlmStepOutput,
     PlannedCall,
@@ -57,7 +59,7 @@ from .payloads import (
     ToolCallOutput,
 )
 
-__all__ = ["DEFAULT_SPILL_BYTES", "TetherActivities", "WorkerAgent", "plain"]
+__all__ = ["DEFAULT_SPILL_BYTES", "TetherActivities", "WorkerAgent", "WorkflowPrompter", "plain"]
 
 DEFAULT_SPILL_BYTES: Final = 512 * 1024
 """Results whose JSON is larger are spilled (Temporal's payload limit is 2 MB, and every result
@@ -279,6 +281,35 @@ class TetherActivities:
         budget = None if definition is None else definition.timeout_ms
         mode = self.tools.execution_mode(probe)
         return PlannedCall(call_id, name, arguments, mode, None if budget is None else budget)
+
+
+class WorkflowPrompter:
+    """The approval service's prompter on a worker (`tether worker --approvals`): an `Ask` in a
+    `tool_call` activity is sent to the session workflow (`approval_asked`), and the activity —
+    still heartbeating, still cancellable — waits for the answer a human gives from any client
+    with the workflow's `approve` Update. An abort cancels the wait (`ABORTED_BEFORE_DISPATCH`:
+    the body never ran)."""
+
+    def __init__(self, poll_s: float = 0.2) -> None:
+        self.poll_s = poll_s
+
+    async def ask(self, question: ApprovalQuestion) -> ApprovalAnswer:
+        info = activity.info()
+        handle = activity.client().get_workflow_handle(
+            info.workflow_id or "", run_id=info.workflow_run_id
+        )
+        arguments = json.dumps(question.arguments, ensure_ascii=False)
+        ask = ApprovalAsk(
+            question.call_id, question.tool_name, arguments, question.reason, question.fingerprint
+        )
+        await handle.signal("approval_asked", ask)
+        while True:
+            answer: object = await handle.query("approval_answer", question.call_id)
+            if answer == "allow-once":
+                return "allow-once"
+            if answer == "reject":
+                return "reject"
+            await asyncio.sleep(self.poll_s)
 
 
 async def _heartbeat(every_s: float) -> None:

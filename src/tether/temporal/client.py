@@ -11,9 +11,25 @@ from typing import Any
 from temporalio.client import Client, WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy
 
-from .payloads import SESSION_WORKFLOW, LogEntry, SessionSpec, TurnResult
+from .payloads import (
+    SESSION_WORKFLOW,
+    ApprovalAsk,
+    ApprovalDecision,
+    LogEntry,
+    SessionSpec,
+    TurnResult,
+)
 
-__all__ = ["abort_turn", "close_session", "log_entries", "run_turn", "start_session", "workflow_id"]
+__all__ = [
+    "abort_turn",
+    "answer_approval",
+    "close_session",
+    "log_entries",
+    "pending_approvals",
+    "run_turn",
+    "start_session",
+    "workflow_id",
+]
 
 
 def workflow_id(session_id: str) -> str:
@@ -52,3 +68,15 @@ async def log_entries(handle: WorkflowHandle[Any, Any], start: int = 0) -> list[
     """The session's log entries from `start` on (a Query)."""
     entries: list[LogEntry] = await handle.query("log", start, result_type=list[LogEntry])
     return entries
+
+
+async def pending_approvals(handle: WorkflowHandle[Any, Any]) -> list[ApprovalAsk]:
+    """The tool calls waiting for a human's approval (a Query)."""
+    asks: list[ApprovalAsk] = await handle.query("approvals", result_type=list[ApprovalAsk])
+    return asks
+
+
+async def answer_approval(handle: WorkflowHandle[Any, Any], call_id: str, answer: str) -> None:
+    """Answer a waiting call, `allow-once` or `reject` (an Update; rejected when no such call
+    waits)."""
+    await handle.execute_update("approve", ApprovalDecision(call_id, answer))

@@ -15,6 +15,8 @@ __all__ = [
     "LLM_STEP",
     "SESSION_WORKFLOW",
     "TOOL_CALL",
+    "ApprovalAsk",
+    "ApprovalDecision",
     "LlmStepInput",
     "LlmStepOutput",
     "LogEntry",
@@ -141,3 +143,22 @@ class TurnResult:
     reason: dict[str, Any]
     text: str
     log_size: int
+
+
+@dataclass(frozen=True)
+class ApprovalAsk:
+    """A tool call waiting for a human (the worker's approval service asked): what to show."""
+
+    call_id: str
+    tool_name: str
+    arguments: str
+    reason: str | None
+    fingerprint: str
+
+
+@dataclass(frozen=True)
+class ApprovalDecision:
+    """A human's answer to an `ApprovalAsk`: `allow-once` or `reject`."""
+
+    call_id: str
+    answer: str

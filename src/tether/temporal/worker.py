@@ -2,7 +2,8 @@
 workspace's configuration.
 
 Owns the worker's wiring: boot (the CLI's built-ins plus `tether.yml`, with the policy of `tether
-run`: deny rules and hooks hold, an ask is refused unless `--yolo`/`--allow` permits it),
+run`: deny rules and hooks hold, an ask is refused unless `--yolo`/`--allow` permits it — or,
+with `approvals`, waits for a human's answer through the session workflow),
 the client connection, the `SessionWorkflow` and both activities on the queue, heartbeat
 throttling (a cancel reaches an activity on its next heartbeat, so the throttle bounds the
 abort latency), and an orderly stop: on stop, running activities get `graceful_s` to finish
@@ -30,7 +31,8 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from ..cli.boot import start
 from ..cli.policy import apply_flags, refuse_unattended
 from ..kernel import tether_home
-from .activities import DEFAULT_SPILL_BYTES, TetherActivities
+from ..plugins.approval import Approval
+from .activities import DEFAULT_SPILL_BYTES, TetherActivities, WorkflowPrompter
 from .workflow import SessionWorkflow
 
 __all__ = ["WorkerSettings", "connect", "run_worker", "workflow_runner"]
@@ -58,6 +60,7 @@ class WorkerSettings:
     graceful_s: float = 30.0
     identity: str | None = None
     spill_bytes: int = DEFAULT_SPILL_BYTES
+    approvals: bool = False
 
 
 async def connect(address: str, namespace: str = "default", *, attempts: int = 50) -> Client:
@@ -86,6 +89,9 @@ async def run_worker(
     )
     try:
         refuse_unattended(ctx)
+        approval = ctx.get("approval")
+        if settings.approvals and isinstance(approval, Approval):
+            approval.attach(WorkflowPrompter())
         apply_flags(ctx, yolo=settings.yolo, allow=settings.allow)
         client = await connect(settings.address, settings.namespace)
         identity = settings.identity or (

@@ -38,6 +38,8 @@ with workflow.unsafe.imports_passed_through():
         LLM_STEP,
         SESSION_WORKFLOW,
         TOOL_CALL,
+        ApprovalAsk,
+        ApprovalDecision,
         LlmStepInput,
         LlmStepOutput,
         LogEntry,
@@ -91,6 +93,8 @@ class SessionWorkflow:
         self._parked: list[dict[str, Any]] = []
         self._header: dict[str, Any] | None = None
         self._context: dict[str, Any] | None = None
+        self._asks: dict[str, ApprovalAsk] = {}
+        self._answers: dict[str, str] = {}
 
     @workflow.run
     async def run(self, spec: SessionSpec) -> int:
@@ -122,6 +126,62 @@ class SessionWorkflow:
     def status(self) -> dict[str, Any]:
         return {"turn": self._turn, "busy": self._busy, "log_size": len(self._log)}
 
+    # -- approvals: a worker's approval service asks, any client answers ------------------------
+
+    @workflow.signal(name="approval_asked")
+    def approval_asked(self, ask: ApprovalAsk) -> None:
+        """From a `tool_call` activity whose call needs a human's approval."""
+        if not self._busy or ask.call_id in self._answers or ask.call_id in self._asks:
+            return
+        self._asks[ask.call_id] = ask
+        data: dict[str, Any] = {
+            "turn": self._turn,
+            "call_id": ask.call_id,
+            "tool_name": ask.tool_name,
+            "fingerprint": ask.fingerprint,
+        }
+        if ask.reason is not None:
+            data["reason"] = ask.reason
+        self._emit("approval/asked", data)
+
+    @workflow.query(name="approvals")
+    def approvals(self) -> list[ApprovalAsk]:
+        """The calls waiting for an answer."""
+        return list(self._asks.values())
+
+    @workflow.query(name="approval_answer")
+    def approval_answer(self, call_id: str) -> str | None:
+        return self._answers.get(call_id)
+
+    @workflow.update(name="approve")
+    def approve(self, decision: ApprovalDecision) -> None:
+        """Answer a waiting call (`allow-once` or `reject`), from any client."""
+        ask = self._asks.pop(decision.call_id)
+        self._answers[decision.call_id] = decision.answer
+        self._decided(ask, "allowed-once" if decision.answer == "allow-once" else "rejected")
+
+    @approve.validator
+    def _check_approval(self, decision: ApprovalDecision) -> None:
+        if decision.call_id not in self._asks:
+            raise ValueError(f'no tool call "{decision.call_id}" is waiting for approval')
+        if decision.answer not in ("allow-once", "reject"):
+            raise ValueError(
+                f"answer {decision.answer!r} is not allow-once or reject (session rules would "
+                "apply to every session on the worker, so Temporal sessions allow once)"
+            )
+
+    def _decided(self, ask: ApprovalAsk, outcome: str) -> None:
+        self._emit(
+            "approval/decided",
+            {
+                "turn": self._turn,
+                "call_id": ask.call_id,
+                "outcome": outcome,
+                "answered_by": "user" if outcome != "cancelled" else "signal",
+                "fingerprint": ask.fingerprint,
+            },
+        )
+
     @workflow.update(name="run_turn")
     async def run_turn(self, prompt: str) -> TurnResult:
         """Run one turn for `prompt`; it always ends with a `turn/end` entry."""
@@ -131,6 +191,8 @@ class SessionWorkflow:
             return await self._run_turn(prompt)
         finally:
             self._busy, self._abort = False, None
+            self._asks.clear()
+            self._answers.clear()
 
     @run_turn.validator
     def _check_turn(self, prompt: str) -> None:
@@ -345,6 +407,9 @@ class SessionWorkflow:
                     handle = in_flight.pop(index)
                     cancelling.discard(index)
                     results[index] = await self._settled(turn, step, calls[index], handle)
+                    pending = self._asks.pop(calls[index].id, None)
+                    if pending is not None:  # the call ended while it waited (an abort)
+                        self._decided(pending, "cancelled")
                 commit()
         for index in range(next_start, n):
             call = calls[index]

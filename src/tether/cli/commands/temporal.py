@@ -9,6 +9,9 @@ waits for the turn's balanced end; the session log is projected to `$TETHER_HOME
 `tether sessions show` works. (`tether run --temporal` is not offered: `run`'s options belong to
 the headless command.)
 
+`tether temporal approve ADDRESS SESSION [CALL_ID] [--reject]` lists or answers the tool calls
+waiting for a human on a `--approvals` worker.
+
 `temporalio` is imported only when one of these commands runs, so tether without the
 `temporal` extra still imports; they then say how to install it.
 """
@@ -63,13 +66,15 @@ async def worker(
     heartbeat_throttle_s: Annotated[float, cyclopts.Parameter(name="--heartbeat-throttle-s")] = 0.5,
     sticky_timeout_s: Annotated[float, cyclopts.Parameter(name="--sticky-timeout-s")] = 10.0,
     graceful_s: Annotated[float, cyclopts.Parameter(name="--graceful-s")] = 30.0,
+    approvals: Annotated[bool, cyclopts.Parameter(name="--approvals", negative=())] = False,
 ) -> int:
     """Run a Temporal worker for this workspace: session workflows, model steps and tool calls
     on `--task-queue`. Ctrl-C (or SIGTERM) stops it; running tool calls get `--graceful-s` to
     finish, then are aborted (and still report `ABORTED`).
 
     The policy is `tether run`'s: deny rules and hooks hold; a call that needs approval is
-    refused unless `--allow` or `--yolo` permits it.
+    refused unless `--allow` or `--yolo` permits it — or, with `--approvals`, waits until a
+    human answers from any client (`tether temporal approve`).
     """
     if not _have_temporalio():
         return 2
@@ -87,6 +92,7 @@ async def worker(
         heartbeat_throttle_s=heartbeat_throttle_s,
         sticky_timeout_s=sticky_timeout_s,
         graceful_s=graceful_s,
+        approvals=approvals,
     )
     stop = asyncio.Event()
     _on_stop_signals(stop)
@@ -202,3 +208,41 @@ async def run(
         sys.stdout.write(result.text + "\n")
         sys.stdout.flush()
     return exit_code(TurnOutcome(result.turn, result.reason, result.text))
+
+
+@app.command(name="approve")
+async def approve(
+    address: str,
+    session: str,
+    call_id: str | None = None,
+    /,
+    *,
+    reject: Annotated[bool, cyclopts.Parameter(name="--reject", negative=())] = False,
+    namespace: Annotated[str, cyclopts.Parameter(name="--namespace")] = "default",
+) -> int:
+    """List the tool calls of SESSION waiting for approval, or answer CALL_ID (allow once, or
+    `--reject`).
+
+    Parameters
+    ----------
+    address
+        The Temporal frontend, e.g. 127.0.0.1:7233.
+    session
+        The session id.
+    call_id
+        The waiting call to answer; without it, the waiting calls are listed.
+    """
+    if not _have_temporalio():
+        return 2
+    from ...temporal import client as sessions
+    from ...temporal.worker import connect
+
+    client = await connect(address, namespace)
+    handle = client.get_workflow_handle(sessions.workflow_id(session))
+    if call_id is None:
+        for ask in await sessions.pending_approvals(handle):
+            reason = f" ({ask.reason})" if ask.reason else ""
+            sys.stdout.write(f"{ask.call_id}  {ask.tool_name} {ask.arguments}{reason}\n")
+        return 0
+    await sessions.answer_approval(handle, call_id, "reject" if reject else "allow-once")
+    return 0
