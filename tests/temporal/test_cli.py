@@ -90,3 +90,24 @@ async def test_ctrl_c_in_temporal_run_aborts_the_turn_and_exits_130_with_the_out
     show = tether(cluster, tmp_path, "sessions", "show", sid)
     assert "ABORTED" in show.stdout, show.stdout
     assert tether(cluster, tmp_path, "sessions", "check", sid).returncode == 0
+
+
+def test_temporal_chat_runs_a_turn_per_line_and_quits_on_exit(
+    cluster: Cluster, main_worker: WorkerProcess, tmp_path: Path
+) -> None:
+    cluster.model.push(text_reply("first answer"), text_reply("second answer"))
+    done = subprocess.run(
+        [str(TETHER), "temporal", "chat", cluster.address, "--task-queue", "main"],
+        cwd=tmp_path,
+        env=cluster.env(tmp_path),
+        input="hello\nagain\n/exit\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "› first answer\n› second answer\n› "
+    sid = re.search(r"session (\S+) ·", done.stderr)
+    assert sid is not None
+    assert tether(cluster, tmp_path, "sessions", "check", sid.group(1)).returncode == 0

@@ -1,4 +1,4 @@
-"""`tether worker`, `tether temporal dev` and `tether temporal run`: tether sessions on Temporal.
+"""`tether worker` and `tether temporal dev|run|chat|approve`: tether sessions on Temporal.
 
 `tether worker --address HOST:PORT --task-queue repo-a` runs a worker in the current workspace
 (its `tether.yml` is the worker's configuration; tools touch this directory's files). `tether
@@ -6,8 +6,9 @@ temporal dev` runs the bundled Temporal dev server (SQLite under `$TETHER_HOME/t
 Ctrl-C. `tether temporal run ADDRESS "task"` starts (or, with `--session`, attaches to) a
 session workflow, runs one turn and prints the answer; Ctrl-C sends the `abort_turn` signal and
 waits for the turn's balanced end; the session log is projected to `$TETHER_HOME/sessions`, so
-`tether sessions show` works. (`tether run --temporal` is not offered: `run`'s options belong to
-the headless command.)
+`tether sessions show` works. `tether temporal chat ADDRESS` does the same, one turn per line.
+(`tether run --temporal` / `tether chat --temporal` are not offered: those commands' options
+belong to the headless CLI work.)
 
 `tether temporal approve ADDRESS SESSION [CALL_ID] [--reject]` lists or answers the tool calls
 waiting for a human on a `--approvals` worker.
@@ -23,7 +24,7 @@ import contextlib
 import signal as os_signal
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import cyclopts
 
@@ -188,26 +189,104 @@ async def run(
         )
         handle = await sessions.start_session(client, spec, task_queue=task_queue)
         sys.stderr.write(f"tether: session {session_id} · workflow {handle.id}\n")
-        aborting = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        loop.add_signal_handler(os_signal.SIGINT, aborting.set)
-        try:
-            turn = asyncio.create_task(sessions.run_turn(handle, task))
-            waiter = asyncio.create_task(aborting.wait())
-            await asyncio.wait({turn, waiter}, return_when=asyncio.FIRST_COMPLETED)
-            if not turn.done():
-                sys.stderr.write("\ntether: aborting the turn (waiting for its balanced end)\n")
-                await sessions.abort_turn(handle, "user")
-            waiter.cancel()
-            result = await turn
-        finally:
-            with contextlib.suppress(RuntimeError):
-                loop.remove_signal_handler(os_signal.SIGINT)
+        result = await _turn(handle, task)
         await project(handle, log, through=result.log_size)
     if result.text:
         sys.stdout.write(result.text + "\n")
         sys.stdout.flush()
     return exit_code(TurnOutcome(result.turn, result.reason, result.text))
+
+
+async def _turn(handle: Any, prompt: str) -> Any:
+    """Run one turn; Ctrl-C sends `abort_turn` and the turn's balanced end is still awaited."""
+    from ...temporal import client as sessions
+
+    aborting = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(os_signal.SIGINT, aborting.set)
+    try:
+        turn = asyncio.create_task(sessions.run_turn(handle, prompt))
+        waiter = asyncio.create_task(aborting.wait())
+        await asyncio.wait({turn, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        if not turn.done():
+            sys.stderr.write("\ntether: aborting the turn (waiting for its balanced end)\n")
+            await sessions.abort_turn(handle, "user")
+        waiter.cancel()
+        return await turn
+    finally:
+        with contextlib.suppress(RuntimeError):
+            loop.remove_signal_handler(os_signal.SIGINT)
+
+
+@app.command(name="chat")
+async def chat(
+    address: str,
+    /,
+    *,
+    task_queue: Annotated[str, cyclopts.Parameter(name="--task-queue")] = "tether",
+    tool_task_queue: Annotated[str | None, cyclopts.Parameter(name="--tool-task-queue")] = None,
+    session: Annotated[str | None, cyclopts.Parameter(name="--session")] = None,
+    namespace: Annotated[str, cyclopts.Parameter(name="--namespace")] = "default",
+    heartbeat_timeout_s: Annotated[float, cyclopts.Parameter(name="--heartbeat-timeout-s")] = 10.0,
+) -> int:
+    """Talk to a durable session on the Temporal cluster at ADDRESS, one turn per line. Ctrl-C
+    aborts the running turn; /exit or end of input quits (the session lives on: attach again
+    with --session).
+
+    Parameters
+    ----------
+    address
+        The Temporal frontend, e.g. 127.0.0.1:7233.
+    """
+    if not _have_temporalio():
+        return 2
+    from ...temporal import client as sessions
+    from ...temporal.payloads import SessionSpec
+    from ...temporal.projector import project
+    from ...temporal.worker import connect
+
+    store = SessionStore()
+    session_id = session or new_session_id()
+    try:
+        log = (
+            store.open(session_id)
+            if store.exists(session_id)
+            else store.create(session_id=session_id, cwd=Path.cwd(), origin="temporal")
+        )
+    except SessionError as exc:
+        sys.stderr.write(f"tether: {exc}\n")
+        return 2
+    with log:
+        client = await connect(address, namespace)
+        spec = SessionSpec(
+            session_id=session_id,
+            tool_task_queue=tool_task_queue,
+            heartbeat_timeout_s=heartbeat_timeout_s,
+        )
+        handle = await sessions.start_session(client, spec, task_queue=task_queue)
+        sys.stderr.write(
+            f"tether chat · session {session_id} · workflow {handle.id}\n"
+            "Ctrl-C aborts a turn; /exit quits.\n"
+        )
+        while True:
+            sys.stdout.write("› ")
+            sys.stdout.flush()
+            line = await asyncio.to_thread(sys.stdin.readline)
+            if not line:
+                break
+            text = line.strip()
+            if not text:
+                continue
+            if text in ("/exit", "/quit"):
+                break
+            result = await _turn(handle, text)
+            await project(handle, log, through=result.log_size)
+            if result.text:
+                sys.stdout.write(result.text + "\n")
+            outcome = TurnOutcome(result.turn, result.reason, result.text)
+            if not outcome.completed:
+                exit_code(outcome)
+    return 0
 
 
 @app.command(name="approve")
