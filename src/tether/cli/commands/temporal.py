@@ -68,6 +68,7 @@ async def worker(
     sticky_timeout_s: Annotated[float, cyclopts.Parameter(name="--sticky-timeout-s")] = 10.0,
     graceful_s: Annotated[float, cyclopts.Parameter(name="--graceful-s")] = 30.0,
     approvals: Annotated[bool, cyclopts.Parameter(name="--approvals", negative=())] = False,
+    spill_bytes: Annotated[int, cyclopts.Parameter(name="--spill-bytes")] = 512 * 1024,
 ) -> int:
     """Run a Temporal worker for this workspace: session workflows, model steps and tool calls
     on `--task-queue`. Ctrl-C (or SIGTERM) stops it; running tool calls get `--graceful-s` to
@@ -75,7 +76,8 @@ async def worker(
 
     The policy is `tether run`'s: deny rules and hooks hold; a call that needs approval is
     refused unless `--allow` or `--yolo` permits it — or, with `--approvals`, waits until a
-    human answers from any client (`tether temporal approve`).
+    human answers from any client (`tether temporal approve`). A tool result whose JSON is
+    over `--spill-bytes` is stored under `$TETHER_HOME/spill` and travels as a preview.
     """
     if not _have_temporalio():
         return 2
@@ -94,6 +96,7 @@ async def worker(
         sticky_timeout_s=sticky_timeout_s,
         graceful_s=graceful_s,
         approvals=approvals,
+        spill_bytes=spill_bytes,
     )
     stop = asyncio.Event()
     _on_stop_signals(stop)
