@@ -340,12 +340,12 @@ async def _to_quiescence(
             try:
                 return await asyncio.shield(body), cancelled
             except asyncio.CancelledError:
-                if body.done():
-                    raise
                 cancelled = True
                 task = asyncio.current_task()
                 if task is not None:
                     task.uncancel()
+                if body.done():  # the cancel raced the body's end: report what it published
+                    return body.result(), cancelled
                 if not controller.signal.aborted:
                     controller.abort(AbortError("the activity was cancelled through Temporal"))
     finally:
