@@ -1,0 +1,358 @@
+"""The session workflow's activities: `llm_step` (one model call) and `tool_call` (one
+`ctx.tools.execute`), run on a worker that mounts a full tether `Context` from its `tether.yml`.
+
+Owns: how an activity keeps tether's cancellation contract under Temporal. Every activity
+heartbeats from a task beside its body (so a long, silent tool is still cancellable and a dead
+worker is noticed within `heartbeat_timeout`). A Temporal cancel arrives as a cancellation of
+the activity's task: the activity aborts the call's caller-owned `AbortSignal`, keeps awaiting
+the body to quiescence (the capability stops its process group or HTTP stream), and **returns**
+the published result — `ABORTED` after dispatch — so a started call never surfaces as an
+exception. Tool results whose JSON exceeds the spill threshold are stored on the worker and the
+payload carries a preview and the file's locator (Temporal payloads are limited to 2 MB).
+
+`TOOL_TIMEOUT` stays the timeout policy's, inside `ctx.tools.execute`; the activity's
+`start_to_close` is only a backstop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, TypeVar, cast
+
+from temporalio import activity
+
+from ..agent.llm import LlmError, LlmRequest
+from ..agent.llm.service import Llm, RetryNotice
+from ..agent.loop import default_system_prompt
+from ..agent.messages import (
+    StreamChunk,
+    failure_to_json,
+    message_to_json,
+    tool_result_message,
+    usage_to_json,
+)
+from ..agent.scheduler import parse_arguments
+from ..agent.session import SessionEvent, derive_messages
+from ..core.errors import error_message
+from ..core.json import FrozenDict, snapshot
+from ..core.signals import AbortController, AbortError, AbortSignal
+from ..kernel import Context
+from ..plugins.approval import ApprovalAnswer, ApprovalQuestion
+from ..tools.execution import ToolExecutionInput
+from ..tools.registry import ToolRuntime, ToolsView
+from ..tools.results import ToolExecutionResult, ToolFailure
+from .payloads import (
+    LLM_STEP,
+    TOOL_CALL,
+    ApprovalAsk,
+    LlmStepInput,
+    LlmStepOutput,
+    PlannedCall,
+    ToolCallInput,
+    ToolCallOutput,
+)
+
+__all__ = ["DEFAULT_SPILL_BYTES", "TetherActivities", "WorkerAgent", "WorkflowPrompter", "plain"]
+
+DEFAULT_SPILL_BYTES: Final = 512 * 1024
+"""Results whose JSON is larger are spilled (Temporal's payload limit is 2 MB, and every result
+also travels in the model history of later steps)."""
+
+_PREVIEW_CHARS: Final = 4000
+_T = TypeVar("_T")
+
+
+def plain(value: object) -> Any:
+    """A JSON value as plain dicts and lists (tether's frozen containers become ordinary ones)."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerAgent:
+    """What a tool sees as `exec.agent` on a worker: the workspace (`cwd`, against which `bash`
+    resolves its workdir) and the session the call belongs to."""
+
+    cwd: Path
+    session_id: str
+
+
+class TetherActivities:
+    """The activities over one booted `Context` (`ctx.tools`, and `llm` for model steps)."""
+
+    def __init__(
+        self,
+        ctx: Context,
+        *,
+        cwd: Path,
+        worker_name: str | None = None,
+        spill_dir: Path | None = None,
+        spill_bytes: int = DEFAULT_SPILL_BYTES,
+        heartbeat_every_s: float = 0.25,
+    ) -> None:
+        view = ctx.get("tools")
+        tools = view.runtime if isinstance(view, ToolsView) else view
+        if not isinstance(tools, ToolRuntime):
+            raise RuntimeError("the worker's context has no tool runtime (`tools`) mounted")
+        self.ctx = ctx
+        self.tools = tools
+        llm = ctx.get("llm")
+        self.llm = llm if isinstance(llm, Llm) else None
+        self.cwd = cwd
+        self.worker_name = worker_name or f"{socket.gethostname()}:{os.getpid()}"
+        self.spill_dir = spill_dir
+        self.spill_bytes = spill_bytes
+        self.heartbeat_every_s = heartbeat_every_s
+
+    # -- tool calls ----------------------------------------------------------------------------
+
+    @activity.defn(name=TOOL_CALL)
+    async def tool_call(self, input: ToolCallInput) -> ToolCallOutput:
+        """One `ctx.tools.execute`; returns its published result, also after a Temporal cancel."""
+        controller = AbortController()
+        call = ToolExecutionInput(
+            call_id=input.call_id,
+            name=input.name,
+            arguments=parse_arguments(input.arguments),
+            signal=controller.signal,
+            agent=WorkerAgent(self.cwd, input.session_id),
+        )
+        result, cancelled = await _to_quiescence(
+            self.tools.execute(call), controller, self.heartbeat_every_s
+        )
+        return self._output(input, result, cancelled)
+
+    def _output(
+        self, input: ToolCallInput, result: ToolExecutionResult, cancelled: bool
+    ) -> ToolCallOutput:
+        message = message_to_json(tool_result_message(input.call_id, result))
+        record: dict[str, Any] = {"turn": input.turn, "step": input.step, "message": message}
+        code: str | None = None
+        if isinstance(result, ToolFailure) and result.error.info is not None:
+            info = result.error.info
+            record["error"] = {"name": info.name, "code": info.code}
+            code = info.code
+        if result.meta is not None:
+            record["meta"] = result.meta
+        record = plain(record)
+        spilled = self._spill(input, record)
+        return ToolCallOutput(
+            record=record,
+            code=code,
+            concludes_turn=not result.is_error and bool(getattr(result, "concludes_turn", False)),
+            contexts=[plain(message_to_json(c)) for c in result.additional_contexts],
+            cancelled=cancelled,
+            spilled=spilled,
+            worker=self.worker_name,
+        )
+
+    def _spill(self, input: ToolCallInput, record: dict[str, Any]) -> str | None:
+        """Store a too-big result on the worker; the record keeps a preview and the locator."""
+        text = json.dumps(record, ensure_ascii=False)
+        if len(text.encode()) <= self.spill_bytes or self.spill_dir is None:
+            return None
+        folder = self.spill_dir / _safe(input.session_id)
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{_safe(input.call_id)}.json"
+        path.write_text(text, encoding="utf-8")
+        block = record["message"]["content"][0]
+        shown = "\n".join(
+            str(b.get("text", "")) for b in block["content"] if b.get("type") == "text"
+        )
+        locator = f"{self.worker_name}:{path}"
+        preview = (
+            f"{shown[:_PREVIEW_CHARS]}\n[... the full result ({len(text)} bytes of JSON) is "
+            f"stored on worker {locator}]"
+        )
+        block["content"] = [{"type": "text", "text": preview}]
+        meta = record.get("meta")
+        record["meta"] = {"spilled": locator, "original_meta_bytes": len(json.dumps(meta))}
+        return locator
+
+    # -- model steps ---------------------------------------------------------------------------
+
+    @activity.defn(name=LLM_STEP)
+    async def llm_step(self, input: LlmStepInput) -> LlmStepOutput:
+        """One model call (the `Llm` keeps its idle watchdog and retry policy); heartbeats while
+        it streams; a Temporal cancel closes the stream and returns the partial message."""
+        controller = AbortController()
+        output, _ = await _to_quiescence(
+            self._llm_step(input, controller.signal), controller, self.heartbeat_every_s
+        )
+        return output
+
+    async def _llm_step(self, input: LlmStepInput, signal: AbortSignal) -> LlmStepOutput:
+        system = input.system_prompt or default_system_prompt(self.cwd)
+        tools = self.tools.schemas()
+        llm = self.llm
+        provider, model = (llm.provider, llm.model) if llm is not None else ("none", "none")
+        config: dict[str, Any] = {"provider": provider, "model": model}
+        if input.max_tokens is not None:
+            config["max_tokens"] = input.max_tokens
+        header = plain({"config": config, "system": system, "tools": tools})
+        context = {"provider": provider, "model": model}
+        if llm is None:
+            error = {"message": f"no llm plugin is mounted on worker {self.worker_name}"}
+            error["code"] = "LLM_NOT_CONFIGURED"
+            return LlmStepOutput(None, "error", [], header, context, error=error)
+        events = [
+            SessionEvent(e.type, i, 0, cast(FrozenDict, snapshot(e.data)))
+            for i, e in enumerate(input.history)
+        ]
+        request = LlmRequest(
+            messages=derive_messages(events),
+            system=system,
+            tools=tools,
+            max_tokens=input.max_tokens,
+            session_id=input.session_id,
+        )
+        retries: list[dict[str, Any]] = []
+
+        def on_chunk(chunk: StreamChunk) -> None:
+            activity.heartbeat()
+
+        def on_retry(notice: RetryNotice) -> None:
+            retries.append(
+                plain(
+                    {
+                        "retry": notice.retry,
+                        "delay_ms": notice.delay_ms,
+                        "failure": failure_to_json(notice.failure),
+                    }
+                )
+            )
+
+        try:
+            generation = await llm.generate(
+                request, signal=signal, on_chunk=on_chunk, on_retry=on_retry
+            )
+        except LlmError as exc:
+            partial = exc.partial if signal.aborted else None
+            failed: dict[str, Any] = {"message": exc.message, "code": exc.code}
+            if exc.failure.status is not None:
+                failed["status"] = exc.failure.status
+            return LlmStepOutput(
+                message=None if partial is None else plain(message_to_json(partial)),
+                finish="error",
+                calls=[],
+                header=header,
+                context=context,
+                interrupted=partial is not None,
+                aborted=signal.aborted,
+                error=failed,
+                retries=retries,
+            )
+        except Exception as exc:
+            failed = {"message": error_message(exc), "code": "UNKNOWN"}
+            return LlmStepOutput(
+                None, "error", [], header, context, aborted=signal.aborted, error=failed
+            )
+        message = generation.message
+        calls = [self._planned(c.id, c.name, c.arguments) for c in message.tool_calls]
+        usage = None if generation.usage is None else plain(usage_to_json(generation.usage))
+        return LlmStepOutput(
+            message=plain(message_to_json(message)),
+            finish=generation.finish.kind,
+            calls=calls,
+            header=header,
+            context=context,
+            usage=usage,
+            retries=retries,
+        )
+
+    def _planned(self, call_id: str, name: str, arguments: str) -> PlannedCall:
+        probe = ToolExecutionInput(
+            call_id=call_id,
+            name=name,
+            arguments=parse_arguments(arguments),
+            signal=AbortSignal.never(),
+        )
+        definition = self.tools.get(name)
+        budget = None if definition is None else definition.timeout_ms
+        mode = self.tools.execution_mode(probe)
+        return PlannedCall(call_id, name, arguments, mode, None if budget is None else budget)
+
+
+class WorkflowPrompter:
+    """The approval service's prompter on a worker (`tether worker --approvals`): an `Ask` in a
+    `tool_call` activity is sent to the session workflow (`approval_asked`), and the activity —
+    still heartbeating, still cancellable — waits for the answer a human gives from any client
+    with the workflow's `approve` Update. An abort cancels the wait (`ABORTED_BEFORE_DISPATCH`:
+    the body never ran)."""
+
+    def __init__(self, poll_s: float = 0.2) -> None:
+        self.poll_s = poll_s
+
+    async def ask(self, question: ApprovalQuestion) -> ApprovalAnswer:
+        info = activity.info()
+        handle = activity.client().get_workflow_handle(
+            info.workflow_id or "", run_id=info.workflow_run_id
+        )
+        arguments = json.dumps(question.arguments, ensure_ascii=False)
+        ask = ApprovalAsk(
+            question.call_id, question.tool_name, arguments, question.reason, question.fingerprint
+        )
+        await handle.signal("approval_asked", ask)
+        while True:
+            answer: object = await handle.query("approval_answer", question.call_id)
+            if answer == "allow-once":
+                return "allow-once"
+            if answer == "reject":
+                return "reject"
+            await asyncio.sleep(self.poll_s)
+
+
+async def _heartbeat(every_s: float) -> None:
+    while True:
+        activity.heartbeat()
+        await asyncio.sleep(every_s)
+
+
+def _heartbeat_interval(every_s: float) -> float:
+    """`every_s` (the worker's throttle / 2: a cancel is delivered on the next heartbeat the
+    SDK sends), but at least 4 beats per `heartbeat_timeout`."""
+    timeout = activity.info().heartbeat_timeout
+    if timeout is None:
+        return every_s
+    return max(0.05, min(every_s, timeout.total_seconds() / 4))
+
+
+async def _to_quiescence(
+    work: Coroutine[Any, Any, _T], controller: AbortController, every_s: float
+) -> tuple[_T, bool]:
+    """Run `work` in its own task beside a heartbeat task; a cancel of the activity aborts
+    `controller` and `work` is still awaited. Returns its value and whether a cancel came."""
+    body = asyncio.create_task(work)
+    beat = asyncio.create_task(_heartbeat(_heartbeat_interval(every_s)))
+    cancelled = False
+    try:
+        while True:
+            try:
+                return await asyncio.shield(body), cancelled
+            except asyncio.CancelledError:
+                cancelled = True
+                task = asyncio.current_task()
+                if task is not None:
+                    task.uncancel()
+                if body.done():  # the cancel raced the body's end: report what it published
+                    return body.result(), cancelled
+                if not controller.signal.aborted:
+                    controller.abort(AbortError("the activity was cancelled through Temporal"))
+    finally:
+        beat.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await beat
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:200] or "_"

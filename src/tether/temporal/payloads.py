@@ -1,0 +1,164 @@
+"""The records that cross Temporal: the session workflow's input, its activities' inputs and
+outputs, the log entries the projector writes, and a turn's result.
+
+Owns their shape only. They are plain frozen dataclasses of JSON-able fields (Temporal's default
+data converter encodes them as JSON), importable inside the workflow sandbox: nothing here
+imports tether's runtime or temporalio.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "LLM_STEP",
+    "SESSION_WORKFLOW",
+    "TOOL_CALL",
+    "ApprovalAsk",
+    "ApprovalDecision",
+    "LlmStepInput",
+    "LlmStepOutput",
+    "LogEntry",
+    "PlannedCall",
+    "SessionSpec",
+    "ToolCallInput",
+    "ToolCallOutput",
+    "TurnResult",
+]
+
+SESSION_WORKFLOW = "tether.session"
+LLM_STEP = "tether.llm_step"
+TOOL_CALL = "tether.tool_call"
+
+
+@dataclass(frozen=True)
+class SessionSpec:
+    """How a session workflow runs.
+
+    `tool_task_queue` routes every tool call (the workspace's workers); `llm_task_queue` the
+    model calls; None for either means the workflow's own task queue. `heartbeat_timeout_s`
+    bounds how long a dead worker goes unnoticed; a tool's `start_to_close` is its `timeout_ms`
+    plus `tool_grace_s` (a backstop: `TOOL_TIMEOUT` stays the timeout policy's), or
+    `tool_backstop_s` for a tool without a budget.
+    """
+
+    session_id: str
+    tool_task_queue: str | None = None
+    llm_task_queue: str | None = None
+    heartbeat_timeout_s: float = 10.0
+    tool_grace_s: float = 60.0
+    tool_backstop_s: float = 6 * 3600.0
+    llm_start_to_close_s: float = 900.0
+    llm_attempts: int = 3
+    max_steps: int = 50
+    max_parallel_tool_calls: int = 10
+    system_prompt: str | None = None
+    max_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One session-log event as the workflow decided it: `type` and `data` of `tether.agent.session`
+    (a `tool/result` cites the `tool/call` of the same call id when projected)."""
+
+    type: str
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class PlannedCall:
+    """One tool call of an assistant message, with what the workflow needs to schedule it:
+    its `execution_mode` and the tool's `timeout_ms` (None: no budget), both from the registry
+    of the worker that ran the model step."""
+
+    id: str
+    name: str
+    arguments: str
+    mode: str
+    timeout_ms: float | None = None
+
+
+@dataclass(frozen=True)
+class LlmStepInput:
+    session_id: str
+    turn: int
+    step: int
+    history: list[LogEntry]
+    system_prompt: str | None = None
+    max_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class LlmStepOutput:
+    """One model call. `message` is the assistant message's JSON (None when the call failed with
+    nothing to keep); `interrupted` marks a partial message of an aborted stream; `error` is the
+    turn-end error (`{message, code, status?}`) of a failed call; `header`/`context` are what
+    `request/header` and `request/context` record; `retries` the `llm/retry` data."""
+
+    message: dict[str, Any] | None
+    finish: str
+    calls: list[PlannedCall]
+    header: dict[str, Any]
+    context: dict[str, Any]
+    usage: dict[str, Any] | None = None
+    interrupted: bool = False
+    aborted: bool = False
+    error: dict[str, Any] | None = None
+    retries: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ToolCallInput:
+    session_id: str
+    turn: int
+    step: int
+    call_id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class ToolCallOutput:
+    """One call's published result: `record` is the `tool/result` event data (turn, step,
+    message, error?, meta?), `contexts` the user messages it carries (JSON), `cancelled` whether
+    the activity saw a Temporal cancel (it still returns the published result), `spilled` the
+    worker-local file holding a result too big for a payload (None when not spilled)."""
+
+    record: dict[str, Any]
+    code: str | None
+    concludes_turn: bool = False
+    contexts: list[dict[str, Any]] = field(default_factory=list)
+    cancelled: bool = False
+    spilled: str | None = None
+    worker: str = ""
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    """How a turn ended: `reason` is the `turn/end` reason, `text` the last answer, `log_size`
+    the number of log entries through this turn's `turn/end`."""
+
+    turn: int
+    reason: dict[str, Any]
+    text: str
+    log_size: int
+
+
+@dataclass(frozen=True)
+class ApprovalAsk:
+    """A tool call waiting for a human (the worker's approval service asked): what to show."""
+
+    call_id: str
+    tool_name: str
+    arguments: str
+    reason: str | None
+    fingerprint: str
+
+
+@dataclass(frozen=True)
+class ApprovalDecision:
+    """A human's answer to an `ApprovalAsk`: `allow-once` or `reject`."""
+
+    call_id: str
+    answer: str

@@ -1,0 +1,126 @@
+"""`run_worker`: one Temporal worker for one task queue, over a tether `Context` booted from the
+workspace's configuration.
+
+Owns the worker's wiring: boot (the CLI's built-ins plus `tether.yml`, with the policy of `tether
+run`: deny rules and hooks hold, an ask is refused unless `--yolo`/`--allow` permits it — or,
+with `approvals`, waits for a human's answer through the session workflow),
+the client connection, the `SessionWorkflow` and both activities on the queue, heartbeat
+throttling (a cancel reaches an activity on its next heartbeat, so the throttle bounds the
+abort latency), and an orderly stop: on stop, running activities get `graceful_s` to finish
+before they are cancelled (a cancelled tool still returns its `ABORTED` result), then the
+context is disposed.
+
+A worker per workspace: start one with `--task-queue repo-a` in the directory whose files and
+processes the tools should touch, and start sessions with `tool_task_queue="repo-a"`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+from temporalio.client import Client
+from temporalio.worker import Worker
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
+from ..cli.boot import start
+from ..cli.policy import apply_flags, refuse_unattended
+from ..kernel import tether_home
+from ..plugins.approval import Approval
+from .activities import DEFAULT_SPILL_BYTES, TetherActivities, WorkflowPrompter
+from .workflow import SessionWorkflow
+
+__all__ = ["WorkerSettings", "connect", "run_worker", "workflow_runner"]
+
+
+def workflow_runner() -> SandboxedWorkflowRunner:
+    """The sandbox with `tether` passed through: the workflow imports only tether's payload
+    records and outcome tables, and re-importing the package per run would cost, not protect."""
+    return SandboxedWorkflowRunner(
+        restrictions=SandboxRestrictions.default.with_passthrough_modules("tether")
+    )
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    address: str
+    task_queue: str
+    cwd: Path
+    config: Path | None = None
+    namespace: str = "default"
+    yolo: bool = False
+    allow: Sequence[str] = ()
+    heartbeat_throttle_s: float = 0.5
+    sticky_timeout_s: float = 10.0
+    graceful_s: float = 30.0
+    identity: str | None = None
+    spill_bytes: int = DEFAULT_SPILL_BYTES
+    approvals: bool = False
+
+
+async def connect(address: str, namespace: str = "default", *, attempts: int = 50) -> Client:
+    """A client for `address`, retrying briefly while a just-started server comes up."""
+    for attempt in range(attempts):
+        try:
+            return await Client.connect(address, namespace=namespace)
+        except RuntimeError:
+            if attempt == attempts - 1:
+                raise
+            await asyncio.sleep(0.1)
+    raise AssertionError("unreachable")
+
+
+async def run_worker(
+    settings: WorkerSettings,
+    *,
+    stop: asyncio.Event,
+    on_ready: Callable[[str], None] | None = None,
+) -> None:
+    """Run until `stop` is set; `on_ready(identity)` once the worker polls its queue."""
+    ctx = await start(
+        cwd=settings.cwd,
+        config_paths=None if settings.config is None else [settings.config],
+        agent=True,
+    )
+    try:
+        refuse_unattended(ctx)
+        approval = ctx.get("approval")
+        if settings.approvals and isinstance(approval, Approval):
+            approval.attach(WorkflowPrompter())
+        apply_flags(ctx, yolo=settings.yolo, allow=settings.allow)
+        client = await connect(settings.address, settings.namespace)
+        identity = settings.identity or (
+            f"tether@{socket.gethostname()}:{os.getpid()}/{settings.task_queue}"
+        )
+        activities = TetherActivities(
+            ctx,
+            cwd=settings.cwd,
+            worker_name=identity,
+            spill_dir=tether_home() / "spill",
+            spill_bytes=settings.spill_bytes,
+            heartbeat_every_s=settings.heartbeat_throttle_s / 2,
+        )
+        throttle = timedelta(seconds=settings.heartbeat_throttle_s)
+        worker = Worker(
+            client,
+            task_queue=settings.task_queue,
+            workflows=[SessionWorkflow],
+            workflow_runner=workflow_runner(),
+            activities=[activities.llm_step, activities.tool_call],
+            identity=identity,
+            max_heartbeat_throttle_interval=throttle,
+            default_heartbeat_throttle_interval=throttle,
+            sticky_queue_schedule_to_start_timeout=timedelta(seconds=settings.sticky_timeout_s),
+            graceful_shutdown_timeout=timedelta(seconds=settings.graceful_s),
+        )
+        async with worker:
+            if on_ready is not None:
+                on_ready(identity)
+            await stop.wait()
+    finally:
+        await ctx.dispose()

@@ -1,0 +1,452 @@
+"""`SessionWorkflow`: one durable tether session on Temporal.
+
+Owns the turn algorithm as a deterministic workflow — a turn is the `run_turn` Update, an abort
+the `abort_turn` Signal, `close` ends the session — and the step scheduler's ordering rules,
+applied to activities instead of tasks: an `exclusive` call is a barrier; a run of `parallel`
+calls is a rolling pool of at most `max_parallel_tool_calls` activities; a call's `tool/call`
+entry is written when it is scheduled and `tool/result` entries are committed strictly in model
+order. Each call's `execution_mode` comes from the `llm_step` activity with the tool calls.
+
+Cancellation: `abort_turn` stops new calls from being scheduled and cancels the in-flight
+activities with `WAIT_CANCELLATION_COMPLETED`, so a started call's own published result
+(`ABORTED` after its body quiesced) is what gets recorded; calls never scheduled, and activities
+cancelled before they started, get synthesized `ABORTED_BEFORE_DISPATCH` results; a worker that
+died mid-call is `TOOL_OUTCOME_UNKNOWN` (see `tether.temporal.outcomes`). Tool activities run
+with `maximum_attempts=1`: a side effect is never retried.
+
+No plugin code runs here: the model and the tools run in activities on workers that mount a full
+tether `Context`. Not here: the `agent/*` extension events of the local loop (session-start,
+prompt screening, turn-stopping), which need an in-process `Agent`.
+
+The workflow keeps the session's log entries (`log` query); the projector writes them to
+tether's JSONL session log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, CancelledError, TimeoutError, TimeoutType
+
+with workflow.unsafe.imports_passed_through():
+    from .outcomes import FailureKind, outcome_for, synthesized_record
+    from .payloads import (
+        LLM_STEP,
+        SESSION_WORKFLOW,
+        TOOL_CALL,
+        ApprovalAsk,
+        ApprovalDecision,
+        LlmStepInput,
+        LlmStepOutput,
+        LogEntry,
+        PlannedCall,
+        SessionSpec,
+        ToolCallInput,
+        ToolCallOutput,
+        TurnResult,
+    )
+
+__all__ = ["SessionWorkflow"]
+
+_SURFACE = frozenset({"user/message", "assistant/message", "tool/result"})
+_ABORTED_REASON: dict[str, Any] = {"kind": "aborted", "reason": {"kind": "user"}}
+
+
+class _Aborted(Exception):
+    pass
+
+
+class _Failed(Exception):
+    def __init__(self, error: dict[str, Any]) -> None:
+        super().__init__(str(error.get("message")))
+        self.error = error
+
+
+def failure_kind(error: ActivityError) -> FailureKind:
+    """How an activity ended without a value (see `tether.temporal.outcomes`)."""
+    cause = error.cause
+    if isinstance(cause, CancelledError):
+        return "cancelled"
+    if isinstance(cause, TimeoutError):
+        if cause.type == TimeoutType.HEARTBEAT:
+            return "heartbeat-timeout"
+        if cause.type == TimeoutType.START_TO_CLOSE:
+            return "backstop-timeout"
+        return "timeout"
+    return "failed"
+
+
+@workflow.defn(name=SESSION_WORKFLOW)
+class SessionWorkflow:
+    @workflow.init
+    def __init__(self, spec: SessionSpec) -> None:
+        self._spec = spec
+        self._log: list[LogEntry] = []
+        self._turn = 0
+        self._busy = False
+        self._abort: str | None = None
+        self._closing = False
+        self._parked: list[dict[str, Any]] = []
+        self._header: dict[str, Any] | None = None
+        self._context: dict[str, Any] | None = None
+        self._asks: dict[str, ApprovalAsk] = {}
+        self._answers: dict[str, str] = {}
+
+    @workflow.run
+    async def run(self, spec: SessionSpec) -> int:
+        """Lives until `close`; returns the number of turns run."""
+        await workflow.wait_condition(
+            lambda: self._closing and not self._busy and workflow.all_handlers_finished()
+        )
+        return self._turn
+
+    # -- messages from clients -----------------------------------------------------------------
+
+    @workflow.signal(name="abort_turn")
+    def abort_turn(self, reason: str) -> None:
+        """Abort the running turn (ignored when none runs)."""
+        if self._busy and self._abort is None:
+            self._abort = reason or "user"
+
+    @workflow.signal(name="close")
+    def close(self) -> None:
+        """End the session once the running turn (if any) has ended."""
+        self._closing = True
+
+    @workflow.query(name="log")
+    def log(self, start: int) -> list[LogEntry]:
+        """The log entries from index `start` on."""
+        return self._log[start:]
+
+    @workflow.query(name="status")
+    def status(self) -> dict[str, Any]:
+        return {"turn": self._turn, "busy": self._busy, "log_size": len(self._log)}
+
+    # -- approvals: a worker's approval service asks, any client answers ------------------------
+
+    @workflow.signal(name="approval_asked")
+    def approval_asked(self, ask: ApprovalAsk) -> None:
+        """From a `tool_call` activity whose call needs a human's approval."""
+        if not self._busy or ask.call_id in self._answers or ask.call_id in self._asks:
+            return
+        self._asks[ask.call_id] = ask
+        data: dict[str, Any] = {
+            "turn": self._turn,
+            "call_id": ask.call_id,
+            "tool_name": ask.tool_name,
+            "fingerprint": ask.fingerprint,
+        }
+        if ask.reason is not None:
+            data["reason"] = ask.reason
+        self._emit("approval/asked", data)
+
+    @workflow.query(name="approvals")
+    def approvals(self) -> list[ApprovalAsk]:
+        """The calls waiting for an answer."""
+        return list(self._asks.values())
+
+    @workflow.query(name="approval_answer")
+    def approval_answer(self, call_id: str) -> str | None:
+        return self._answers.get(call_id)
+
+    @workflow.update(name="approve")
+    def approve(self, decision: ApprovalDecision) -> None:
+        """Answer a waiting call (`allow-once` or `reject`), from any client."""
+        ask = self._asks.pop(decision.call_id)
+        self._answers[decision.call_id] = decision.answer
+        self._decided(ask, "allowed-once" if decision.answer == "allow-once" else "rejected")
+
+    @approve.validator
+    def _check_approval(self, decision: ApprovalDecision) -> None:
+        if decision.call_id not in self._asks:
+            raise ValueError(f'no tool call "{decision.call_id}" is waiting for approval')
+        if decision.answer not in ("allow-once", "reject"):
+            raise ValueError(
+                f"answer {decision.answer!r} is not allow-once or reject (session rules would "
+                "apply to every session on the worker, so Temporal sessions allow once)"
+            )
+
+    def _decided(self, ask: ApprovalAsk, outcome: str) -> None:
+        self._emit(
+            "approval/decided",
+            {
+                "turn": self._turn,
+                "call_id": ask.call_id,
+                "outcome": outcome,
+                "answered_by": "user" if outcome != "cancelled" else "signal",
+                "fingerprint": ask.fingerprint,
+            },
+        )
+
+    @workflow.update(name="run_turn")
+    async def run_turn(self, prompt: str) -> TurnResult:
+        """Run one turn for `prompt`; it always ends with a `turn/end` entry."""
+        await workflow.wait_condition(lambda: not self._busy)
+        self._busy, self._abort = True, None
+        try:
+            return await self._run_turn(prompt)
+        finally:
+            self._busy, self._abort = False, None
+            self._asks.clear()
+            self._answers.clear()
+
+    @run_turn.validator
+    def _check_turn(self, prompt: str) -> None:
+        if self._closing:
+            raise ValueError("the session is closed; start a new one")
+        if self._busy:
+            raise ValueError("a turn is already running in this session; abort it or wait")
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise ValueError("run_turn needs a non-empty prompt")
+
+    # -- the turn ------------------------------------------------------------------------------
+
+    def _emit(self, type: str, data: dict[str, Any]) -> None:
+        self._log.append(LogEntry(type, data))
+
+    async def _run_turn(self, prompt: str) -> TurnResult:
+        spec = self._spec
+        self._turn += 1
+        turn = self._turn
+        self._emit("turn/start", {"turn": turn})
+        reason: dict[str, Any] = {"kind": "completed"}
+        text = ""
+        entering: list[dict[str, Any]] = [
+            {
+                "id": f"msg_{workflow.uuid4().hex}",
+                "role": "user",
+                "content": [{"type": "text", "text": prompt}],
+                "source": {"kind": "user"},
+            }
+        ]
+        try:
+            for step in range(1, spec.max_steps + 1):
+                entering += self._parked
+                self._parked = []
+                self._emit("step/start", {"turn": turn, "step": step})
+                for message in entering:
+                    self._emit("user/message", message)
+                entering = []
+                try:
+                    ending, answer = await self._step(turn, step)
+                finally:
+                    self._emit("step/end", {"turn": turn, "step": step})
+                text = answer or text
+                if ending == "max-tokens":
+                    reason = {"kind": "max-tokens"}
+                    break
+                if ending == "completed" and not self._parked:
+                    break
+            else:
+                reason = {"kind": "max-steps", "steps": spec.max_steps}
+        except _Aborted:
+            reason = dict(_ABORTED_REASON)
+        except _Failed as failed:
+            reason = (
+                dict(_ABORTED_REASON)
+                if self._abort is not None
+                else {"kind": "error", "error": failed.error}
+            )
+        self._emit("turn/end", {"turn": turn, "reason": reason})
+        return TurnResult(turn, reason, text, len(self._log))
+
+    async def _step(self, turn: int, step: int) -> tuple[str, str]:
+        if self._abort is not None:
+            raise _Aborted
+        out = await self._model(turn, step)
+        self._record_request(out)
+        for retry in out.retries:
+            self._emit("llm/retry", {"turn": turn, "step": step, **retry})
+        if out.error is not None:
+            if out.message is not None and out.interrupted:
+                data: dict[str, Any] = {"turn": turn, "step": step, "message": out.message}
+                data["interrupted"] = True
+                self._emit("assistant/message", data)
+            if out.aborted or self._abort is not None:
+                raise _Aborted
+            raise _Failed(out.error)
+        message = out.message or {}
+        data = {"turn": turn, "step": step, "message": message}
+        if out.usage is not None:
+            data["usage"] = out.usage
+        self._emit("assistant/message", data)
+        answer = "".join(
+            str(b.get("text", "")) for b in message.get("content", ()) if b.get("type") == "text"
+        )
+        if out.finish == "max-tokens":
+            return "max-tokens", answer
+        if not out.calls:
+            return "completed", answer
+        concluded = await self._calls(turn, step, out.calls)
+        if self._abort is not None:
+            raise _Aborted
+        return ("completed" if concluded else "continue"), answer
+
+    def _record_request(self, out: LlmStepOutput) -> None:
+        if out.header != self._header:
+            reason = "initial" if self._header is None else "change"
+            self._emit("request/header", {"header": out.header, "reason": reason})
+            self._header = out.header
+        if out.context != self._context:
+            self._emit("request/context", out.context)
+            self._context = out.context
+
+    async def _model(self, turn: int, step: int) -> LlmStepOutput:
+        spec = self._spec
+        history = [e for e in self._log if e.type in _SURFACE]
+        handle = workflow.start_activity(
+            LLM_STEP,
+            LlmStepInput(spec.session_id, turn, step, history, spec.system_prompt, spec.max_tokens),
+            result_type=LlmStepOutput,
+            task_queue=spec.llm_task_queue,
+            start_to_close_timeout=timedelta(seconds=spec.llm_start_to_close_s),
+            heartbeat_timeout=timedelta(seconds=spec.heartbeat_timeout_s),
+            cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+            retry_policy=RetryPolicy(maximum_attempts=spec.llm_attempts),
+        )
+        await workflow.wait_condition(lambda: handle.done() or self._abort is not None)
+        if not handle.done():
+            handle.cancel()
+        try:
+            output: LlmStepOutput = await handle
+            return output
+        except (ActivityError, asyncio.CancelledError) as exc:
+            if self._abort is not None:
+                raise _Aborted from None
+            detail = str(exc.cause) if isinstance(exc, ActivityError) else "cancelled"
+            failure = {"message": f"model step failed: {detail}", "code": "LLM_STEP_FAILED"}
+            raise _Failed(failure) from None
+
+    # -- the step scheduler --------------------------------------------------------------------
+
+    async def _calls(self, turn: int, step: int, calls: list[PlannedCall]) -> bool:
+        """Run one message's calls (module note); True when a result concluded the turn."""
+        spec = self._spec
+        n = len(calls)
+        results: dict[int, ToolCallOutput | dict[str, Any]] = {}
+        in_flight: dict[int, workflow.ActivityHandle[ToolCallOutput]] = {}
+        cancelling: set[int] = set()
+        cursor = 0  # the next result to commit, in model order
+        next_start = 0
+        concluded = False
+
+        def commit() -> None:
+            nonlocal cursor, concluded
+            while cursor in results:
+                outcome = results.pop(cursor)
+                if isinstance(outcome, ToolCallOutput):
+                    self._emit("tool/result", outcome.record)
+                    self._parked.extend(outcome.contexts)
+                    concluded = concluded or outcome.concludes_turn
+                else:
+                    self._emit("tool/result", outcome)
+                cursor += 1
+
+        def start(index: int) -> None:
+            call = calls[index]
+            self._emit(
+                "tool/call",
+                {
+                    "turn": turn,
+                    "step": step,
+                    "call_id": call.id,
+                    "name": call.name,
+                    "arguments": call.arguments,
+                },
+            )
+            budget = spec.tool_backstop_s
+            if call.timeout_ms is not None:
+                budget = call.timeout_ms / 1000 + spec.tool_grace_s
+            in_flight[index] = workflow.start_activity(
+                TOOL_CALL,
+                ToolCallInput(spec.session_id, turn, step, call.id, call.name, call.arguments),
+                result_type=ToolCallOutput,
+                task_queue=spec.tool_task_queue,
+                start_to_close_timeout=timedelta(seconds=budget),
+                heartbeat_timeout=timedelta(seconds=spec.heartbeat_timeout_s),
+                cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+                retry_policy=RetryPolicy(maximum_attempts=1),
+            )
+
+        while next_start < n and self._abort is None:
+            first = next_start
+            parallel = calls[first].mode == "parallel"
+            group_open = True
+            while True:
+                while (
+                    group_open
+                    and self._abort is None
+                    and next_start < n
+                    and len(in_flight) < spec.max_parallel_tool_calls
+                ):
+                    if next_start > first and (
+                        not parallel or calls[next_start].mode != "parallel"
+                    ):
+                        group_open = False  # an exclusive call is a barrier
+                        break
+                    start(next_start)
+                    next_start += 1
+                if not in_flight:
+                    break
+                await workflow.wait_condition(
+                    lambda: (
+                        any(h.done() for h in in_flight.values())
+                        or (self._abort is not None and len(cancelling) < len(in_flight))
+                    )
+                )
+                if self._abort is not None:
+                    for index, handle in in_flight.items():
+                        if index not in cancelling and not handle.done():
+                            cancelling.add(index)
+                            handle.cancel()
+                for index in [i for i, h in in_flight.items() if h.done()]:
+                    handle = in_flight.pop(index)
+                    cancelling.discard(index)
+                    results[index] = await self._settled(turn, step, calls[index], handle)
+                    pending = self._asks.pop(calls[index].id, None)
+                    if pending is not None:  # the call ended while it waited (an abort)
+                        self._decided(pending, "cancelled")
+                commit()
+        for index in range(next_start, n):
+            call = calls[index]
+            self._emit(
+                "tool/call",
+                {
+                    "turn": turn,
+                    "step": step,
+                    "call_id": call.id,
+                    "name": call.name,
+                    "arguments": call.arguments,
+                },
+            )
+            results[index] = self._synthesized("ABORTED_BEFORE_DISPATCH", turn, step, call, None)
+        commit()
+        return concluded
+
+    def _synthesized(
+        self, code: str, turn: int, step: int, call: PlannedCall, detail: str | None
+    ) -> dict[str, Any]:
+        message_id = f"msg_{workflow.uuid4().hex}"
+        return synthesized_record(
+            code, turn=turn, step=step, call_id=call.id, message_id=message_id, detail=detail
+        )
+
+    async def _settled(
+        self,
+        turn: int,
+        step: int,
+        call: PlannedCall,
+        handle: workflow.ActivityHandle[ToolCallOutput],
+    ) -> ToolCallOutput | dict[str, Any]:
+        try:
+            return await handle
+        except asyncio.CancelledError:  # cancelled before the schedule command was even sent
+            return self._synthesized("ABORTED_BEFORE_DISPATCH", turn, step, call, "not scheduled")
+        except ActivityError as error:
+            kind = failure_kind(error)
+            code = outcome_for(kind, started=error.started_event_id != 0)
+            return self._synthesized(code, turn, step, call, f"{kind}: {error.cause}")

@@ -1,0 +1,365 @@
+"""Durable sessions on a real Temporal dev server, with workers as real subprocesses (issue 17).
+
+Each test starts its own session workflow and scripts the model for exactly its turns. Bounds
+are generous and waits are on events (a file a command wrote, a log line, an Update's result).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client, WorkflowHandle
+from temporalio.worker import Replayer
+
+from tether.agent.llm import LlmConfig
+from tether.agent.llm.plugin import build_llm
+from tether.agent.loop import Agent, AgentSettings
+from tether.agent.session import SessionStore
+from tether.cli.boot import start
+from tether.cli.policy import apply_flags
+from tether.core.signals import AbortController
+from tether.temporal import client as sessions
+from tether.temporal.payloads import LogEntry, SessionSpec, TurnResult
+from tether.temporal.projector import append_entries
+from tether.temporal.worker import connect, workflow_runner
+from tether.temporal.workflow import SessionWorkflow
+from tether.testing.scripted_model import ScriptedModelServer, text_reply, tool_calls_reply
+
+from .conftest import Cluster, WorkerProcess, eventually
+
+pytestmark = pytest.mark.slow
+
+
+def live_members(pgid: int) -> list[int]:
+    """The pids of the group's processes that are still running (a zombie has stopped: it only
+    waits for a reaper that, in a container, may never come)."""
+    alive = []
+    for process in psutil.process_iter(["pid", "status"]):
+        with contextlib.suppress(psutil.Error):
+            if os.getpgid(process.pid) == pgid and process.status() != psutil.STATUS_ZOMBIE:
+                alive.append(process.pid)
+    return alive
+
+
+def bash(call_id: str, command: str) -> tuple[str, str, str]:
+    return (call_id, "bash", json.dumps({"command": command, "description": "test"}))
+
+
+async def open_session(
+    cluster: Cluster, queue: str = "main", **spec: Any
+) -> tuple[Client, WorkflowHandle[Any, Any]]:
+    client = await connect(cluster.address)
+    session_id = f"t-{uuid.uuid4().hex[:12]}"
+    handle = await sessions.start_session(client, SessionSpec(session_id, **spec), task_queue=queue)
+    return client, handle
+
+
+HISTORIES = Path(__file__).parent / "histories"
+
+
+async def replays(handle: WorkflowHandle[Any, Any], name: str) -> None:
+    """The workflow's history replays through today's code without nondeterminism (and, with
+    TETHER_RECORD_HISTORIES=1, becomes a recorded history for test_replay)."""
+    history = await handle.fetch_history()
+    replayer = Replayer(workflows=[SessionWorkflow], workflow_runner=workflow_runner())
+    await replayer.replay_workflow(history)
+    if os.environ.get("TETHER_RECORD_HISTORIES"):
+        HISTORIES.mkdir(exist_ok=True)
+        (HISTORIES / f"{name}.json").write_text(history.to_json())
+
+
+def results(entries: list[LogEntry]) -> dict[str, str | None]:
+    """call id -> error code (None for a success), from the `tool/result` entries."""
+    out: dict[str, str | None] = {}
+    for entry in entries:
+        if entry.type == "tool/result":
+            block = entry.data["message"]["content"][0]
+            error = entry.data.get("error")
+            out[block["call_id"]] = None if error is None else error["code"]
+    return out
+
+
+def text_of(entries: list[LogEntry], call_id: str) -> str:
+    for entry in entries:
+        if entry.type == "tool/result":
+            block = entry.data["message"]["content"][0]
+            if block["call_id"] == call_id:
+                return "".join(b.get("text", "") for b in block["content"])
+    raise AssertionError(f"no result for {call_id}")
+
+
+def shape(events: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, Any]]:
+    """What a projection and a local log must agree on: event types in order, and for messages
+    and tool events their content without ids (chunks and the request header are the local
+    loop's own detail)."""
+
+    def strip(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k not in ("id", "usage")}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    skipped = {"assistant/chunk", "request/header", "request/context"}
+    return [(kind, strip(data)) for kind, data in events if kind not in skipped]
+
+
+# -- a completed turn -----------------------------------------------------------------------------
+
+TURN_SCRIPT = (
+    tool_calls_reply(
+        ("r1", "read", '{"file_path": "a.txt"}'),
+        ("r2", "read", '{"file_path": "b.txt"}'),
+        bash("b1", "echo from-bash"),
+        content="Reading both, then a command.",
+    ),
+    text_reply("Both read; bash said from-bash."),
+)
+
+
+async def test_a_turn_with_parallel_reads_and_a_bash_call_projects_like_a_local_run(
+    cluster: Cluster, main_worker: WorkerProcess, tmp_path: Path
+) -> None:
+    (main_worker.workspace / "a.txt").write_text("alpha\n")
+    (main_worker.workspace / "b.txt").write_text("beta\n")
+    cluster.model.push(*TURN_SCRIPT)
+    _, handle = await open_session(cluster)
+    result = await sessions.run_turn(handle, "read a and b, then run bash")
+    assert (result.reason, result.text) == (
+        {"kind": "completed"},
+        "Both read; bash said from-bash.",
+    )
+
+    store = SessionStore(tmp_path / "sessions")
+    with store.create(session_id="projected", cwd=main_worker.workspace) as log:
+        append_entries(log, await sessions.log_entries(handle))
+    assert store.check("projected") == []
+    projected = [(e.type, dict(e.data)) for e in store.load("projected").events]
+
+    async with ScriptedModelServer(*TURN_SCRIPT) as local_model:
+        ctx = await start(cwd=main_worker.workspace, agent=True)
+        apply_flags(ctx, yolo=True, allow=())
+        llm = build_llm(
+            LlmConfig(provider="openai", base_url=local_model.base_url, model="scripted")
+        )
+        try:
+            with store.create(session_id="local", cwd=main_worker.workspace) as local_log:
+                agent = Agent(
+                    tools=ctx.tools.runtime,
+                    llm=llm,
+                    session=local_log,
+                    settings=AgentSettings(cwd=main_worker.workspace),
+                )
+                outcome = await agent.run_turn(
+                    "read a and b, then run bash", signal=AbortController().signal
+                )
+        finally:
+            await llm.aclose()
+            await ctx.dispose()
+    assert outcome.completed
+    local = [(e.type, dict(e.data)) for e in store.load("local").events]
+    assert shape(projected) == shape(local)
+    await replays(handle, "completed-turn")
+
+
+# -- abort ---------------------------------------------------------------------------------------
+
+
+async def test_an_abort_mid_bash_sleep_is_aborted_with_the_group_gone_and_the_sibling_never_ran(
+    cluster: Cluster, main_worker: WorkerProcess
+) -> None:
+    ws = main_worker.workspace
+    cluster.model.push(
+        tool_calls_reply(
+            bash("long", "echo $$ > abort-pgid.txt; sleep 30; touch abort-finished.txt"),
+            bash("queued", "touch abort-sibling-ran.txt"),
+        )
+    )
+    _, handle = await open_session(cluster)
+    turn = asyncio.create_task(sessions.run_turn(handle, "run the long job"))
+    pgid_file = ws / "abort-pgid.txt"
+    await eventually(
+        lambda: pgid_file.exists() and pgid_file.read_text().strip(),
+        timeout_s=30,
+        what="the bash command to start",
+    )
+    pgid = int(pgid_file.read_text())
+    await sessions.abort_turn(handle, "user")
+    result: TurnResult = await asyncio.wait_for(turn, 30)
+    # the workflow recorded the result, and returned the Update, only after the group was gone
+    assert live_members(pgid) == []
+    entries = await sessions.log_entries(handle)
+    assert result.reason == {"kind": "aborted", "reason": {"kind": "user"}}
+    assert results(entries) == {"long": "ABORTED", "queued": "ABORTED_BEFORE_DISPATCH"}
+    assert not (ws / "abort-sibling-ran.txt").exists()
+    assert not (ws / "abort-finished.txt").exists()
+    calls = [e.data["call_id"] for e in entries if e.type == "tool/call"]
+    assert calls == ["long", "queued"]
+    await replays(handle, "aborted-turn")
+
+
+async def test_an_abort_before_the_model_answers_ends_the_turn_aborted_with_no_tool_calls(
+    cluster: Cluster, main_worker: WorkerProcess
+) -> None:
+    from tether.testing.scripted_model import hang, reply, text
+
+    cluster.model.push(reply(text("thinking"), hang()))
+    _, handle = await open_session(cluster)
+    turn = asyncio.create_task(sessions.run_turn(handle, "think"))
+    await eventually(lambda: cluster.model.remaining == 0, timeout_s=30, what="the model call")
+    await asyncio.sleep(0.2)
+    await sessions.abort_turn(handle, "user")
+    result = await asyncio.wait_for(turn, 30)
+    entries = await sessions.log_entries(handle)
+    assert result.reason == {"kind": "aborted", "reason": {"kind": "user"}}
+    assert [e.type for e in entries if e.type.startswith("tool/")] == []
+
+
+# -- a worker killed mid-tool -------------------------------------------------------------------
+
+
+@pytest.fixture
+def kill_workers(cluster: Cluster) -> Iterator[list[WorkerProcess]]:
+    workers = [
+        cluster.spawn_worker("kill", cluster.root / f"ws-kill-{n}", f"kill-{n}") for n in (1, 2)
+    ]
+    try:
+        yield workers
+    finally:
+        for worker in workers:
+            worker.stop()
+
+
+async def test_a_worker_killed_mid_tool_is_one_outcome_unknown_and_the_next_turn_runs_elsewhere(
+    cluster: Cluster, kill_workers: list[WorkerProcess]
+) -> None:
+    heartbeat_timeout_s = 2.0
+    cluster.model.push(
+        tool_calls_reply(
+            bash("doomed", 'echo "$TETHER_TEST_WORKER $$" > ../kill-marker.txt; sleep 30')
+        ),
+        text_reply("The job's outcome is unknown."),
+        text_reply("Second turn, still here."),
+    )
+    marker = cluster.root / "kill-marker.txt"
+    _, handle = await open_session(cluster, "kill", heartbeat_timeout_s=heartbeat_timeout_s)
+    turn = asyncio.create_task(sessions.run_turn(handle, "run the doomed job"))
+    await eventually(
+        lambda: marker.exists() and marker.read_text().strip(),
+        timeout_s=30,
+        what="the doomed command to start",
+    )
+    name, pgid = marker.read_text().split()
+    victim = next(w for w in kill_workers if w.log.name == f"worker-{name}.log")
+    try:
+        killed_at = time.time()
+        victim.process.kill()
+        first = await asyncio.wait_for(turn, 45)
+        entries = await sessions.log_entries(handle)
+        assert results(entries) == {"doomed": "TOOL_OUTCOME_UNKNOWN"}
+        assert first.reason == {"kind": "completed"}
+        history = await handle.fetch_history()
+        (timed_out,) = [
+            e
+            for e in history.events
+            if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT
+        ]
+        noticed = timed_out.event_time.ToDatetime().timestamp() - killed_at
+        assert noticed <= heartbeat_timeout_s + 1.0
+        second = await asyncio.wait_for(sessions.run_turn(handle, "and now?"), 45)
+        assert (second.reason, second.text) == ({"kind": "completed"}, "Second turn, still here.")
+        await replays(handle, "worker-killed")
+    finally:
+        try:
+            os.killpg(int(pgid), signal.SIGKILL)  # the orphaned sleep of the killed worker
+        except ProcessLookupError:
+            pass
+
+
+# -- routing ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def repo_a(cluster: Cluster) -> Iterator[WorkerProcess]:
+    worker = cluster.spawn_worker("repo-a", cluster.root / "ws-repo-a", "repo-a")
+    try:
+        yield worker
+    finally:
+        worker.stop()
+
+
+async def test_a_tool_routed_to_queue_repo_a_runs_on_that_workers_workspace_only(
+    cluster: Cluster, main_worker: WorkerProcess, repo_a: WorkerProcess
+) -> None:
+    cluster.model.push(
+        tool_calls_reply(bash("where", "pwd; touch routed.txt")),
+        text_reply("done"),
+    )
+    _, handle = await open_session(cluster, "main", tool_task_queue="repo-a")
+    result = await sessions.run_turn(handle, "where are you?")
+    assert result.reason == {"kind": "completed"}
+    entries = await sessions.log_entries(handle)
+    assert text_of(entries, "where").strip() == str(repo_a.workspace.resolve())
+    assert (repo_a.workspace / "routed.txt").exists()
+    assert not (main_worker.workspace / "routed.txt").exists()
+
+
+# -- the timeout policy inside the activity -----------------------------------------------------
+
+
+@pytest.fixture
+def silent_http() -> Iterator[int]:
+    """An HTTP server on 127.0.0.1 that accepts and never answers."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            accepted.append(conn)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join(5)
+        for conn in accepted:
+            conn.close()
+        listener.close()
+
+
+async def test_a_slow_web_fetch_ends_tool_timeout_through_the_activity(
+    cluster: Cluster, main_worker: WorkerProcess, silent_http: int
+) -> None:
+    url = f"http://127.0.0.1:{silent_http}/slow"
+    cluster.model.push(
+        tool_calls_reply(("fetch", "web_fetch", json.dumps({"url": url}))),
+        text_reply("It timed out."),
+    )
+    _, handle = await open_session(cluster)
+    result = await sessions.run_turn(handle, "fetch it")
+    assert result.reason == {"kind": "completed"}
+    assert results(await sessions.log_entries(handle)) == {"fetch": "TOOL_TIMEOUT"}
