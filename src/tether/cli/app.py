@@ -56,10 +56,12 @@ COMMANDS: Final[tuple[tuple[str, str, str], ...]] = (
         "List, inspect, verify and resume session logs.",
     ),
     ("tools", "tether.cli.commands.tools:app", "Inspect and call the registered tools."),
+    ("mcp", "tether.cli.commands.mcp:app", "List MCP servers; serve tether's tools over MCP."),
+    ("worker", "tether.cli.commands.temporal:worker", "Run a Temporal worker for tether sessions."),
     (
-        "mcp",
-        "tether.cli.commands.mcp:app",
-        "List MCP servers and their tools; serve tether's tools.",
+        "temporal",
+        "tether.cli.commands.temporal:app",
+        "Durable sessions on Temporal (dev, run, chat).",
     ),
 )
 """(name, import path, help) of every command, in help order."""
