@@ -61,7 +61,7 @@ COMMANDS: Final[tuple[tuple[str, str, str], ...]] = (
     (
         "temporal",
         "tether.cli.commands.temporal:app",
-        "Durable sessions on Temporal (dev, run, chat).",
+        "Durable sessions on Temporal.",
     ),
 )
 """(name, import path, help) of every command, in help order."""
