@@ -188,6 +188,8 @@ class Terminal:
             data = b""
         if not data:
             self._stop_reading()
+        for _ in range(data.count(b"\x1b[6n")):  # a cursor position request: answer it
+            os.write(self._master, b"\x1b[1;1R")
         self._raw += data
         self._changed.set()
 

@@ -44,7 +44,7 @@ from ..tools.registry import ToolRuntime
 from ..tools.results import ToolExecutionResult, UserMessage, user_message
 from .llm import LlmError, LlmRequest
 from .llm.service import Llm, RetryNotice
-from .messages import StreamChunk, TextDelta, TokenUsage, failure_to_json
+from .messages import ReasoningDelta, StreamChunk, TextDelta, TokenUsage, failure_to_json
 from .scheduler import StepRecorder, ToolCallRequest, execute_tool_calls
 from .session import SessionLog
 from .session.events import LLM_RETRY, LLM_RETRY_STARTED, REQUEST_CONTEXT, REQUEST_HEADER
@@ -56,6 +56,7 @@ __all__ = [
     "Agent",
     "AgentEvent",
     "AgentSettings",
+    "ReasoningStreamed",
     "StepStarted",
     "TextStreamed",
     "ToolFinished",
@@ -129,6 +130,11 @@ class TextStreamed:
 
 
 @dataclass(frozen=True, slots=True)
+class ReasoningStreamed:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class ToolStarted:
     call_id: str
     name: str
@@ -143,7 +149,7 @@ class ToolFinished:
     duration_ms: float
 
 
-AgentEvent = StepStarted | TextStreamed | ToolStarted | ToolFinished
+AgentEvent = StepStarted | TextStreamed | ReasoningStreamed | ToolStarted | ToolFinished
 
 
 @dataclass(slots=True)
@@ -360,6 +366,8 @@ class Agent:
             chunk_seqs.append(session.assistant_chunk(turn, step, chunk).seq)
             if isinstance(chunk, TextDelta):
                 self._emit(TextStreamed(chunk.text))
+            elif isinstance(chunk, ReasoningDelta):
+                self._emit(ReasoningStreamed(chunk.text))
 
         try:
             generation = await self.llm.generate(

@@ -9,7 +9,9 @@ Who answers:
     shown an `ApprovalQuestion` — the tool, its arguments, the ask's reason and, when the
     `permissions` service can name one, the rule "always allow" would add — and answers
     `allow-once`, `allow-session` (the rule is added to `ctx.permissions` for the rest of the
-    session, then `allowed-once`) or `reject` (`rejected`);
+    session, then `allowed-once`), `reject` (`rejected`) or `Rejection(reason)` (`rejected`;
+    the denial the model reads ends with `: <reason>`, through a `tools/post-execute` listener,
+    and `approval/decided` records the reason);
   * without a prompter, the configured `non_interactive` answer: `unavailable` (default),
     `allow` (`allowed-once`) or `deny` (`rejected`).
 
@@ -36,7 +38,7 @@ JSON (sorted keys, no whitespace, UTF-8) — so the log says exactly what was ap
 
     approval/asked    {turn?, call_id, tool_name, reason?, fingerprint, session_rule?}
     approval/decided  {turn?, call_id, tool_name, outcome, answered_by, fingerprint,
-                       session_rule?}
+                       session_rule?, reason?}
 
 `answered_by` is `user`, `policy` (no prompter) or `signal` (cancelled before any answer).
 The arguments are found through a `tools/pre-execute` listener that remembers each call until its
@@ -58,9 +60,9 @@ from ...core.errors import error_message
 from ...core.json import JsonValue
 from ...kernel import Service
 from ...tools.approval import ApprovalOutcome, ApprovalRequest
-from ...tools.decisions import Ask, Deny, PreToolDecision
+from ...tools.decisions import MISSING, Accept, Ask, Deny, PostToolDecision, PreToolDecision
 from ...tools.execution import ToolExecution
-from ...tools.results import ToolExecutionResult
+from ...tools.results import ToolExecutionResult, text_content
 from ..hooks.journal import session_of
 
 if TYPE_CHECKING:
@@ -72,12 +74,21 @@ __all__ = [
     "ApprovalConfig",
     "ApprovalQuestion",
     "Prompter",
+    "Rejection",
     "fingerprint",
 ]
 
 _log = logging.getLogger("tether.plugins.approval")
 
-ApprovalAnswer: TypeAlias = Literal["allow-once", "allow-session", "reject"]
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """A rejection with the user's reason, which reaches the model in the denial text."""
+
+    reason: str
+
+
+ApprovalAnswer: TypeAlias = Literal["allow-once", "allow-session", "reject"] | Rejection
 
 
 def fingerprint(arguments: JsonValue | None) -> str:
@@ -138,10 +149,26 @@ class Approval(Service):
         self._prompter: Prompter | None = None
         self._note: Callable[[ApprovalQuestion], str] | None = None
         self._calls: dict[str, ToolExecution] = {}
+        self._reasons: dict[str, str] = {}
 
     async def start(self) -> None:
         self.ctx.on("tools/pre-execute", self._pre_execute, prepend=True)
+        self.ctx.on("tools/post-execute", self._explain, prepend=True)
         self.ctx.on("tools/result", self._forget)
+
+    async def _explain(
+        self,
+        exec: ToolExecution,
+        result: ToolExecutionResult,
+        next: Callable[[], Awaitable[PostToolDecision]],
+    ) -> PostToolDecision:
+        """A call the user rejected with a reason: the model reads the reason too."""
+        reason = self._reasons.pop(exec.call_id, None)
+        decision = await next()
+        if reason is None or not isinstance(decision, Accept) or decision.content is not MISSING:
+            return decision
+        text = f'Error: the user rejected tool "{exec.name}": {reason}'
+        return Accept(content=text_content(text), additional_contexts=decision.additional_contexts)
 
     async def _pre_execute(
         self, exec: ToolExecution, next: Callable[[], Awaitable[PreToolDecision]]
@@ -176,6 +203,7 @@ class Approval(Service):
     def _forget(self, exec: ToolExecution, result: ToolExecutionResult) -> None:
         if self._calls.get(exec.call_id) is exec:
             del self._calls[exec.call_id]
+        self._reasons.pop(exec.call_id, None)
 
     # -- the service ---------------------------------------------------------------------------
 
@@ -226,7 +254,7 @@ class Approval(Service):
         audit = _Audit(request.agent, question)
         audit.asked()
         outcome, answered_by, added = await self._answer(request, question, self._session_rules())
-        audit.decided(outcome, answered_by, added)
+        audit.decided(outcome, answered_by, added, self._reasons.get(request.call_id))
         return outcome
 
     def _question(
@@ -275,6 +303,10 @@ class Approval(Service):
             return "allowed-once", "user", None
         if answer == "reject":
             return "rejected", "user", None
+        if isinstance(answer, Rejection):
+            if answer.reason.strip():
+                self._reasons[request.call_id] = " ".join(answer.reason.split())
+            return "rejected", "user", None
         if answer == "allow-session" and question.session_rule is not None and rules is not None:
             try:
                 rules.allow_for_session(question.session_rule)
@@ -311,7 +343,13 @@ class _Audit:
             data["session_rule"] = q.session_rule
         self._append("approval/asked", data)
 
-    def decided(self, outcome: ApprovalOutcome, answered_by: str, added: str | None) -> None:
+    def decided(
+        self,
+        outcome: ApprovalOutcome,
+        answered_by: str,
+        added: str | None,
+        reason: str | None = None,
+    ) -> None:
         q = self._question
         data: dict[str, object] = {
             "call_id": q.call_id,
@@ -322,6 +360,8 @@ class _Audit:
         }
         if added is not None:
             data["session_rule"] = added
+        if reason is not None:
+            data["reason"] = reason
         self._append("approval/decided", data)
 
     def _append(self, type: str, data: dict[str, object]) -> None:

@@ -12,15 +12,23 @@ The owner is the calling agent's `session` (or the agent itself when it has none
 decision: calls made without an agent (`tether tools call`, tests, scripts) share one anonymous
 owner instead of being refused, so the policy also protects direct callers. Owners are held
 weakly where they allow it. Without this plugin, writes and edits are unconditional.
+
+Pre-flight: an `edit` the permission rules would ask about is first checked against this policy
+(a `tools/pre-execute` listener around the chain); when it would fail anyway — never read, seen
+absent — the call is denied with that error (and its next step) instead of asking the user.
 """
 
 from __future__ import annotations
 
 import weakref
-from typing import Final
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Final
 
+from ...core.errors import error_message
 from ...kernel import Context
 from ...kernel.events import Next
+from ...tools.decisions import Ask, Deny, PreToolDecision
+from ...tools.execution import ToolExecution
 from .errors import FS_NOT_FOUND, FS_NOT_OBSERVED, FsError
 from .seam import (
     EDIT_INTENT,
@@ -115,3 +123,31 @@ def apply(ctx: Context) -> None:
     ctx.on(OBSERVED, log.record)
     ctx.on(WRITE_INTENT, log.write_intent)
     ctx.on(EDIT_INTENT, log.edit_intent)
+
+    async def preflight(
+        exec: ToolExecution, next: Callable[[], Awaitable[PreToolDecision]]
+    ) -> PreToolDecision:
+        decision = await next()
+        arguments = exec.arguments
+        if not isinstance(decision, Ask) or exec.name != "edit":
+            return decision
+        path = arguments.get("file_path") if isinstance(arguments, Mapping) else None
+        fs: Any = ctx.get("fs")
+        if not isinstance(path, str) or fs is None:
+            return decision
+        from .tools import remediate, session_cwd
+
+        try:
+            target = await fs.resolve(path, cwd=session_cwd(exec.agent), signal=exec.signal)
+            await log.edit_intent(target, exec.agent, _no_guard)
+        except FsError as error:
+            return Deny(error_message(remediate(error)))
+        except Exception:
+            return decision
+        return decision
+
+    ctx.on("tools/pre-execute", preflight, prepend=True)
+
+
+async def _no_guard() -> EditGuard | None:
+    return None
