@@ -73,7 +73,7 @@ def estimate_tokens(messages: Sequence[Message], extra: str = "") -> int:
 def context_tokens(session: SessionLog, extra: str = "") -> int:
     """How many tokens the next request will carry: the last model response's reported input
     and output tokens plus an estimate of what came after it (system prompt and tool schemas
-    included in the reported part); the plain estimate when nothing was reported."""
+    included in the reported part), never less than the plain estimate of the messages."""
     events = session.events
     messages = session.messages()
     for index in range(len(events) - 1, -1, -1):
@@ -85,7 +85,8 @@ def context_tokens(session: SessionLog, extra: str = "") -> int:
         except ValueError:
             break
         later = derive_messages(events[index + 1 :])
-        return usage.input_tokens + usage.output_tokens + estimate_tokens(later, extra)
+        reported = usage.input_tokens + usage.output_tokens + estimate_tokens(later, extra)
+        return max(reported, estimate_tokens(messages, extra))
     return estimate_tokens(messages, extra)
 
 
