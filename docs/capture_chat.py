@@ -1,8 +1,9 @@
 """Render a demo `tether chat` session to text: `docs/chat-screen.txt`.
 
-Runs the installed `tether chat` on a pseudo-terminal (100 x 40; lines scrolled off the top are kept) against the scripted model
-server, types a short session, and feeds everything the chat prints through `pyte` (a VT100
-emulator), so the file holds the screen a user would see (colours dropped). Regenerate with
+Runs the installed `tether chat` on a pseudo-terminal (100 x 40; lines scrolled off the top
+are kept) against the scripted model server, types a short session, and feeds everything the
+chat prints through `pyte` (a VT100 emulator), so the file holds the screen a user would see
+(colours dropped). Regenerate with
 
     PYTHONPATH=src .venv/bin/python docs/capture_chat.py
 """
