@@ -18,7 +18,12 @@ from pathlib import Path
 import pytest
 
 from tether.agent.session.events import SESSION_COMPACTION
-from tether.testing.scripted_model import ScriptedModelServer, text_reply, tool_calls_reply
+from tether.testing.scripted_model import (
+    ScriptedModelServer,
+    http_error,
+    text_reply,
+    tool_calls_reply,
+)
 
 from ._support import TETHER, Cli, Terminal
 
@@ -166,6 +171,10 @@ async def test_compact_replaces_the_history_with_the_summary_in_a_linked_session
     assert [(d["from_session"], d["trigger"], d["focus"]) for d in links] == [
         (old.id, "manual", "the fruit")
     ]
+    shown = await cli.run("sessions", "show", new.id)
+    assert f"\ncompacted from session {old.id} (manual)\n  user: This conversation" in shown.stdout
+    shown = await cli.run("sessions", "show", old.id)
+    assert f"\ncompacted into session {new.id} (manual)\n" in shown.stdout
 
 
 async def test_a_request_that_would_not_fit_the_window_is_compacted_first(
@@ -188,6 +197,28 @@ async def test_a_request_that_would_not_fit_the_window_is_compacted_first(
     assert "SUMMARY: a long note" in last[0]
     assert last[1] == "and now?"
     assert all("x" * 1200 not in text for text in last)
+
+
+async def test_a_context_overflow_from_the_model_compacts_and_sends_the_message_again(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    server.push(
+        text_reply("noted"),
+        http_error(400, "This model's maximum context length is 8192 tokens"),
+        text_reply("SUMMARY: one note"),
+        text_reply("answered after compaction"),
+    )
+    terminal = await open_chat(cli)
+    try:
+        await say(terminal, "remember this note", "noted")
+        await say(terminal, "and now?", "answered after compaction")
+        await leave(terminal)
+    finally:
+        await terminal.aclose()
+    assert "no longer fits the model's context window; compacting" in terminal.output
+    last = user_texts(server.requests[3].messages)
+    assert "SUMMARY: one note" in last[0]
+    assert last[1] == "and now?"
 
 
 async def test_an_at_mention_attaches_the_file_and_an_edit_after_it_shows_a_diff(

@@ -1,10 +1,11 @@
 """The `tether chat` session driver: read a message, run a turn, repeat.
 
-Owns: wiring input, renderer, approval prompter and slash commands to a `Runner`, switching the
-runner's session (`/clear`, `/resume`, compaction), auto-compaction before a turn whose request
-would not fit the context window (minus a reserve), `@path` attachments, and the Ctrl-C contract
-at the prompt (see `input`) and during turns and compactions (`Interrupts`: the first Ctrl-C
-aborts, the second quits). Returns the process exit code.
+Owns: wiring input, renderer, approval prompter and slash commands to a `Runner`; switching the
+runner's session (`/clear`, `/resume`, compaction); auto-compaction before a turn whose request
+would not fit the context window (minus a reserve), and, when the model still answers
+`CONTEXT_WINDOW_EXCEEDED`, compaction and one more try of the same message; `@path`
+attachments; and the Ctrl-C contract at the prompt (see `input`) and during turns and
+compactions (`Interrupts`: the first Ctrl-C aborts, the second quits). Returns the exit code.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Literal
@@ -28,7 +30,7 @@ from ...agent.compaction import (
 )
 from ...agent.llm import LlmError
 from ...agent.llm.service import Llm
-from ...agent.loop import Agent, default_system_prompt
+from ...agent.loop import Agent, TurnOutcome, default_system_prompt
 from ...core.signals import AbortController
 from ...plugins.approval import Approval
 from ..approval import TerminalPrompter
@@ -59,6 +61,12 @@ def context_window_from_env(value: int | None) -> int:
     return value
 
 
+def _overflowed(outcome: TurnOutcome) -> bool:
+    """Whether the turn ended because the request did not fit the model's context window."""
+    error = outcome.reason.get("error")
+    return isinstance(error, Mapping) and error.get("code") == "CONTEXT_WINDOW_EXCEEDED"
+
+
 class ChatApp:
     """One chat: see the module note."""
 
@@ -80,7 +88,10 @@ class ChatApp:
         terminal = is_terminal()
         self.console = Console(file=sys.stdout, highlight=False)
         self.renderer = ChatRenderer(
-            self.console, live=terminal and self.console.is_terminal, show_reasoning=show_reasoning
+            self.console,
+            live=terminal and self.console.is_terminal,
+            show_reasoning=show_reasoning,
+            cwd=cwd,
         )
         self.input: ChatInput
         if terminal:
@@ -259,6 +270,15 @@ class ChatApp:
         self._interrupts.arm(controller)
         outcome = await runner.agent.run_turn(message, signal=controller.signal)
         self.renderer.end_turn()
+        if _overflowed(outcome) and not controller.signal.aborted:
+            # the model's window is smaller than assumed: learn it, compact, send again once
+            self.context_window = min(self.context_window, context_tokens(runner.session))
+            notice("the conversation no longer fits the model's context window; compacting")
+            if await self.compact(trigger="auto"):
+                controller = AbortController()
+                self._interrupts.arm(controller)
+                outcome = await self.runner.agent.run_turn(message, signal=controller.signal)
+                self.renderer.end_turn()
         if outcome.kind == "aborted":
             notice("turn aborted; tool outcomes are recorded")
         elif not outcome.completed:

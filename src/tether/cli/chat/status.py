@@ -12,7 +12,9 @@ the finished lines are printed:
 Assistant text is rendered as Markdown a block at a time (a block ends at a blank line outside a
 code fence); reasoning is printed dimmed with `show_reasoning`, otherwise folded into one line
 (`/show N` expands it, as it expands tool output). A call's duration excludes the time spent
-waiting for the user's approval (`waited()` records it; the wait is shown separately).
+waiting for the user's approval (`waited()` records it; the wait is shown separately). An `edit`
+or `write` that succeeds shows its diff (computed when the call starts), unless its approval
+prompt already did.
 
 Without a terminal (`live=False`) nothing is decorated: text streams as it arrives, tool lines are
 plain, and no ANSI is written. `NO_COLOR` is honoured by rich in both modes.
@@ -25,6 +27,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final
 
 from rich.console import Console, Group, RenderableType
@@ -43,6 +46,7 @@ from ...agent.loop import (
     ToolStarted,
 )
 from ...tools.results import ToolExecutionResult, ToolFailure
+from .diff import proposed_diff, render_diff
 
 __all__ = ["ChatRenderer", "Shown", "call_target", "format_duration"]
 
@@ -97,8 +101,17 @@ def _result_text(result: ToolExecutionResult) -> str:
 class ChatRenderer:
     """Feeds on `AgentEvent`s; see the module note."""
 
-    def __init__(self, console: Console, *, live: bool, show_reasoning: bool = False) -> None:
+    def __init__(
+        self,
+        console: Console,
+        *,
+        live: bool,
+        show_reasoning: bool = False,
+        cwd: Path | None = None,
+    ) -> None:
         self.console = console
+        self._cwd = cwd
+        self._diffs: dict[str, str] = {}
         self._live_enabled = live
         self._show_reasoning = show_reasoning
         self._live: Live | None = None
@@ -129,6 +142,10 @@ class ChatRenderer:
                 self._waiting_since = None
                 target = call_target(arguments)
                 label = f"{name} {target}" if target else name
+                if name in ("edit", "write") and self._cwd is not None:
+                    diff = _diff_of(name, arguments, self._cwd)
+                    if diff is not None:
+                        self._diffs[call_id] = diff
                 if self._live_enabled:
                     spinner = Spinner("dots", style="cyan")
                     self._running[call_id] = _Running(label, time.monotonic(), spinner)
@@ -219,7 +236,10 @@ class ChatRenderer:
     # -- tools -----------------------------------------------------------------------------------
 
     def _finished(self, call_id: str, label: str, result: ToolExecutionResult, ms: float) -> None:
-        waited = self._waited.pop(call_id, 0.0)
+        waited = self._waited.pop(call_id, None)
+        diff = self._diffs.pop(call_id, None)
+        asked = waited is not None
+        waited = waited or 0.0
         ms = max(0.0, ms - waited * 1000)
         wait = f" · waited {waited:.1f} s for approval" if waited >= 0.05 else ""
         if isinstance(result, ToolFailure):
@@ -236,8 +256,11 @@ class ChatRenderer:
             f"[green]✓ {escape(label)}[/green] [dim]{format_duration(ms)}{wait}[/dim]",
             highlight=False,
         )
+        if diff is not None and not asked:  # an approval already showed the diff
+            self.console.print(render_diff(diff), end="", highlight=False)
+            return
         output = _result_text(result).rstrip()
-        if not output:
+        if not output or diff is not None:
             return
         self.shown.append(Shown(label, output))
         lines = output.splitlines()
@@ -283,6 +306,14 @@ class ChatRenderer:
         live, self._live = self._live, None
         if live is not None:
             live.stop()
+
+
+def _diff_of(name: str, raw_arguments: str, cwd: Path) -> str | None:
+    try:
+        arguments = json.loads(raw_arguments)
+    except ValueError:
+        return None
+    return proposed_diff(name, arguments, cwd)
 
 
 def _block_end(text: str) -> int:
