@@ -13,9 +13,10 @@ decision: calls made without an agent (`tether tools call`, tests, scripts) shar
 owner instead of being refused, so the policy also protects direct callers. Owners are held
 weakly where they allow it. Without this plugin, writes and edits are unconditional.
 
-Pre-flight: an `edit` the permission rules would ask about is first checked against this policy
-(a `tools/pre-execute` listener around the chain); when it would fail anyway — never read, seen
-absent — the call is denied with that error (and its next step) instead of asking the user.
+Pre-flight: an `edit` or `write` the permission rules would ask about is first checked against
+this policy (a `tools/pre-execute` listener around the chain); when it would fail anyway — an
+edit of a file never read or seen absent, a write over an existing file never read — the call
+is denied with that error (and its next step) instead of asking the user.
 """
 
 from __future__ import annotations
@@ -129,7 +130,7 @@ def apply(ctx: Context) -> None:
     ) -> PreToolDecision:
         decision = await next()
         arguments = exec.arguments
-        if not isinstance(decision, Ask) or exec.name != "edit":
+        if not isinstance(decision, Ask) or exec.name not in ("edit", "write"):
             return decision
         path = arguments.get("file_path") if isinstance(arguments, Mapping) else None
         fs: Any = ctx.get("fs")
@@ -139,7 +140,17 @@ def apply(ctx: Context) -> None:
 
         try:
             target = await fs.resolve(path, cwd=session_cwd(exec.agent), signal=exec.signal)
-            await log.edit_intent(target, exec.agent, _no_guard)
+            if exec.name == "edit":
+                await log.edit_intent(target, exec.agent, _no_guard)
+            elif (
+                not isinstance(log.last(target, exec.agent), Present)
+                and await fs.stat(target, signal=exec.signal) is not None
+            ):
+                display = target.display_path
+                raise FsError(
+                    f'cannot overwrite existing "{display}" without reading it first',
+                    FS_NOT_OBSERVED,
+                )
         except FsError as error:
             return Deny(error_message(remediate(error)))
         except Exception:
