@@ -199,6 +199,36 @@ async def test_a_request_that_would_not_fit_the_window_is_compacted_first(
     assert all("x" * 1200 not in text for text in last)
 
 
+async def test_a_long_turn_is_compacted_between_its_steps(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    (cli.work / "big.txt").write_text("line of the big file\n" * 100)
+    read = json.dumps({"file_path": "big.txt"})
+    server.push(
+        tool_calls_reply(("r1", "read", read)),
+        text_reply("SUMMARY: read big.txt"),
+        text_reply("finished the task"),
+    )
+    terminal = await open_chat(cli, "--context-window", "300")
+    try:
+        await say(terminal, "read the big file", "finished the task")
+        await leave(terminal)
+    finally:
+        await terminal.aclose()
+    assert "auto-compacting" in terminal.output
+    assert "line of the big file" in json.dumps(server.requests[1].messages)
+    (summary,) = user_texts(server.requests[2].messages)
+    assert "SUMMARY: read big.txt" in summary
+    new, old = sorted(cli.sessions(), key=lambda s: s.created_at, reverse=True)
+    old_ends = [e.data["reason"] for e in cli.store.load(old.id).events if e.type == "turn/end"]
+    assert old_ends == [{"kind": "compacted", "into_session": new.id}]
+    new_ends = [e.data["reason"] for e in cli.store.load(new.id).events if e.type == "turn/end"]
+    assert new_ends == [{"kind": "completed"}]
+    for session in (old, new):
+        check = await cli.run("sessions", "check", session.id)
+        assert (check.code, check.stdout) == (0, f"{session.id}: ok\n")
+
+
 async def test_a_context_overflow_from_the_model_compacts_and_sends_the_message_again(
     cli: Cli, server: ScriptedModelServer
 ) -> None:

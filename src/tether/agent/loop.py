@@ -22,6 +22,9 @@ context messages for the next step with `agent.inject(message)`:
                                    with another step (bounded by max_steps); stop_hook_active is
                                    true once a listener has continued this turn
 
+Compaction: `agent.compactor`, when set, is awaited before every step after a turn's first; a
+session it returns replaces `agent.session` for the rest of the turn (see `Agent.compactor`).
+
 Cancellation: the caller owns the turn's `AbortSignal` (the CLI aborts it on Ctrl-C). The signal
 reaches the model stream (closed on abort) and every tool call; started calls are awaited and
 recorded, unstarted ones get synthetic `ABORTED_BEFORE_DISPATCH` pairs, and the turn ends
@@ -31,7 +34,7 @@ recorded, unstarted ones get synthetic `ABORTED_BEFORE_DISPATCH` pairs, and the 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, cast
@@ -149,6 +152,9 @@ class ToolFinished:
     duration_ms: float
 
 
+Compactor = Callable[["Agent", AbortSignal], Awaitable[SessionLog | None]]
+"""See `Agent.compactor`."""
+
 AgentEvent = StepStarted | TextStreamed | ReasoningStreamed | ToolStarted | ToolFinished
 
 
@@ -212,6 +218,10 @@ class Agent:
         self._last_header: object = _UNREAD
         self._last_context: object = None
         self._session_started = False
+        self.compactor: Compactor | None = None
+        """Asked before every step after the first: a new session (that starts from a summary of
+        this one) to continue the turn in, or None to go on. The turn ends `{"kind":
+        "compacted", "into_session"}` in the old log and goes on as a new turn in the new one."""
 
     @property
     def parked_contexts(self) -> Sequence[UserMessage]:
@@ -248,6 +258,16 @@ class Agent:
                 entering: list[UserMessage] = [message]
                 stop_hook_active = False
                 for step in range(1, self.settings.max_steps + 1):
+                    if step > 1 and self.compactor is not None:
+                        replaced = await self.compactor(self, signal)
+                        if replaced is not None:
+                            session.turn_end(
+                                turn, {"kind": "compacted", "into_session": replaced.id}
+                            )
+                            self.session = session = replaced
+                            self._last_header = _UNREAD
+                            turn = session.last_turn + 1
+                            session.turn_start(turn)
                     entering += self._next_step
                     self._next_step.clear()
                     session.step_start(turn, step)

@@ -23,6 +23,7 @@ from rich.markup import escape
 
 from ...agent.compaction import (
     DEFAULT_CONTEXT_WINDOW,
+    Compacted,
     compact,
     context_tokens,
     needs_compaction,
@@ -31,7 +32,8 @@ from ...agent.compaction import (
 from ...agent.llm import LlmError
 from ...agent.llm.service import Llm
 from ...agent.loop import Agent, TurnOutcome, default_system_prompt
-from ...core.signals import AbortController
+from ...agent.session import SessionLog
+from ...core.signals import AbortController, AbortSignal
 from ...plugins.approval import Approval
 from ..approval import TerminalPrompter
 from ..session import Interrupts, Runner, notice
@@ -101,6 +103,8 @@ class ChatApp:
         else:
             self.input = LineInput()
         self.quit_by_interrupt = False
+        self._retired: list[SessionLog] = []
+        runner.agent.compactor = self._compact_in_turn
 
     # -- set-up ----------------------------------------------------------------------------------
 
@@ -126,11 +130,9 @@ class ChatApp:
             on_event=self.renderer,
             ctx=runner.ctx,
         )
+        runner.agent.compactor = self._compact_in_turn
 
-    def _adopt(self, session: object) -> None:
-        from ...agent.session import SessionLog
-
-        assert isinstance(session, SessionLog)
+    def _adopt(self, session: SessionLog) -> None:
         old = self.runner.session
         self.runner.session = session
         self._stack.callback(session.close)
@@ -160,21 +162,52 @@ class ChatApp:
     async def compact(
         self, *, trigger: Literal["manual", "auto"], focus: str | None = None, extra: str = ""
     ) -> bool:
-        """Summarise into a new session; False (with a notice) when it failed or was aborted."""
+        """Summarise into a new session (between turns); False (with a notice) when it failed or
+        was aborted (Ctrl-C)."""
+        controller = AbortController()
+        self._interrupts.arm(controller)
+        try:
+            done = await self._summarise_into_new(trigger, focus, extra, controller.signal)
+        finally:
+            self._interrupts.arm(None)
+        if done is None:
+            return False
+        self._adopt(done.session)
+        return True
+
+    async def _compact_in_turn(self, agent: Agent, signal: AbortSignal) -> SessionLog | None:
+        """`Agent.compactor`: between two steps of a turn, compact when the next request would
+        not fit; the agent goes on in the new session (the old one is closed after the turn)."""
+        if not needs_compaction(context_tokens(agent.session), self.context_window):
+            return None
+        done = await self._summarise_into_new("auto", None, "", signal)
+        if done is None:
+            return None
+        self._retired.append(self.runner.session)
+        self.runner.session = done.session
+        self._stack.callback(done.session.close)
+        return done.session
+
+    async def _summarise_into_new(
+        self,
+        trigger: Literal["manual", "auto"],
+        focus: str | None,
+        extra: str,
+        signal: AbortSignal,
+    ) -> Compacted | None:
         runner = self.runner
-        messages = runner.session.messages()
+        session = runner.agent.session
+        messages = session.messages()
         if not messages:
             self.console.print("[dim]nothing to compact yet[/dim]")
-            return False
-        tokens = context_tokens(runner.session, extra)
+            return None
+        tokens = context_tokens(session, extra)
         what = "auto-compacting" if trigger == "auto" else "compacting"
         self.console.print(
             f"[yellow]⟳ {what}: about {tokens:,} tokens of a {self.context_window:,}-token "
             "window; the model summarises the conversation…[/yellow]",
             highlight=False,
         )
-        controller = AbortController()
-        self._interrupts.arm(controller)
         try:
             settings = runner.agent.settings
             summary = await summarise(
@@ -183,29 +216,20 @@ class ChatApp:
                 system=settings.system_prompt or default_system_prompt(settings.cwd),
                 tools=runner.ctx.tools.runtime.schemas(),
                 focus=focus,
-                signal=controller.signal,
+                signal=signal,
             )
         except (LlmError, ValueError) as exc:
             self.console.print(f"[red]compaction failed: {escape(str(exc))}[/red]")
-            return False
-        finally:
-            self._interrupts.arm(None)
-        old_id = runner.session.id
+            return None
         done = compact(
-            runner.store,
-            runner.session,
-            summary,
-            trigger=trigger,
-            tokens_before=tokens,
-            focus=focus,
+            runner.store, session, summary, trigger=trigger, tokens_before=tokens, focus=focus
         )
-        self._adopt(done.session)
         self.console.print(
-            f"[dim]compacted session {old_id} into {done.session.id} "
+            f"[dim]compacted session {session.id} into {done.session.id} "
             f"(summary of {len(summary.split())} words; the old log is kept)[/dim]",
             highlight=False,
         )
-        return True
+        return done
 
     # -- the loop --------------------------------------------------------------------------------
 
@@ -279,6 +303,9 @@ class ChatApp:
                 self._interrupts.arm(controller)
                 outcome = await self.runner.agent.run_turn(message, signal=controller.signal)
                 self.renderer.end_turn()
+        for retired in self._retired:
+            retired.close()
+        self._retired.clear()
         if outcome.kind == "aborted":
             notice("turn aborted; tool outcomes are recorded")
         elif not outcome.completed:
