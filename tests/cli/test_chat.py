@@ -96,6 +96,61 @@ async def test_up_arrow_recalls_the_previous_message(cli: Cli, server: ScriptedM
     assert "+what is in notes" in history.read_text()
 
 
+async def test_ctrl_r_finds_an_earlier_message(cli: Cli, server: ScriptedModelServer) -> None:
+    server.push(text_reply("a"), text_reply("b"), text_reply("c"))
+    terminal = await open_chat(cli)
+    try:
+        await say(terminal, "remember kiwi", "a")
+        await say(terminal, "something else", "b")
+        terminal.send(b"\x12kiw")
+        await terminal.expect("kiw", timeout_s=WAIT)
+        terminal.send(b"\r\r")
+        await terminal.expect("c", timeout_s=WAIT)
+        await terminal.expect("›", timeout_s=WAIT)
+        await leave(terminal)
+    finally:
+        await terminal.aclose()
+    assert user_texts(server.requests[2].messages)[-1] == "remember kiwi"
+
+
+async def test_tab_completes_a_slash_command(cli: Cli, server: ScriptedModelServer) -> None:
+    terminal = await open_chat(cli)
+    try:
+        terminal.send(b"/cle\t")
+        await terminal.expect("/clear", timeout_s=WAIT)
+        terminal.send(b"\r")
+        await terminal.expect("new session", timeout_s=WAIT)
+        await terminal.expect("›", timeout_s=WAIT)
+        await leave(terminal)
+    finally:
+        await terminal.aclose()
+    assert server.requests == []
+
+
+async def test_model_sessions_cost_and_permissions_answer_locally(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    server.push(text_reply("first"), text_reply("second"))
+    terminal = await open_chat(cli)
+    try:
+        await say(terminal, "hello", "first")
+        (summary,) = cli.sessions()
+        terminal.send(b"/sessions\r")
+        await terminal.expect(f"* {summary.id}", timeout_s=WAIT)
+        terminal.send(b"/permissions\r")
+        await terminal.expect("mode: default", timeout_s=WAIT)
+        await terminal.expect("session grants: none", timeout_s=WAIT)
+        terminal.send(b"/cost\r")
+        await terminal.expect("total", timeout_s=WAIT)
+        terminal.send(b"/model other-model\r")
+        await terminal.expect("model: other-model", timeout_s=WAIT)
+        await say(terminal, "again", "second")
+        await leave(terminal)
+    finally:
+        await terminal.aclose()
+    assert [r.body["model"] for r in server.requests] == ["scripted", "other-model"]
+
+
 async def test_a_multi_line_paste_is_one_message(cli: Cli, server: ScriptedModelServer) -> None:
     server.push(text_reply("got the traceback"))
     terminal = await open_chat(cli)

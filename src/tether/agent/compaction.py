@@ -125,7 +125,10 @@ async def summarise(
     if focus:
         instruction += f"\n\nFocus the summary on: {focus}"
     request = LlmRequest(
-        messages=[*messages, user_message(instruction)], system=system, tools=tools
+        messages=[*messages, user_message(instruction)],
+        system=system,
+        tools=tools,
+        model=llm.model,
     )
     generation = await llm.generate(request, signal=signal)
     text = _text(generation.message).strip()

@@ -361,6 +361,7 @@ class Agent:
             messages=session.messages(),
             system=self.settings.system_prompt or default_system_prompt(self.settings.cwd),
             tools=self.tools.schemas(),
+            model=self.llm.model,
             max_tokens=self.settings.max_tokens,
             session_id=session.id,
         )

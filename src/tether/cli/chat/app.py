@@ -97,9 +97,11 @@ class ChatApp:
         )
         self.input: ChatInput
         if terminal:
-            self.input = PromptInput(
+            prompt_input = PromptInput(
                 cwd=cwd, commands=COMMANDS, on_interrupt=interrupts.press, notice=notice
             )
+            stack.callback(prompt_input.close)
+            self.input = prompt_input
         else:
             self.input = LineInput()
         self.quit_by_interrupt = False

@@ -7,6 +7,12 @@ paths, and the Ctrl-C keys at the prompt: with text, Ctrl-C clears the line; on 
 says "press Ctrl-C again to quit" and a second press within 2 s quits (as in a running turn).
 Ctrl-D on an empty line quits.
 
+Type-ahead: while a turn runs the terminal is in its normal (cooked) mode, where it would turn
+Enter into a newline (Ctrl-J) and echo keys into the agent's output. `PromptInput` therefore
+clears ICRNL and ECHO on the terminal for the whole chat (ISIG stays: Ctrl-C is still SIGINT
+during a turn) and restores the modes on `close()`; keys typed during a turn show up, and Enter
+sends, at the next prompt.
+
 `PromptInput` is used when stdin and stdout are terminals; it imports prompt_toolkit lazily.
 `LineInput` reads plain lines (pipes, files, dumb terminals). Both answer `read()` with the text
 (None at end of input / quit) and `ask()` with one answer line for the approval prompt.
@@ -125,6 +131,7 @@ class PromptInput:
         self._answers: PromptSession[str] | None = None
         self.interrupted = False
         """Whether the user quit with Ctrl-C (twice) rather than Ctrl-D."""
+        self._saved_modes: list[Any] | None = None
 
     def _build(self) -> PromptSession[str]:
         from prompt_toolkit import PromptSession
@@ -185,7 +192,36 @@ class PromptInput:
 
         return kb
 
+    def _quiet_terminal(self) -> None:
+        if self._saved_modes is not None:
+            return
+        try:
+            import termios
+
+            fd = sys.stdin.fileno()
+            saved = termios.tcgetattr(fd)
+            modes = termios.tcgetattr(fd)
+            modes[0] &= ~termios.ICRNL
+            modes[3] &= ~termios.ECHO
+            termios.tcsetattr(fd, termios.TCSANOW, modes)
+        except (ImportError, OSError, ValueError):
+            return
+        self._saved_modes = saved
+
+    def close(self) -> None:
+        """Restore the terminal modes changed for type-ahead."""
+        saved, self._saved_modes = self._saved_modes, None
+        if saved is None:
+            return
+        try:
+            import termios
+
+            termios.tcsetattr(sys.stdin.fileno(), termios.TCSANOW, saved)
+        except (ImportError, OSError, ValueError):
+            pass
+
     async def read(self) -> str | None:
+        self._quiet_terminal()
         if self._session is None:
             self._session = self._build()
         while True:
