@@ -5,3 +5,5 @@ Owns the chat experience built around the agent loop: line input (`input`), slas
 diffs (`diff`) and the session driver (`app`). prompt_toolkit is imported only when a chat on a
 terminal starts; without a terminal everything degrades to plain lines.
 """
+
+__all__: list[str] = []

@@ -26,6 +26,10 @@ only while `non_interactive` is `unavailable`, the call has an agent and its sig
 aborted (those cases go to the registry as usual); the listener is prepended at `start`, so it
 sees the whole chain's decision unless a later plugin prepends its own.
 
+Pre-flight: before an `Ask` is answered, `approval/preflight` listeners (serial, `(exec) -> str |
+None`) may name the error the call would fail with anyway (the fs plugin: an edit of a file never
+read); the call is then denied with that text and nobody is asked.
+
 Cancellation: the pending question observes the request's signal (the caller's). If it is
 already aborted the prompter is not asked; if it aborts while the prompter waits, the prompter is
 cancelled (`signal.cancels()`) and the answer is `cancelled` — which the registry turns into
@@ -52,7 +56,7 @@ import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, ClassVar, Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, ClassVar, Final, Literal, Protocol, TypeAlias
 
 from pydantic import BaseModel, ConfigDict
 
@@ -69,6 +73,7 @@ if TYPE_CHECKING:
     from ...kernel import Context
 
 __all__ = [
+    "PREFLIGHT_EVENT",
     "Approval",
     "ApprovalAnswer",
     "ApprovalConfig",
@@ -79,6 +84,10 @@ __all__ = [
 ]
 
 _log = logging.getLogger("tether.plugins.approval")
+
+PREFLIGHT_EVENT: Final = "approval/preflight"
+"""serial `(exec) -> str | None`: the error a call that is about to be asked about would fail
+with anyway (the call is denied with it, nobody is asked), or None."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +184,10 @@ class Approval(Service):
     ) -> PreToolDecision:
         self._calls[exec.call_id] = exec
         decision = await next()
+        if isinstance(decision, Ask) and not exec.signal.aborted:
+            problem = await self._preflight(exec)
+            if problem is not None:
+                return Deny(problem)
         note = self._note
         if (
             not isinstance(decision, Ask)
@@ -199,6 +212,14 @@ class Approval(Service):
         return Deny(
             f'tool "{exec.name}" requires approval, but no approval channel is available ({why})'
         )
+
+    async def _preflight(self, exec: ToolExecution) -> str | None:
+        try:
+            problem = await self.ctx.serial(PREFLIGHT_EVENT, exec)
+        except Exception as exc:
+            _log.warning("approval: a pre-flight check failed: %s", error_message(exc))
+            return None
+        return problem if isinstance(problem, str) and problem else None
 
     def _forget(self, exec: ToolExecution, result: ToolExecutionResult) -> None:
         if self._calls.get(exec.call_id) is exec:

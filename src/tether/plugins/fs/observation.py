@@ -13,23 +13,23 @@ decision: calls made without an agent (`tether tools call`, tests, scripts) shar
 owner instead of being refused, so the policy also protects direct callers. Owners are held
 weakly where they allow it. Without this plugin, writes and edits are unconditional.
 
-Pre-flight: an `edit` or `write` the permission rules would ask about is first checked against
-this policy (a `tools/pre-execute` listener around the chain); when it would fail anyway — an
-edit of a file never read or seen absent, a write over an existing file never read — the call
-is denied with that error (and its next step) instead of asking the user.
+Pre-flight (`approval/preflight`, asked by the approval service before it asks anyone): an
+`edit` or `write` that would fail anyway — an edit of a file never read or seen absent, a write
+over an existing file never read — is denied with that error (and its next step) instead of
+being asked about.
 """
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Final
 
 from ...core.errors import error_message
 from ...kernel import Context
 from ...kernel.events import Next
-from ...tools.decisions import Ask, Deny, PreToolDecision
 from ...tools.execution import ToolExecution
+from ..approval.service import PREFLIGHT_EVENT
 from .errors import FS_NOT_FOUND, FS_NOT_OBSERVED, FsError
 from .seam import (
     EDIT_INTENT,
@@ -125,17 +125,14 @@ def apply(ctx: Context) -> None:
     ctx.on(WRITE_INTENT, log.write_intent)
     ctx.on(EDIT_INTENT, log.edit_intent)
 
-    async def preflight(
-        exec: ToolExecution, next: Callable[[], Awaitable[PreToolDecision]]
-    ) -> PreToolDecision:
-        decision = await next()
+    async def preflight(exec: ToolExecution) -> str | None:
         arguments = exec.arguments
-        if not isinstance(decision, Ask) or exec.name not in ("edit", "write"):
-            return decision
+        if exec.name not in ("edit", "write"):
+            return None
         path = arguments.get("file_path") if isinstance(arguments, Mapping) else None
         fs: Any = ctx.get("fs")
         if not isinstance(path, str) or fs is None:
-            return decision
+            return None
         from .tools import remediate, session_cwd
 
         try:
@@ -152,12 +149,12 @@ def apply(ctx: Context) -> None:
                     FS_NOT_OBSERVED,
                 )
         except FsError as error:
-            return Deny(error_message(remediate(error)))
+            return error_message(remediate(error))
         except Exception:
-            return decision
-        return decision
+            return None
+        return None
 
-    ctx.on("tools/pre-execute", preflight, prepend=True)
+    ctx.on(PREFLIGHT_EVENT, preflight)
 
 
 async def _no_guard() -> EditGuard | None:
