@@ -198,6 +198,15 @@ class Terminal:
             self.closed = True
             asyncio.get_running_loop().remove_reader(self._master)
 
+    def screen(self, columns: int = 100, lines: int = 40) -> list[str]:
+        """What a VT100 terminal would show now (lines scrolled off the top first)."""
+        import pyte
+
+        screen = pyte.HistoryScreen(columns, lines, history=5000)
+        pyte.ByteStream(screen).feed(bytes(self._raw))
+        top = ["".join(line[x].data for x in range(columns)) for line in screen.history.top]
+        return [line.rstrip() for line in [*top, *screen.display]]
+
     @property
     def output(self) -> str:
         return _ANSI.sub(b"", bytes(self._raw)).decode("utf-8", "replace")

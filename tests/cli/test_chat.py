@@ -25,7 +25,7 @@ from tether.testing.scripted_model import (
     tool_calls_reply,
 )
 
-from ._support import TETHER, Cli, Terminal
+from ._support import TETHER, Cli, Terminal, eventually
 
 pytestmark = pytest.mark.slow
 
@@ -117,7 +117,9 @@ async def test_tab_completes_a_slash_command(cli: Cli, server: ScriptedModelServ
     terminal = await open_chat(cli)
     try:
         terminal.send(b"/cle\t")
-        await terminal.expect("/clear", timeout_s=WAIT)
+        await eventually(
+            lambda: "› /clear" in terminal.screen(), timeout_s=WAIT, what="/clear completed"
+        )
         terminal.send(b"\r")
         await terminal.expect("new session", timeout_s=WAIT)
         await terminal.expect("›", timeout_s=WAIT)
