@@ -11,6 +11,7 @@ compactions (`Interrupts`: the first Ctrl-C aborts, the second quits). Returns t
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import os
 import sys
 from collections.abc import Mapping
@@ -88,6 +89,7 @@ class ChatApp:
         self._interrupts = interrupts
         self._stack = stack
         terminal = is_terminal()
+        editing = terminal and importlib.util.find_spec("prompt_toolkit") is not None
         self.console = Console(file=sys.stdout, highlight=False)
         self.renderer = ChatRenderer(
             self.console,
@@ -96,7 +98,9 @@ class ChatApp:
             cwd=cwd,
         )
         self.input: ChatInput
-        if terminal:
+        if terminal and not editing:
+            notice("line editing needs prompt_toolkit: pip install 'tether[chat]'")
+        if editing:
             prompt_input = PromptInput(
                 cwd=cwd, commands=COMMANDS, on_interrupt=interrupts.press, notice=notice
             )
