@@ -286,7 +286,8 @@ class ChatApp:
                     highlight=False,
                 )
             else:
-                lines = attached.content.count("\n") + 1
+                numbered = sum(1 for x in attached.content.splitlines() if x[:1].isdigit())
+                lines = numbered or attached.content.count("\n") + 1
                 self.console.print(
                     f"[dim]attached @{escape(attached.path)} ({lines} lines)[/dim]",
                     highlight=False,

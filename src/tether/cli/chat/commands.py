@@ -133,13 +133,13 @@ def _cost(app: ChatApp) -> None:
         row = per_turn.setdefault(key, [0, 0, 0, 0])
         row[0] += 1
         row[1] += usage.input_tokens
-        row[2] += usage.output_tokens
-        row[3] += usage.cache_read_tokens or 0
+        row[2] += usage.cache_read_tokens or 0
+        row[3] += usage.output_tokens
     if not per_turn:
         app.console.print("[dim]no token usage reported in this session yet[/dim]")
         return
     table = Table(box=None, show_edge=False, pad_edge=False)
-    for column in ("turn", "requests", "input", "output", "cached"):
+    for column in ("turn", "requests", "input", "cached input", "output"):
         table.add_column(column, justify="right")
     totals = [0, 0, 0, 0]
     for turn, row in sorted(per_turn.items()):

@@ -23,6 +23,7 @@ plain, and no ANSI is written. `NO_COLOR` is honoured by rich in both modes.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -51,6 +52,8 @@ from .diff import proposed_diff, render_diff
 __all__ = ["ChatRenderer", "Shown", "call_target", "format_duration"]
 
 _PREVIEW_LINES: Final = 3
+_WRAPPER: Final = re.compile(r"^\s*(<path>.*</path>|<type>.*</type>|</?content>)\s*$")
+"""The fs tools' framing lines, left out of previews."""
 _TARGET_KEYS: Final = ("file_path", "path", "command", "url", "pattern", "query", "queries")
 
 
@@ -263,7 +266,7 @@ class ChatRenderer:
         if not output or diff is not None:
             return
         self.shown.append(Shown(label, output))
-        lines = output.splitlines()
+        lines = [line for line in output.splitlines() if line.strip() and not _WRAPPER.match(line)]
         preview = Text()
         for line in lines[:_PREVIEW_LINES]:
             preview.append("  " + line[:200] + "\n", style="dim")
