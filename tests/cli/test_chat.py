@@ -20,7 +20,11 @@ import pytest
 from tether.agent.session.events import SESSION_COMPACTION
 from tether.testing.scripted_model import (
     ScriptedModelServer,
+    finish,
     http_error,
+    reasoning,
+    reply,
+    text,
     text_reply,
     tool_calls_reply,
 )
@@ -111,6 +115,56 @@ async def test_ctrl_r_finds_an_earlier_message(cli: Cli, server: ScriptedModelSe
     finally:
         await terminal.aclose()
     assert user_texts(server.requests[2].messages)[-1] == "remember kiwi"
+
+
+async def test_ctrl_c_while_typing_clears_the_line(cli: Cli, server: ScriptedModelServer) -> None:
+    server.push(text_reply("only the second"))
+    terminal = await open_chat(cli)
+    try:
+        terminal.send(b"first draft")
+        await terminal.expect("first draft", timeout_s=WAIT)
+        terminal.send(b"\x03")
+        await eventually(
+            lambda: "first draft" not in "\n".join(terminal.screen()),
+            timeout_s=WAIT,
+            what="the line to be cleared",
+        )
+        await say(terminal, "second", "only the second")
+        await leave(terminal)
+    finally:
+        await terminal.aclose()
+    assert user_texts(server.requests[0].messages) == ["second"]
+
+
+async def test_ctrl_c_twice_on_an_empty_line_quits(cli: Cli, server: ScriptedModelServer) -> None:
+    terminal = await open_chat(cli)
+    try:
+        terminal.send(b"\x03")
+        await terminal.expect("press Ctrl-C again to quit", timeout_s=WAIT)
+        terminal.send(b"\x03")
+        assert await terminal.wait(timeout_s=WAIT) == 130
+    finally:
+        await terminal.aclose()
+
+
+@pytest.mark.parametrize("flag", [True, False])
+async def test_reasoning_is_dimmed_with_the_flag_and_folded_without(
+    cli: Cli, server: ScriptedModelServer, flag: bool
+) -> None:
+    server.push(reply(reasoning("pondering the question"), text("the answer"), finish("stop")))
+    terminal = await open_chat(cli, *(["--show-reasoning"] if flag else []))
+    try:
+        await say(terminal, "think", "the answer")
+        if not flag:
+            terminal.send(b"/show 1\r")
+            await terminal.expect("pondering the question", timeout_s=WAIT)
+        await leave(terminal)
+    finally:
+        await terminal.aclose()
+    screen = "\n".join(terminal.screen())
+    folded = "✻ reasoning, 3 words (/show 1)"
+    assert (folded in screen) is not flag
+    assert "pondering the question" in screen
 
 
 async def test_tab_completes_a_slash_command(cli: Cli, server: ScriptedModelServer) -> None:

@@ -101,14 +101,11 @@ class ChatApp:
         if terminal and not editing:
             notice("line editing needs prompt_toolkit: pip install 'tether[chat]'")
         if editing:
-            prompt_input = PromptInput(
-                cwd=cwd, commands=COMMANDS, on_interrupt=interrupts.press, notice=notice
-            )
+            prompt_input = PromptInput(cwd=cwd, commands=COMMANDS, on_interrupt=interrupts.press)
             stack.callback(prompt_input.close)
             self.input = prompt_input
         else:
             self.input = LineInput()
-        self.quit_by_interrupt = False
         self._retired: list[SessionLog] = []
         runner.agent.compactor = self._compact_in_turn
 
@@ -252,7 +249,6 @@ class ChatApp:
                 self._interrupts.arm(None)
                 line = await self.input.read()
                 if line is None:
-                    self.quit_by_interrupt = getattr(self.input, "interrupted", False)
                     break
                 text = line.strip()
                 if text.startswith("/") and not text.startswith("//"):
@@ -265,7 +261,7 @@ class ChatApp:
         except asyncio.CancelledError:
             notice("quit; the session log is closed and balanced")
             return 130
-        return 130 if self.quit_by_interrupt else 0
+        return 0
 
     async def _turn(self, line: str) -> None:
         runner = self.runner

@@ -4,7 +4,8 @@ Owns: line editing, the persistent per-project history (`$TETHER_HOME/history/<p
 Ctrl-R searches it, ↑/↓ recall it), bracketed paste (a pasted block is one message), newlines
 inside a message (Alt-Enter or Ctrl-J; Enter sends), Tab completion of slash commands and `@`
 paths, and the Ctrl-C keys at the prompt: with text, Ctrl-C clears the line; on an empty line it
-says "press Ctrl-C again to quit" and a second press within 2 s quits (as in a running turn).
+goes to the chat's Ctrl-C policy (`on_interrupt`, the same counter as during a turn): "press
+Ctrl-C again to quit", and a second press within 2 s quits.
 Ctrl-D on an empty line quits.
 
 Type-ahead: while a turn runs the terminal is in its normal (cooked) mode, where it would turn
@@ -24,7 +25,6 @@ import asyncio
 import hashlib
 import os
 import sys
-import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -37,8 +37,6 @@ if TYPE_CHECKING:
     from prompt_toolkit.document import Document
 
 __all__ = ["ChatInput", "LineInput", "PromptInput", "history_path", "is_terminal"]
-
-_QUIT_WINDOW_S = 2.0
 
 
 class ChatInput(Protocol):
@@ -109,8 +107,9 @@ class LineInput:
 
 
 class PromptInput:
-    """prompt_toolkit input (see the module note). `on_interrupt` is the Ctrl-C policy used while
-    an answer is awaited during a turn (the terminal is in raw mode then, so Ctrl-C is a key)."""
+    """prompt_toolkit input (see the module note). `on_interrupt` is the Ctrl-C policy, called for
+    a Ctrl-C on an empty prompt and while an answer is awaited during a turn (the terminal is in
+    raw mode then, so Ctrl-C is a key, not a signal)."""
 
     def __init__(
         self,
@@ -118,19 +117,14 @@ class PromptInput:
         cwd: Path,
         commands: Sequence[tuple[str, str]],
         on_interrupt: Callable[[], None],
-        notice: Callable[[str], None],
         prompt: str = "› ",
     ) -> None:
         self._cwd = cwd
         self._commands = commands
         self._on_interrupt = on_interrupt
-        self._notice = notice
         self._prompt = prompt
-        self._last_empty_ctrl_c = 0.0
         self._session: PromptSession[str] | None = None
         self._answers: PromptSession[str] | None = None
-        self.interrupted = False
-        """Whether the user quit with Ctrl-C (twice) rather than Ctrl-D."""
         self._saved_modes: list[Any] | None = None
 
     def _build(self) -> PromptSession[str]:
@@ -170,17 +164,10 @@ class PromptInput:
             buffer = event.current_buffer
             if buffer.text:
                 buffer.reset()
-                self._last_empty_ctrl_c = 0.0
                 return
-            now = time.monotonic()
-            if now - self._last_empty_ctrl_c < _QUIT_WINDOW_S:
-                self.interrupted = True
-                event.app.exit(exception=EOFError())
-                return
-            self._last_empty_ctrl_c = now
             from prompt_toolkit.application import run_in_terminal
 
-            run_in_terminal(lambda: self._notice("press Ctrl-C again to quit"))
+            run_in_terminal(self._on_interrupt)
 
         @kb.add("c-d")
         def _ctrl_d(event: KeyPressEvent) -> None:
