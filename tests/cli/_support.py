@@ -188,6 +188,8 @@ class Terminal:
             data = b""
         if not data:
             self._stop_reading()
+        for _ in range(data.count(b"\x1b[6n")):  # a cursor position request: answer it
+            os.write(self._master, b"\x1b[1;1R")
         self._raw += data
         self._changed.set()
 
@@ -195,6 +197,15 @@ class Terminal:
         if not self.closed:
             self.closed = True
             asyncio.get_running_loop().remove_reader(self._master)
+
+    def screen(self, columns: int = 100, lines: int = 40) -> list[str]:
+        """What a VT100 terminal would show now (lines scrolled off the top first)."""
+        import pyte
+
+        screen = pyte.HistoryScreen(columns, lines, history=5000)
+        pyte.ByteStream(screen).feed(bytes(self._raw))
+        top = ["".join(line[x].data for x in range(columns)) for line in screen.history.top]
+        return [line.rstrip() for line in [*top, *screen.display]]
 
     @property
     def output(self) -> str:

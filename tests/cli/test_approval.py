@@ -287,8 +287,13 @@ def terminal_prompter(*lines: str) -> tuple[TerminalPrompter, io.StringIO]:
     for line in lines:
         queue.put_nowait(line)
     out = io.StringIO()
-    console = Console(file=out, width=100, color_system=None, highlight=False)
-    return TerminalPrompter(queue.get, console), out
+    console = Console(file=out, width=120, color_system=None, highlight=False)
+
+    async def read_line(prompt: str) -> str:
+        out.write(prompt)
+        return await queue.get()
+
+    return TerminalPrompter(read_line, console), out
 
 
 QUESTION = ApprovalQuestion(
@@ -310,8 +315,8 @@ async def test_the_prompt_shows_the_tool_its_arguments_the_reason_and_the_choice
         "    command: rm -rf build\n"
         "    description: clean\n"
         '  why: permission mode "default" asks before "bash" runs\n'
-        "  y allow once · a always allow Bash(rm -rf build) this session · n reject (Ctrl-C "
-        "cancels)\n"
+        "  y allow once · a allow Bash(rm -rf build) for this session · n deny · d deny with a "
+        "reason (Ctrl-C cancels)\n"
         "  approve? "
     )
 
@@ -372,16 +377,16 @@ async def test_chat_asks_before_bash_and_runs_it_when_allowed(
     server.push(tool_calls_reply(TOUCH), text_reply("made it"))
     terminal = await Terminal.open([str(TETHER), "chat"], cwd=cli.work, env=cli.env)
     try:
-        await terminal.expect("› ")
-        terminal.send(b"make the file\n")
+        await terminal.expect("›")
+        terminal.send(b"make the file\r")
         await terminal.expect("? bash needs approval")
         await terminal.expect("command: touch approved.txt")
         await terminal.expect("approve? ")
-        terminal.send(b"y\n")
+        terminal.send(b"y\r")
         await terminal.expect("✓ bash")
         await terminal.expect("made it")
-        await terminal.expect("› ")
-        terminal.send(b"/exit\n")
+        await terminal.expect("›")
+        terminal.send(b"/exit\r")
         assert await terminal.wait() == 0
     finally:
         await terminal.aclose()
@@ -396,12 +401,12 @@ async def test_chat_runs_a_call_an_allow_flag_permits_without_asking(
     argv = [str(TETHER), "chat", "--allow", "Bash(touch:*)"]
     terminal = await Terminal.open(argv, cwd=cli.work, env=cli.env)
     try:
-        await terminal.expect("› ")
-        terminal.send(b"make the file\n")
+        await terminal.expect("›")
+        terminal.send(b"make the file\r")
         await terminal.expect("✓ bash")
         await terminal.expect("made it")
-        await terminal.expect("› ")
-        terminal.send(b"/exit\n")
+        await terminal.expect("›")
+        terminal.send(b"/exit\r")
         assert await terminal.wait() == 0
     finally:
         await terminal.aclose()
@@ -416,14 +421,14 @@ async def test_ctrl_c_at_the_approval_prompt_aborts_before_dispatch(
     server.push(tool_calls_reply(TOUCH))
     terminal = await Terminal.open([str(TETHER), "chat"], cwd=cli.work, env=cli.env)
     try:
-        await terminal.expect("› ")
-        terminal.send(b"make the file\n")
+        await terminal.expect("›")
+        terminal.send(b"make the file\r")
         await terminal.expect("approve? ")
         terminal.send(b"\x03")
-        await terminal.expect("✗ bash ABORTED_BEFORE_DISPATCH")
+        await terminal.expect("✗ bash touch approved.txt ABORTED_BEFORE_DISPATCH")
         await terminal.expect("tether: turn aborted; tool outcomes are recorded")
-        await terminal.expect("› ")
-        terminal.send(b"/exit\n")
+        await terminal.expect("›")
+        terminal.send(b"/exit\r")
         assert await terminal.wait() == 0
     finally:
         await terminal.aclose()

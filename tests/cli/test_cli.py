@@ -301,8 +301,8 @@ async def test_ctrl_c_in_chat_aborts_the_running_bash_and_returns_to_the_prompt(
     server.push(tool_calls_reply(SLEEP_30))
     terminal = await Terminal.open([str(TETHER), "chat"], cwd=cli.work, env=cli.env)
     try:
-        await terminal.expect("› ")
-        terminal.send(b"wait for it\n")
+        await terminal.expect("›")
+        terminal.send(b"wait for it\r")
         await _approve_if_asked(terminal)
         await eventually(
             lambda: process_running(terminal.process.pid, ["sleep", "30"]), what="the sleep"
@@ -312,12 +312,12 @@ async def test_ctrl_c_in_chat_aborts_the_running_bash_and_returns_to_the_prompt(
 
         terminal.send(b"\x03")
         await terminal.expect("tether: aborting the turn (Ctrl-C again to quit)")
-        await terminal.expect("✗ bash ABORTED")
+        await terminal.expect("✗ bash sleep 30 ABORTED")
         await terminal.expect("tether: turn aborted; tool outcomes are recorded")
-        await terminal.expect("› ")
+        await terminal.expect("›")
         await eventually(lambda: gone(sleeper), what="the sleep to be killed")
 
-        terminal.send(b"/exit\n")
+        terminal.send(b"/exit\r")
         assert await terminal.wait() == 0
     finally:
         await terminal.aclose()
@@ -336,13 +336,13 @@ async def _approve_if_asked(terminal: Terminal) -> None:
     """Answer `y` if the chat's permission rules ask before running the command."""
 
     def asked_or_running() -> bool:
-        return "approve? " in terminal.output or bool(
+        return "approve?" in terminal.output or bool(
             process_running(terminal.process.pid, ["sleep", "30"])
         )
 
     await eventually(asked_or_running, what="the approval prompt or the command")
-    if "approve? " in terminal.output:
-        terminal.send(b"y\n")
+    if "approve?" in terminal.output:
+        terminal.send(b"y\r")
 
 
 async def test_the_next_tether_stops_the_process_group_a_killed_tether_left_behind(

@@ -22,6 +22,9 @@ context messages for the next step with `agent.inject(message)`:
                                    with another step (bounded by max_steps); stop_hook_active is
                                    true once a listener has continued this turn
 
+Compaction: `agent.compactor`, when set, is awaited before every step after a turn's first; a
+session it returns replaces `agent.session` for the rest of the turn (see `Agent.compactor`).
+
 Cancellation: the caller owns the turn's `AbortSignal` (the CLI aborts it on Ctrl-C). The signal
 reaches the model stream (closed on abort) and every tool call; started calls are awaited and
 recorded, unstarted ones get synthetic `ABORTED_BEFORE_DISPATCH` pairs, and the turn ends
@@ -39,7 +42,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, cast
@@ -52,7 +55,7 @@ from ..tools.registry import ToolRuntime
 from ..tools.results import ToolExecutionResult, UserMessage, user_message
 from .llm import LlmError, LlmRequest
 from .llm.service import Llm, RetryNotice
-from .messages import StreamChunk, TextDelta, TokenUsage, failure_to_json
+from .messages import ReasoningDelta, StreamChunk, TextDelta, TokenUsage, failure_to_json
 from .scheduler import StepRecorder, ToolCallRequest, execute_tool_calls
 from .session import SessionLog, SessionWriteFailed
 from .session.events import LLM_RETRY, LLM_RETRY_STARTED, REQUEST_CONTEXT, REQUEST_HEADER
@@ -65,6 +68,7 @@ __all__ = [
     "AgentEvent",
     "AgentSettings",
     "ModelRetrying",
+    "ReasoningStreamed",
     "StepStarted",
     "TextStreamed",
     "ToolFinished",
@@ -150,6 +154,11 @@ class ModelRetrying:
 
 
 @dataclass(frozen=True, slots=True)
+class ReasoningStreamed:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class ToolStarted:
     call_id: str
     name: str
@@ -164,7 +173,12 @@ class ToolFinished:
     duration_ms: float
 
 
-AgentEvent = StepStarted | TextStreamed | ModelRetrying | ToolStarted | ToolFinished
+Compactor = Callable[["Agent", AbortSignal], Awaitable[SessionLog | None]]
+"""See `Agent.compactor`."""
+
+AgentEvent = (
+    StepStarted | TextStreamed | ReasoningStreamed | ModelRetrying | ToolStarted | ToolFinished
+)
 
 
 @dataclass(slots=True)
@@ -232,6 +246,10 @@ class Agent:
         self._last_header: object = _UNREAD
         self._last_context: object = None
         self._session_started = False
+        self.compactor: Compactor | None = None
+        """Asked before every step after the first: a new session (that starts from a summary of
+        this one) to continue the turn in, or None to go on. The turn ends `{"kind":
+        "compacted", "into_session"}` in the old log and goes on as a new turn in the new one."""
 
     @property
     def parked_contexts(self) -> Sequence[UserMessage]:
@@ -273,6 +291,16 @@ class Agent:
                 entering: list[UserMessage] = [message]
                 stop_hook_active = False
                 for step in range(1, self.settings.max_steps + 1):
+                    if step > 1 and self.compactor is not None:
+                        replaced = await self.compactor(self, signal)
+                        if replaced is not None:
+                            session.turn_end(
+                                turn, {"kind": "compacted", "into_session": replaced.id}
+                            )
+                            self.session = session = replaced
+                            self._last_header = _UNREAD
+                            turn = session.last_turn + 1
+                            session.turn_start(turn)
                     entering += self._next_step
                     self._next_step.clear()
                     session.step_start(turn, step)
@@ -406,6 +434,7 @@ class Agent:
             messages=session.messages(),
             system=self._system_prompt(),
             tools=self.tools.schemas(),
+            model=self.llm.model,
             max_tokens=self.settings.max_tokens,
             session_id=session.id,
         )
@@ -437,6 +466,8 @@ class Agent:
             chunk_seqs.append(session.assistant_chunk(turn, step, chunk).seq)
             if isinstance(chunk, TextDelta):
                 self._emit(TextStreamed(chunk.text))
+            elif isinstance(chunk, ReasoningDelta):
+                self._emit(ReasoningStreamed(chunk.text))
 
         try:
             generation = await self.llm.generate(

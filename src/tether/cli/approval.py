@@ -1,11 +1,14 @@
 """The terminal approval prompt of `tether chat`: a `Prompter` for the `approval` service.
 
 Owns how a question looks and which keys answer it. It shows the tool, every argument (long
-text cut to a preview) and the reason the policy gave, then reads one line:
+text cut to a preview; for `edit` and `write` the unified diff of the change instead) and the
+reason the policy gave, then reads one line:
 
-    y  allow once          → allow-once
-    a  always allow <rule> → allow-session (only when the service offers a session rule)
-    n  reject              → reject (also the answer to an empty line or end of input)
+    y         allow once                       → allow-once
+    a         allow <rule> for this session    → allow-session (only when a rule is offered)
+    n         deny                             → reject (also an empty line or end of input)
+    d         deny with a reason (asked next)  → Rejection(reason): the model reads the reason
+    n <why>   deny with the reason <why>       → Rejection(why)
 
 Questions are asked one at a time. The prompt is cancelled — not answered — when the call's
 signal aborts (Ctrl-C): the service answers `cancelled` then, and the call ends
@@ -17,14 +20,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
 from typing import Final
 
 from rich.console import Console
 from rich.markup import escape
 
 from ..core.json import JsonValue
-from ..plugins.approval import ApprovalAnswer, ApprovalQuestion
+from ..plugins.approval import ApprovalAnswer, ApprovalQuestion, Rejection
+from .chat.diff import proposed_diff, render_diff
 
 __all__ = ["TerminalPrompter", "describe_arguments"]
 
@@ -59,48 +66,85 @@ def describe_arguments(arguments: JsonValue | None) -> list[str]:
 
 
 def _parse(line: str, session_rule: str | None) -> ApprovalAnswer | None:
-    word = line.strip().lower()
-    if word in ("", "n", "no", "r", "reject"):
+    word = line.strip()
+    lowered = word.lower()
+    if lowered in ("", "n", "no", "r", "reject", "deny"):
         return "reject"
-    if word in ("y", "yes", "o", "once"):
+    if lowered in ("y", "yes", "o", "once"):
         return "allow-once"
-    if word in ("a", "always") and session_rule is not None:
+    if lowered in ("a", "always") and session_rule is not None:
         return "allow-session"
+    for prefix in ("n ", "no ", "d ", "deny "):
+        if lowered.startswith(prefix) and word[len(prefix) :].strip():
+            return Rejection(word[len(prefix) :].strip())
     return None
 
 
 class TerminalPrompter:
-    """Asks on `console` and reads answers with `read_line` (returns "" at end of input)."""
+    """Asks on `console` and reads answers with `read_line(prompt)` ("" at end of input).
 
-    def __init__(self, read_line: Callable[[], Awaitable[str]], console: Console) -> None:
+    `cwd` resolves the paths of `edit`/`write` calls for their diff; `pause` (a context manager
+    factory) holds a live status display while the user is asked; `on_wait(call_id, seconds)`
+    learns how long each answer took, so the call's duration can leave it out.
+    """
+
+    def __init__(
+        self,
+        read_line: Callable[[str], Awaitable[str]],
+        console: Console,
+        *,
+        cwd: Path | None = None,
+        pause: Callable[[], AbstractContextManager[object]] | None = None,
+        on_wait: Callable[[str, float], None] | None = None,
+    ) -> None:
         self._read_line = read_line
         self._console = console
+        self._cwd = cwd
+        self._pause = pause or nullcontext
+        self._on_wait = on_wait
         self._lock = asyncio.Lock()
 
     async def ask(self, question: ApprovalQuestion) -> ApprovalAnswer:
         async with self._lock:
-            self._show(question)
-            choices = "[bold]y[/bold] allow once"
-            if question.session_rule is not None:
-                rule = escape(question.session_rule)
-                choices += f" · [bold]a[/bold] always allow {rule} this session"
-            choices += " · [bold]n[/bold] reject"
-            while True:
-                self._console.print(f"  {choices} [dim](Ctrl-C cancels)[/dim]")
-                self._console.print("  approve? ", end="")
-                line = await self._read_line()
-                if not line:
-                    self._console.print("\n  [dim]no answer (end of input): rejected[/dim]")
-                    return "reject"
-                answer = _parse(line, question.session_rule)
-                if answer is not None:
-                    return answer
-                self._console.print(f"  [yellow]not an answer: {escape(line.strip())}[/yellow]")
+            began = time.monotonic()
+            try:
+                with self._pause():
+                    return await self._ask(question)
+            finally:
+                if self._on_wait is not None:
+                    self._on_wait(question.call_id, time.monotonic() - began)
+
+    async def _ask(self, question: ApprovalQuestion) -> ApprovalAnswer:
+        self._show(question)
+        choices = "[bold]y[/bold] allow once"
+        if question.session_rule is not None:
+            rule = escape(question.session_rule)
+            choices += f" · [bold]a[/bold] allow {rule} for this session"
+        choices += " · [bold]n[/bold] deny · [bold]d[/bold] deny with a reason"
+        while True:
+            self._console.print(f"  {choices} [dim](Ctrl-C cancels)[/dim]")
+            line = await self._read_line("  approve? ")
+            if not line:
+                self._console.print("\n  [dim]no answer (end of input): denied[/dim]")
+                return "reject"
+            if line.strip().lower() in ("d", "deny with a reason"):
+                reason = (await self._read_line("  reason for the model: ")).strip()
+                return Rejection(reason) if reason else "reject"
+            answer = _parse(line, question.session_rule)
+            if answer is not None:
+                return answer
+            self._console.print(f"  [yellow]not an answer: {escape(line.strip())}[/yellow]")
 
     def _show(self, question: ApprovalQuestion) -> None:
         console = self._console
         console.print(f"[bold yellow]? {escape(question.tool_name)}[/bold yellow] needs approval")
-        for entry in describe_arguments(question.arguments):
-            console.print(f"    {escape(entry)}", highlight=False)
+        diff = None
+        if self._cwd is not None and question.tool_name in ("edit", "write"):
+            diff = proposed_diff(question.tool_name, question.arguments, self._cwd)
+        if diff is not None:
+            console.print(render_diff(diff), end="", highlight=False)
+        else:
+            for entry in describe_arguments(question.arguments):
+                console.print(f"    {escape(entry)}", highlight=False)
         if question.reason:
             console.print(f"  [dim]why: {escape(question.reason)}[/dim]")

@@ -54,6 +54,10 @@ class Interrupts:
         except RuntimeError:
             pass
 
+    def press(self) -> None:
+        """A Ctrl-C that arrived as a key (a prompt in raw mode), handled like the signal."""
+        self._pressed()
+
     def _pressed(self) -> None:
         now = time.monotonic()
         recent = now - self._last < 2.0

@@ -40,6 +40,7 @@ __all__ = [
     "LLM_RETRY_STARTED",
     "REQUEST_CONTEXT",
     "REQUEST_HEADER",
+    "SESSION_COMPACTION",
     "SESSION_END_SEED",
     "STEP_END",
     "STEP_START",
@@ -80,6 +81,8 @@ CODE_DISPATCH: Final = "tool/code-dispatch"
 REQUEST_HEADER: Final = "request/header"  # {header: {config, system?, tools?}, reason}
 REQUEST_CONTEXT: Final = "request/context"  # {provider, model, context_window?}
 SESSION_END_SEED: Final = "session/end-seed"  # {}
+# {into_session, trigger, tokens_before} | {from_session, trigger, tokens_before, focus?}:
+SESSION_COMPACTION: Final = "session/compaction"
 AGENT_INBOX_SPLICED: Final = "agent/inbox/spliced"
 HOOK_INVOKED: Final = "hook/invoked"  # {turn, point, dialect, matcher?, handler_id}
 # {turn, point, handler_id, decision, exit_code?, stderr_summary?, duration_ms}:

@@ -8,8 +8,8 @@ progress goes to stderr — and exits 0 iff the turn completed; otherwise stderr
 (`tether.cli.policy`): deny rules always hold and hooks run; a call that needs approval is asked
 about in `chat` and refused in `run`, unless `--allow` or `--yolo` permits it.
 
-`chat` streams text, shows one line per tool call with its status and duration, and quits on
-`/exit` or end of input. In both, the first Ctrl-C aborts the running turn through its signal;
+`chat` is `tether.cli.chat` (line editing, slash commands, live status, diffs, compaction).
+In both, the first Ctrl-C aborts the running turn through its signal;
 tools are cancelled and every outcome is recorded in the session log.
 """
 
@@ -23,15 +23,12 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import cyclopts
-from rich.console import Console
 
 from ...agent.loop import AgentEvent, TurnOutcome
 from ...agent.session import SessionError, SessionStore
 from ...agent.session.events import ASSISTANT_MESSAGE
 from ...core.signals import AbortController
 from ...kernel import ConfigError
-from ...plugins.approval import Approval
-from ..approval import TerminalPrompter
 from ..output import RunReport
 from ..policy import apply_flags, refuse_unattended
 from ..render import TurnRenderer
@@ -269,22 +266,6 @@ async def run(
         return code
 
 
-async def _lines() -> asyncio.StreamReader | None:
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader()
-    try:
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    except (ValueError, OSError):
-        return None
-    return reader
-
-
-async def _readline(reader: asyncio.StreamReader | None) -> str:
-    if reader is None:
-        return await asyncio.to_thread(sys.stdin.readline)
-    return (await reader.readline()).decode("utf-8", "replace")
-
-
 async def chat(
     *,
     config: ConfigOpt = None,
@@ -293,63 +274,64 @@ async def chat(
     resume: Annotated[str | None, cyclopts.Parameter(name="--resume")] = None,
     yolo: YoloOpt = False,
     allow: AllowOpt = (),
+    context_window: Annotated[
+        int | None,
+        cyclopts.Parameter(
+            name="--context-window",
+            help="The model's context window in tokens (default $TETHER_CONTEXT_WINDOW or "
+            "128000); a request that would not fit (minus a reserve) is compacted first.",
+        ),
+    ] = None,
+    show_reasoning: Annotated[
+        bool,
+        cyclopts.Parameter(
+            name="--show-reasoning", negative=(), help="Print the model's reasoning, dimmed."
+        ),
+    ] = False,
 ) -> int:
-    """Talk to the agent. Ctrl-C aborts the running turn; twice quits; /exit quits.
+    """Talk to the agent. Ctrl-C aborts the running turn; twice quits; /help lists commands.
 
-    Tool calls the permission rules ask about are shown with their arguments and wait for an
-    answer: y (allow once), a (always allow the shown rule this session) or n (reject).
+    Tool calls the permission rules ask about are shown with their arguments (a diff for edit
+    and write) and wait for an answer: y (allow once), a (allow the shown rule for this
+    session), n (deny) or d (deny with a reason the model reads).
     """
+    from ..chat.app import ChatApp, context_window_from_env
+
     workdir = (cwd or Path.cwd()).resolve()
-    renderer = TurnRenderer(text_out=sys.stdout)
+    try:
+        window = context_window_from_env(context_window)
+    except ValueError as exc:
+        sys.stderr.write(f"tether: {exc}\n")
+        return 2
     async with AsyncExitStack() as stack:
+        events: list[ChatApp] = []
+
+        def on_event(event: AgentEvent) -> None:
+            events[0].renderer(event)
+
         started = await _start(
             stack,
             cwd=workdir,
             config=config,
             model=model,
             resume=resume,
-            renderer=renderer,
+            renderer=on_event,
             yolo=yolo,
             allow=allow,
         )
         if started is None:
             return 2
         runner, interrupts = started
+        app = ChatApp(
+            runner,
+            interrupts,
+            stack,
+            cwd=workdir,
+            context_window=window,
+            show_reasoning=show_reasoning,
+        )
+        events.append(app)
         for line in runner.session.repair.describe() if runner.session.repair else ():
             notice(f"repaired the session log: {line}")
-        reader = await _lines()
-        approval = runner.ctx.get("approval")
-        if isinstance(approval, Approval):
-            prompter = TerminalPrompter(
-                lambda: _readline(reader), Console(stderr=True, highlight=False)
-            )
-            stack.callback(approval.attach(prompter))
-        sys.stderr.write(
-            f"tether chat · session {runner.session.id} · model {runner.llm.model}\n"
-            "Ctrl-C aborts a turn, twice quits; /exit quits.\n"
-        )
-        try:
-            while True:
-                interrupts.arm(None)
-                sys.stdout.write("› ")
-                sys.stdout.flush()
-                line = await _readline(reader)
-                if not line:
-                    break
-                text = line.strip()
-                if not text:
-                    continue
-                if text in ("/exit", "/quit"):
-                    break
-                controller = AbortController()
-                interrupts.arm(controller)
-                outcome = await runner.agent.run_turn(text, signal=controller.signal)
-                renderer.end_turn()
-                if outcome.kind == "aborted":
-                    notice("turn aborted; tool outcomes are recorded")
-                elif not outcome.completed:
-                    exit_code(outcome)
-        except asyncio.CancelledError:
-            notice("quit; the session log is closed and balanced")
-            return 130
-    return 0
+        app.attach_prompter()
+        return await app.run()

@@ -87,6 +87,10 @@ def _describe(event: SessionEvent) -> str | None:
             return f"      result {data.get('sub_call_id')} {status}"
         case "hook/result":
             return f"    hook {data.get('handler_id')} {data.get('decision')}"
+        case "session/compaction":
+            if "into_session" in data:
+                return f"compacted into session {data.get('into_session')} ({data.get('trigger')})"
+            return f"compacted from session {data.get('from_session')} ({data.get('trigger')})"
         case "approval/decided":
             answer = f"{data.get('outcome')} by {data.get('answered_by')}"
             return f"    approval {data.get('call_id')} {data.get('tool_name')} {answer}"

@@ -10,6 +10,7 @@ from .service import ApprovalAnswer as ApprovalAnswer
 from .service import ApprovalConfig as ApprovalConfig
 from .service import ApprovalQuestion as ApprovalQuestion
 from .service import Prompter as Prompter
+from .service import Rejection as Rejection
 from .service import fingerprint as fingerprint
 
 __all__ = [
@@ -18,5 +19,6 @@ __all__ = [
     "ApprovalConfig",
     "ApprovalQuestion",
     "Prompter",
+    "Rejection",
     "fingerprint",
 ]

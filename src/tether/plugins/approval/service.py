@@ -9,7 +9,9 @@ Who answers:
     shown an `ApprovalQuestion` — the tool, its arguments, the ask's reason and, when the
     `permissions` service can name one, the rule "always allow" would add — and answers
     `allow-once`, `allow-session` (the rule is added to `ctx.permissions` for the rest of the
-    session, then `allowed-once`) or `reject` (`rejected`);
+    session, then `allowed-once`), `reject` (`rejected`) or `Rejection(reason)` (`rejected`;
+    the denial the model reads ends with `: <reason>`, through a `tools/post-execute` listener,
+    and `approval/decided` records the reason);
   * without a prompter, the configured `non_interactive` answer: `unavailable` (default),
     `allow` (`allowed-once`) or `deny` (`rejected`).
 
@@ -24,6 +26,10 @@ only while `non_interactive` is `unavailable`, the call has an agent and its sig
 aborted (those cases go to the registry as usual); the listener is prepended at `start`, so it
 sees the whole chain's decision unless a later plugin prepends its own.
 
+Pre-flight: before an `Ask` is answered, `approval/preflight` listeners (serial, `(exec) -> str |
+None`) may name the error the call would fail with anyway (the fs plugin: an edit of a file never
+read); the call is then denied with that text and nobody is asked.
+
 Cancellation: the pending question observes the request's signal (the caller's). If it is
 already aborted the prompter is not asked; if it aborts while the prompter waits, the prompter is
 cancelled (`signal.cancels()`) and the answer is `cancelled` — which the registry turns into
@@ -36,7 +42,7 @@ JSON (sorted keys, no whitespace, UTF-8) — so the log says exactly what was ap
 
     approval/asked    {turn?, call_id, tool_name, reason?, fingerprint, session_rule?}
     approval/decided  {turn?, call_id, tool_name, outcome, answered_by, fingerprint,
-                       session_rule?}
+                       session_rule?, reason?}
 
 `answered_by` is `user`, `policy` (no prompter) or `signal` (cancelled before any answer).
 The arguments are found through a `tools/pre-execute` listener that remembers each call until its
@@ -50,7 +56,7 @@ import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, ClassVar, Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, ClassVar, Final, Literal, Protocol, TypeAlias
 
 from pydantic import BaseModel, ConfigDict
 
@@ -58,26 +64,40 @@ from ...core.errors import error_message
 from ...core.json import JsonValue
 from ...kernel import Service
 from ...tools.approval import ApprovalOutcome, ApprovalRequest
-from ...tools.decisions import Ask, Deny, PreToolDecision
+from ...tools.decisions import MISSING, Accept, Ask, Deny, PostToolDecision, PreToolDecision
 from ...tools.execution import ToolExecution
-from ...tools.results import ToolExecutionResult
+from ...tools.results import ToolExecutionResult, text_content
 from ..hooks.journal import session_of
 
 if TYPE_CHECKING:
     from ...kernel import Context
 
 __all__ = [
+    "PREFLIGHT_EVENT",
     "Approval",
     "ApprovalAnswer",
     "ApprovalConfig",
     "ApprovalQuestion",
     "Prompter",
+    "Rejection",
     "fingerprint",
 ]
 
 _log = logging.getLogger("tether.plugins.approval")
 
-ApprovalAnswer: TypeAlias = Literal["allow-once", "allow-session", "reject"]
+PREFLIGHT_EVENT: Final = "approval/preflight"
+"""serial `(exec) -> str | None`: the error a call that is about to be asked about would fail
+with anyway (the call is denied with it, nobody is asked), or None."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """A rejection with the user's reason, which reaches the model in the denial text."""
+
+    reason: str
+
+
+ApprovalAnswer: TypeAlias = Literal["allow-once", "allow-session", "reject"] | Rejection
 
 
 def fingerprint(arguments: JsonValue | None) -> str:
@@ -138,16 +158,36 @@ class Approval(Service):
         self._prompter: Prompter | None = None
         self._note: Callable[[ApprovalQuestion], str] | None = None
         self._calls: dict[str, ToolExecution] = {}
+        self._reasons: dict[str, str] = {}
 
     async def start(self) -> None:
         self.ctx.on("tools/pre-execute", self._pre_execute, prepend=True)
+        self.ctx.on("tools/post-execute", self._explain, prepend=True)
         self.ctx.on("tools/result", self._forget)
+
+    async def _explain(
+        self,
+        exec: ToolExecution,
+        result: ToolExecutionResult,
+        next: Callable[[], Awaitable[PostToolDecision]],
+    ) -> PostToolDecision:
+        """A call the user rejected with a reason: the model reads the reason too."""
+        reason = self._reasons.pop(exec.call_id, None)
+        decision = await next()
+        if reason is None or not isinstance(decision, Accept) or decision.content is not MISSING:
+            return decision
+        text = f'Error: the user rejected tool "{exec.name}": {reason}'
+        return Accept(content=text_content(text), additional_contexts=decision.additional_contexts)
 
     async def _pre_execute(
         self, exec: ToolExecution, next: Callable[[], Awaitable[PreToolDecision]]
     ) -> PreToolDecision:
         self._calls[exec.call_id] = exec
         decision = await next()
+        if isinstance(decision, Ask) and not exec.signal.aborted:
+            problem = await self._preflight(exec)
+            if problem is not None:
+                return Deny(problem)
         note = self._note
         if (
             not isinstance(decision, Ask)
@@ -173,9 +213,18 @@ class Approval(Service):
             f'tool "{exec.name}" requires approval, but no approval channel is available ({why})'
         )
 
+    async def _preflight(self, exec: ToolExecution) -> str | None:
+        try:
+            problem = await self.ctx.serial(PREFLIGHT_EVENT, exec)
+        except Exception as exc:
+            _log.warning("approval: a pre-flight check failed: %s", error_message(exc))
+            return None
+        return problem if isinstance(problem, str) and problem else None
+
     def _forget(self, exec: ToolExecution, result: ToolExecutionResult) -> None:
         if self._calls.get(exec.call_id) is exec:
             del self._calls[exec.call_id]
+        self._reasons.pop(exec.call_id, None)
 
     # -- the service ---------------------------------------------------------------------------
 
@@ -226,7 +275,7 @@ class Approval(Service):
         audit = _Audit(request.agent, question)
         audit.asked()
         outcome, answered_by, added = await self._answer(request, question, self._session_rules())
-        audit.decided(outcome, answered_by, added)
+        audit.decided(outcome, answered_by, added, self._reasons.get(request.call_id))
         return outcome
 
     def _question(
@@ -275,6 +324,10 @@ class Approval(Service):
             return "allowed-once", "user", None
         if answer == "reject":
             return "rejected", "user", None
+        if isinstance(answer, Rejection):
+            if answer.reason.strip():
+                self._reasons[request.call_id] = " ".join(answer.reason.split())
+            return "rejected", "user", None
         if answer == "allow-session" and question.session_rule is not None and rules is not None:
             try:
                 rules.allow_for_session(question.session_rule)
@@ -311,7 +364,13 @@ class _Audit:
             data["session_rule"] = q.session_rule
         self._append("approval/asked", data)
 
-    def decided(self, outcome: ApprovalOutcome, answered_by: str, added: str | None) -> None:
+    def decided(
+        self,
+        outcome: ApprovalOutcome,
+        answered_by: str,
+        added: str | None,
+        reason: str | None = None,
+    ) -> None:
         q = self._question
         data: dict[str, object] = {
             "call_id": q.call_id,
@@ -322,6 +381,8 @@ class _Audit:
         }
         if added is not None:
             data["session_rule"] = added
+        if reason is not None:
+            data["reason"] = reason
         self._append("approval/decided", data)
 
     def _append(self, type: str, data: dict[str, object]) -> None:

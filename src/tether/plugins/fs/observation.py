@@ -12,15 +12,24 @@ The owner is the calling agent's `session` (or the agent itself when it has none
 decision: calls made without an agent (`tether tools call`, tests, scripts) share one anonymous
 owner instead of being refused, so the policy also protects direct callers. Owners are held
 weakly where they allow it. Without this plugin, writes and edits are unconditional.
+
+Pre-flight (`approval/preflight`, asked by the approval service before it asks anyone): an
+`edit` or `write` that would fail anyway — an edit of a file never read or seen absent, a write
+over an existing file never read — is denied with that error (and its next step) instead of
+being asked about.
 """
 
 from __future__ import annotations
 
 import weakref
-from typing import Final
+from collections.abc import Mapping
+from typing import Any, Final
 
+from ...core.errors import error_message
 from ...kernel import Context
 from ...kernel.events import Next
+from ...tools.execution import ToolExecution
+from ..approval.service import PREFLIGHT_EVENT
 from .errors import FS_NOT_FOUND, FS_NOT_OBSERVED, FsError
 from .seam import (
     EDIT_INTENT,
@@ -115,3 +124,38 @@ def apply(ctx: Context) -> None:
     ctx.on(OBSERVED, log.record)
     ctx.on(WRITE_INTENT, log.write_intent)
     ctx.on(EDIT_INTENT, log.edit_intent)
+
+    async def preflight(exec: ToolExecution) -> str | None:
+        arguments = exec.arguments
+        if exec.name not in ("edit", "write"):
+            return None
+        path = arguments.get("file_path") if isinstance(arguments, Mapping) else None
+        fs: Any = ctx.get("fs")
+        if not isinstance(path, str) or fs is None:
+            return None
+        from .tools import remediate, session_cwd
+
+        try:
+            target = await fs.resolve(path, cwd=session_cwd(exec.agent), signal=exec.signal)
+            if exec.name == "edit":
+                await log.edit_intent(target, exec.agent, _no_guard)
+            elif (
+                not isinstance(log.last(target, exec.agent), Present)
+                and await fs.stat(target, signal=exec.signal) is not None
+            ):
+                display = target.display_path
+                raise FsError(
+                    f'cannot overwrite existing "{display}" without reading it first',
+                    FS_NOT_OBSERVED,
+                )
+        except FsError as error:
+            return error_message(remediate(error))
+        except Exception:
+            return None
+        return None
+
+    ctx.on(PREFLIGHT_EVENT, preflight)
+
+
+async def _no_guard() -> EditGuard | None:
+    return None

@@ -141,6 +141,17 @@ class PermissionPolicy:
         for tool in rule.tools:
             self._allow.setdefault(tool, []).append(rule)
 
+    def listed(self) -> dict[str, tuple[str, ...]]:
+        """The rule texts by kind ("allow", "ask", "deny"), each once, in the order added."""
+        out: dict[str, tuple[str, ...]] = {}
+        for kind, rules in (
+            ("allow", self._allow_rules),
+            ("ask", [r for rs in self._ask.values() for r in rs]),
+            ("deny", [r for rs in self._deny.values() for r in rs]),
+        ):
+            out[kind] = tuple(dict.fromkeys(r.text for r in rules))
+        return out
+
     # -- evaluation ----------------------------------------------------------------------------
 
     def decide(self, tool: str, arguments: JsonValue | None) -> PreToolDecision:

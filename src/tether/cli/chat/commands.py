@@ -1,0 +1,183 @@
+"""Slash commands of `tether chat`.
+
+Owns: the command table (names and one-line help, also used for Tab completion) and what each
+command does to the chat (`ChatApp`). A line starting with `/` that names no command is
+refused with a hint, not sent to the model; `//text` sends `/text`.
+
+    /help               the commands and keys
+    /clear              a new session with the same settings
+    /compact [focus]    summarise the conversation into a new session that starts from it
+    /model [name]       show or switch the model
+    /sessions           the recent sessions of this workspace
+    /resume ID          continue another session
+    /cost               tokens in/out and cached, per turn and in total
+    /permissions        the permission mode, rules and session grants
+    /show N             the full text of a tool output or reasoning block
+    /exit, /quit        quit
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import TYPE_CHECKING, Final
+
+from rich.markup import escape
+from rich.table import Table
+
+from ...agent.messages import usage_from_json
+from ...agent.session import SessionError
+from ...agent.session.events import ASSISTANT_MESSAGE
+
+if TYPE_CHECKING:
+    from .app import ChatApp
+
+__all__ = ["COMMANDS", "run_command"]
+
+COMMANDS: Final[tuple[tuple[str, str], ...]] = (
+    ("/help", "the commands and keys"),
+    ("/clear", "start a new session with the same settings"),
+    ("/compact", "summarise the conversation into a new session [focus]"),
+    ("/model", "show or switch the model [name]"),
+    ("/sessions", "the recent sessions of this workspace"),
+    ("/resume", "continue another session: /resume ID"),
+    ("/cost", "tokens in/out and cached, per turn and in total"),
+    ("/permissions", "the permission mode, rules and session grants"),
+    ("/show", "the full text of a tool output or reasoning block: /show N"),
+    ("/exit", "quit (also /quit, Ctrl-D)"),
+)
+
+_KEYS: Final = (
+    "Enter sends · Alt-Enter or Ctrl-J: new line · ↑/↓ history · Ctrl-R search history · "
+    "Tab completes /commands and @paths · @path attaches a file · Ctrl-C clears the line, "
+    "aborts a running turn, twice quits"
+)
+
+
+async def run_command(app: ChatApp, line: str) -> bool:
+    """Run the slash command `line`; False when the chat should end."""
+    name, _, rest = line.strip().partition(" ")
+    argument = rest.strip()
+    console = app.console
+    if name in ("/exit", "/quit"):
+        return False
+    if name == "/help":
+        for command, help in COMMANDS:
+            console.print(f"  [bold]{command:<13}[/bold] {escape(help)}", highlight=False)
+        console.print(f"  [dim]{escape(_KEYS)}[/dim]", highlight=False)
+    elif name == "/clear":
+        app.switch_to_new_session()
+        console.print(f"[dim]new session {app.runner.session.id} (the old one is kept)[/dim]")
+    elif name == "/compact":
+        await app.compact(trigger="manual", focus=argument or None)
+    elif name == "/model":
+        if argument:
+            app.switch_model(argument)
+            console.print(f"[dim]model: {escape(argument)} (from the next request)[/dim]")
+        else:
+            console.print(f"model: {escape(app.runner.llm.model)}", highlight=False)
+    elif name == "/sessions":
+        _sessions(app)
+    elif name == "/resume":
+        if not argument:
+            console.print("[yellow]/resume needs a session id; /sessions lists them[/yellow]")
+        else:
+            try:
+                app.resume(argument)
+            except SessionError as exc:
+                console.print(f"[yellow]{escape(str(exc))}[/yellow]", highlight=False)
+            else:
+                console.print(f"[dim]resumed session {escape(argument)}[/dim]", highlight=False)
+    elif name == "/cost":
+        _cost(app)
+    elif name == "/permissions":
+        _permissions(app)
+    elif name == "/show":
+        _show(app, argument)
+    else:
+        console.print(
+            f"[yellow]unknown command {escape(name)}; /help lists them (//text sends /text)"
+            "[/yellow]",
+            highlight=False,
+        )
+    return True
+
+
+def _sessions(app: ChatApp) -> None:
+    cwd = str(app.cwd)
+    rows = [s for s in app.runner.store.list_sessions() if s.cwd in (None, cwd)][:15]
+    if not rows:
+        app.console.print("[dim]no sessions yet[/dim]")
+        return
+    current = app.runner.session.id
+    for summary in rows:
+        when = datetime.datetime.fromtimestamp(summary.modified_at / 1000).strftime(
+            "%Y-%m-%d %H:%M"
+        )
+        mark = "*" if summary.id == current else " "
+        title = escape((summary.title or "")[:60])
+        app.console.print(f" {mark} {summary.id}  [dim]{when}[/dim]  {title}", highlight=False)
+    app.console.print("[dim]/resume ID continues one[/dim]")
+
+
+def _cost(app: ChatApp) -> None:
+    per_turn: dict[int, list[int]] = {}
+    for event in app.runner.session.events:
+        if event.type != ASSISTANT_MESSAGE or "usage" not in event.data:
+            continue
+        try:
+            usage = usage_from_json(event.data["usage"])
+        except ValueError:
+            continue
+        turn = event.data.get("turn")
+        key = turn if isinstance(turn, int) else 0
+        row = per_turn.setdefault(key, [0, 0, 0, 0])
+        row[0] += 1
+        row[1] += usage.input_tokens
+        row[2] += usage.cache_read_tokens or 0
+        row[3] += usage.output_tokens
+    if not per_turn:
+        app.console.print("[dim]no token usage reported in this session yet[/dim]")
+        return
+    table = Table(box=None, show_edge=False, pad_edge=False)
+    for column in ("turn", "requests", "input", "cached input", "output"):
+        table.add_column(column, justify="right")
+    totals = [0, 0, 0, 0]
+    for turn, row in sorted(per_turn.items()):
+        table.add_row(str(turn), *(f"{n:,}" for n in row))
+        totals = [a + b for a, b in zip(totals, row, strict=True)]
+    table.add_row("total", *(f"{n:,}" for n in totals), style="bold")
+    app.console.print(table)
+
+
+def _permissions(app: ChatApp) -> None:
+    service = app.runner.ctx.get("permissions")
+    console = app.console
+    if service is None:
+        console.print("[dim]no permission rules are mounted: every call runs[/dim]")
+        return
+    console.print(f"mode: {escape(str(getattr(service, 'mode', '?')))}", highlight=False)
+    policy = getattr(service, "policy", None)
+    listed = getattr(policy, "listed", None)
+    if callable(listed):
+        for kind, rules in listed().items():
+            shown = ", ".join(rules) if rules else "[dim]none[/dim]"
+            console.print(f"{kind}: {escape(shown) if rules else shown}", highlight=False)
+    grants = getattr(service, "session_rules", ())
+    console.print(
+        f"session grants: {escape(', '.join(grants)) if grants else '[dim]none[/dim]'}",
+        highlight=False,
+    )
+
+
+def _show(app: ChatApp, argument: str) -> None:
+    try:
+        number = int(argument)
+    except ValueError:
+        number = 0
+    entry = app.renderer.show(number)
+    if entry is None:
+        count = len(app.renderer.shown)
+        app.console.print(f"[yellow]/show takes a number from 1 to {count}[/yellow]")
+        return
+    app.console.print(f"[bold]{escape(entry.title)}[/bold]", highlight=False)
+    app.console.print(entry.text, markup=False, highlight=False)

@@ -1,0 +1,284 @@
+"""What the user types in `tether chat`: a prompt_toolkit prompt on a terminal, lines otherwise.
+
+Owns: line editing, the persistent per-project history (`$TETHER_HOME/history/<project>.txt`,
+Ctrl-R searches it, ↑/↓ recall it), bracketed paste (a pasted block is one message), newlines
+inside a message (Alt-Enter or Ctrl-J; Enter sends), Tab completion of slash commands and `@`
+paths, and the Ctrl-C keys at the prompt: with text, Ctrl-C clears the line; on an empty line it
+goes to the chat's Ctrl-C policy (`on_interrupt`, the same counter as during a turn): "press
+Ctrl-C again to quit", and a second press within 2 s quits.
+Ctrl-D on an empty line quits.
+
+Type-ahead: while a turn runs the terminal is in its normal (cooked) mode, where it would turn
+Enter into a newline (Ctrl-J) and echo keys into the agent's output. `PromptInput` therefore
+clears ICRNL and ECHO on the terminal for the whole chat (ISIG stays: Ctrl-C is still SIGINT
+during a turn) and restores the modes on `close()`; keys typed during a turn show up, and Enter
+sends, at the next prompt.
+
+`PromptInput` is used when stdin and stdout are terminals; it imports prompt_toolkit lazily.
+`LineInput` reads plain lines (pipes, files, dumb terminals). Both answer `read()` with the text
+(None at end of input / quit) and `ask()` with one answer line for the approval prompt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ...kernel import tether_home
+
+if TYPE_CHECKING:
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.completion import CompleteEvent, Completion
+    from prompt_toolkit.document import Document
+
+__all__ = ["ChatInput", "LineInput", "PromptInput", "history_path", "is_terminal"]
+
+
+class ChatInput(Protocol):
+    async def read(self) -> str | None:
+        """The next message (None: the user quit or input ended)."""
+
+    async def ask(self, prompt: str) -> str:
+        """One answer line ("" at end of input). Ctrl-C calls the interrupt handler."""
+        ...
+
+
+def is_terminal() -> bool:
+    """Whether stdin and stdout are both terminals (and TERM is not "dumb")."""
+    try:
+        tty = sys.stdin.isatty() and sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+    return tty and os.environ.get("TERM", "") != "dumb"
+
+
+def history_path(cwd: Path) -> Path:
+    """The history file of the project at `cwd` under `$TETHER_HOME/history/`."""
+    digest = hashlib.sha256(str(cwd.resolve()).encode("utf-8", "surrogatepass")).hexdigest()
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in cwd.name)[:40] or "root"
+    return tether_home() / "history" / f"{name}-{digest[:12]}.txt"
+
+
+class LineInput:
+    """Plain lines from stdin (no editing, no history)."""
+
+    def __init__(self, prompt: str = "› ") -> None:
+        self._prompt = prompt
+        self._reader: asyncio.StreamReader | None = None
+        self._connected = False
+
+    async def _connect(self) -> None:
+        if self._connected:
+            return
+        self._connected = True
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader()
+        try:
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+        except (ValueError, OSError):
+            return
+        self._reader = reader
+
+    async def _line(self) -> str:
+        await self._connect()
+        if self._reader is None:
+            return await asyncio.to_thread(sys.stdin.readline)
+        return (await self._reader.readline()).decode("utf-8", "replace")
+
+    async def read(self) -> str | None:
+        while True:
+            sys.stdout.write(self._prompt)
+            sys.stdout.flush()
+            line = await self._line()
+            if not line:
+                return None
+            if line.strip():
+                return line.rstrip("\n")
+
+    async def ask(self, prompt: str) -> str:
+        sys.stdout.write(prompt)
+        sys.stdout.flush()
+        return await self._line()
+
+
+class PromptInput:
+    """prompt_toolkit input (see the module note). `on_interrupt` is the Ctrl-C policy, called for
+    a Ctrl-C on an empty prompt and while an answer is awaited during a turn (the terminal is in
+    raw mode then, so Ctrl-C is a key, not a signal)."""
+
+    def __init__(
+        self,
+        *,
+        cwd: Path,
+        commands: Sequence[tuple[str, str]],
+        on_interrupt: Callable[[], None],
+        prompt: str = "› ",
+    ) -> None:
+        self._cwd = cwd
+        self._commands = commands
+        self._on_interrupt = on_interrupt
+        self._prompt = prompt
+        self._session: PromptSession[str] | None = None
+        self._answers: PromptSession[str] | None = None
+        self._saved_modes: list[Any] | None = None
+
+    def _build(self) -> PromptSession[str]:
+        from prompt_toolkit import PromptSession
+        from prompt_toolkit.history import FileHistory, InMemoryHistory
+
+        path = history_path(self._cwd)
+        history: Any
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            history = FileHistory(str(path))
+        except OSError:
+            history = InMemoryHistory()
+        return PromptSession(
+            history=history,
+            completer=_completer(self._commands, self._cwd),
+            complete_while_typing=False,
+            key_bindings=self._bindings(),
+            enable_history_search=False,
+            multiline=False,
+            prompt_continuation=lambda width, line, soft: "… ".rjust(width),
+            erase_when_done=False,
+        )
+
+    def _bindings(self) -> Any:
+        from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+
+        kb = KeyBindings()
+
+        @kb.add("escape", "enter")
+        @kb.add("c-j")
+        def _newline(event: KeyPressEvent) -> None:
+            event.current_buffer.insert_text("\n")
+
+        @kb.add("c-c")
+        def _ctrl_c(event: KeyPressEvent) -> None:
+            buffer = event.current_buffer
+            if buffer.text:
+                buffer.reset()
+                return
+            from prompt_toolkit.application import run_in_terminal
+
+            run_in_terminal(self._on_interrupt)
+
+        @kb.add("c-d")
+        def _ctrl_d(event: KeyPressEvent) -> None:
+            buffer = event.current_buffer
+            if buffer.text:
+                buffer.delete()
+            else:
+                event.app.exit(exception=EOFError())
+
+        return kb
+
+    def _quiet_terminal(self) -> None:
+        if self._saved_modes is not None:
+            return
+        try:
+            import termios
+
+            fd = sys.stdin.fileno()
+            saved = termios.tcgetattr(fd)
+            modes = termios.tcgetattr(fd)
+            modes[0] &= ~termios.ICRNL
+            modes[3] &= ~termios.ECHO
+            termios.tcsetattr(fd, termios.TCSANOW, modes)
+        except (ImportError, OSError, ValueError):
+            return
+        self._saved_modes = saved
+
+    def close(self) -> None:
+        """Restore the terminal modes changed for type-ahead."""
+        saved, self._saved_modes = self._saved_modes, None
+        if saved is None:
+            return
+        try:
+            import termios
+
+            termios.tcsetattr(sys.stdin.fileno(), termios.TCSANOW, saved)
+        except (ImportError, OSError, ValueError):
+            pass
+
+    async def read(self) -> str | None:
+        self._quiet_terminal()
+        if self._session is None:
+            self._session = self._build()
+        while True:
+            try:
+                text = await self._session.prompt_async(self._prompt, handle_sigint=False)
+            except (EOFError, KeyboardInterrupt):
+                return None
+            if text.strip():
+                return text
+
+    async def ask(self, prompt: str) -> str:
+        from prompt_toolkit import PromptSession
+        from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+
+        if self._answers is None:
+            kb = KeyBindings()
+
+            @kb.add("c-c")
+            def _ctrl_c(event: KeyPressEvent) -> None:
+                self._on_interrupt()
+
+            self._answers = PromptSession(key_bindings=kb)
+        try:
+            return (await self._answers.prompt_async(prompt, handle_sigint=False)) + "\n"
+        except EOFError:
+            return ""
+
+
+def _completer(commands: Sequence[tuple[str, str]], cwd: Path) -> Any:
+    from prompt_toolkit.completion import Completer, Completion
+
+    class ChatCompleter(Completer):
+        def get_completions(
+            self, document: Document, complete_event: CompleteEvent
+        ) -> Iterable[Completion]:
+            before = document.text_before_cursor
+            if before.startswith("/") and " " not in before:
+                for name, help in commands:
+                    if name.startswith(before):
+                        yield Completion(name, start_position=-len(before), display_meta=help)
+                return
+            word = before.split()[-1] if before and not before[-1].isspace() else ""
+            if word.startswith("@"):
+                for path in path_candidates(cwd, word[1:]):
+                    yield Completion("@" + path, start_position=-len(word))
+
+    return ChatCompleter()
+
+
+def path_candidates(cwd: Path, partial: str, limit: int = 50) -> list[str]:
+    """Workspace paths that complete `partial` (directories end with "/"), hidden ones only
+    when asked for, sorted; at most `limit`."""
+    folder, _, stem = partial.rpartition("/")
+    base = cwd / folder if folder else cwd
+    try:
+        entries = sorted(base.iterdir(), key=lambda p: p.name)
+    except OSError:
+        return []
+    found: list[str] = []
+    for entry in entries:
+        name = entry.name
+        if not name.startswith(stem) or (name.startswith(".") and not stem.startswith(".")):
+            continue
+        shown = f"{folder}/{name}" if folder else name
+        try:
+            if entry.is_dir():
+                shown += "/"
+        except OSError:
+            continue
+        found.append(shown)
+        if len(found) >= limit:
+            break
+    return found

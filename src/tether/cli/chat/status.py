@@ -1,0 +1,339 @@
+"""How a running chat turn looks: live status lines, tool lines, previews, Markdown, reasoning.
+
+Owns: `ChatRenderer`, fed with the agent's events. On a terminal (`live=True`) a rich `Live`
+area at the bottom shows a spinner with the elapsed time while the model has not answered yet
+and one line per running tool call naming its target (`⠋ bash sleep 300 · 12.3 s`); above it
+the finished lines are printed:
+
+    ✓ read src/app.py 12 ms
+    ✗ bash TOOL_TIMEOUT 30.0 s · command timed out after 30 s
+      first lines of the tool's output, dimmed … +12 lines (/show 3)
+
+Assistant text is rendered as Markdown a block at a time (a block ends at a blank line outside a
+code fence); reasoning is printed dimmed with `show_reasoning`, otherwise folded into one line
+(`/show N` expands it, as it expands tool output). A call's duration excludes the time spent
+waiting for the user's approval (`waited()` records it; the wait is shown separately). An `edit`
+or `write` that succeeds shows its diff (computed when the call starts), unless its approval
+prompt already did.
+
+Without a terminal (`live=False`) nothing is decorated: text streams as it arrives, tool lines are
+plain, and no ANSI is written. `NO_COLOR` is honoured by rich in both modes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.markdown import Markdown
+from rich.markup import escape
+from rich.spinner import Spinner
+from rich.text import Text
+
+from ...agent.loop import (
+    AgentEvent,
+    ReasoningStreamed,
+    StepStarted,
+    TextStreamed,
+    ToolFinished,
+    ToolStarted,
+)
+from ...tools.results import ToolExecutionResult, ToolFailure
+from .diff import proposed_diff, render_diff
+
+__all__ = ["ChatRenderer", "Shown", "call_target", "format_duration"]
+
+_PREVIEW_LINES: Final = 3
+_WRAPPER: Final = re.compile(r"^\s*(<path>.*</path>|<type>.*</type>|</?content>)\s*$")
+"""The fs tools' framing lines, left out of previews."""
+_TARGET_KEYS: Final = ("file_path", "path", "command", "url", "pattern", "query", "queries")
+
+
+def format_duration(ms: float) -> str:
+    """`12 ms` below a second, `30.0 s` above."""
+    return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
+
+
+def call_target(raw_arguments: str, limit: int = 60) -> str:
+    """What a call acts on, from its raw JSON arguments: the file path, command, URL, pattern or
+    query (one line, cut to `limit`); "" when none is named."""
+    try:
+        value = json.loads(raw_arguments) if raw_arguments.strip() else {}
+    except ValueError:
+        return ""
+    if not isinstance(value, dict):
+        return ""
+    for key in _TARGET_KEYS:
+        item = value.get(key)
+        if isinstance(item, list):
+            item = ", ".join(str(x) for x in item)
+        if isinstance(item, str) and item.strip():
+            text = " ".join(item.split())
+            return text if len(text) <= limit else text[: limit - 1] + "…"
+    return ""
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """An expandable entry for `/show N`: a tool's output or a reasoning block."""
+
+    title: str
+    text: str
+
+
+@dataclass(slots=True)
+class _Running:
+    label: str
+    started: float
+    spinner: Spinner
+
+
+def _result_text(result: ToolExecutionResult) -> str:
+    parts = [str(block.get("text", "")) for block in result.content if block.get("type") == "text"]
+    return "\n".join(p for p in parts if p)
+
+
+class ChatRenderer:
+    """Feeds on `AgentEvent`s; see the module note."""
+
+    def __init__(
+        self,
+        console: Console,
+        *,
+        live: bool,
+        show_reasoning: bool = False,
+        cwd: Path | None = None,
+    ) -> None:
+        self.console = console
+        self._cwd = cwd
+        self._diffs: dict[str, str] = {}
+        self._live_enabled = live
+        self._show_reasoning = show_reasoning
+        self._live: Live | None = None
+        self._waiting_since: float | None = None
+        self._waiting = Spinner("dots", style="cyan")
+        self._running: dict[str, _Running] = {}
+        self._text = ""
+        self._reasoning = ""
+        self._mid_line = False
+        self._waited: dict[str, float] = {}
+        self.shown: list[Shown] = []
+
+    # -- events ----------------------------------------------------------------------------------
+
+    def __call__(self, event: AgentEvent) -> None:
+        match event:
+            case StepStarted():
+                self._waiting_since = time.monotonic()
+                self._ensure_live()
+            case ReasoningStreamed(text=text):
+                self._reasoning += text
+            case TextStreamed(text=text):
+                self._flush_reasoning()
+                self._on_text(text)
+            case ToolStarted(call_id=call_id, name=name, arguments=arguments):
+                self._flush_reasoning()
+                self._flush_text(final=True)
+                self._waiting_since = None
+                target = call_target(arguments)
+                label = f"{name} {target}" if target else name
+                if name in ("edit", "write") and self._cwd is not None:
+                    diff = _diff_of(name, arguments, self._cwd)
+                    if diff is not None:
+                        self._diffs[call_id] = diff
+                if self._live_enabled:
+                    spinner = Spinner("dots", style="cyan")
+                    self._running[call_id] = _Running(label, time.monotonic(), spinner)
+                    self._ensure_live()
+                else:
+                    self._running[call_id] = _Running(label, time.monotonic(), self._waiting)
+                    self.console.print(f"⏵ {escape(label)}", highlight=False)
+            case ToolFinished(call_id=call_id, name=name, result=result, duration_ms=ms):
+                running = self._running.pop(call_id, None)
+                label = running.label if running is not None else name
+                self._finished(call_id, label, result, ms)
+                if not self._running:
+                    self._waiting_since = time.monotonic()
+
+    def waited(self, call_id: str, seconds: float) -> None:
+        """`call_id` waited `seconds` for the user's approval (excluded from its duration)."""
+        self._waited[call_id] = self._waited.get(call_id, 0.0) + seconds
+
+    def end_turn(self) -> None:
+        """Print what is still buffered and stop the live area."""
+        self._flush_reasoning()
+        self._flush_text(final=True)
+        self._waiting_since = None
+        self._running.clear()
+        self._stop_live()
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """Stop the live area (for a prompt) and resume it afterwards."""
+        self._flush_text(final=True)
+        was_live = self._live is not None
+        self._stop_live()
+        try:
+            yield
+        finally:
+            if was_live:
+                self._ensure_live()
+
+    def show(self, number: int) -> Shown | None:
+        """Entry `number` (1-based) of the expandable outputs, or None."""
+        if 1 <= number <= len(self.shown):
+            return self.shown[number - 1]
+        return None
+
+    # -- text ------------------------------------------------------------------------------------
+
+    def _on_text(self, text: str) -> None:
+        if not self._live_enabled:
+            self.console.file.write(text)
+            self.console.file.flush()
+            self._mid_line = not text.endswith("\n")
+            return
+        self._waiting_since = None
+        self._text += text
+        self._flush_text(final=False)
+
+    def _flush_text(self, *, final: bool) -> None:
+        if not self._live_enabled:
+            if self._mid_line:
+                self.console.file.write("\n")
+                self.console.file.flush()
+                self._mid_line = False
+            return
+        if not self._text:
+            return
+        cut = len(self._text) if final else _block_end(self._text)
+        if cut <= 0:
+            return
+        block, self._text = self._text[:cut], self._text[cut:]
+        if block.strip():
+            self.console.print(Markdown(block.strip("\n")))
+
+    def _flush_reasoning(self) -> None:
+        reasoning, self._reasoning = self._reasoning.strip(), ""
+        if not reasoning:
+            return
+        self.shown.append(Shown("reasoning", reasoning))
+        if self._show_reasoning:
+            self.console.print(Text(reasoning, style="dim italic"))
+        else:
+            words = len(reasoning.split())
+            self.console.print(
+                f"[dim]✻ reasoning, {words} word{'s' if words != 1 else ''} "
+                f"(/show {len(self.shown)})[/dim]",
+                highlight=False,
+            )
+
+    # -- tools -----------------------------------------------------------------------------------
+
+    def _finished(self, call_id: str, label: str, result: ToolExecutionResult, ms: float) -> None:
+        waited = self._waited.pop(call_id, None)
+        diff = self._diffs.pop(call_id, None)
+        asked = waited is not None
+        waited = waited or 0.0
+        ms = max(0.0, ms - waited * 1000)
+        wait = f" · waited {waited:.1f} s for approval" if waited >= 0.05 else ""
+        if isinstance(result, ToolFailure):
+            code = result.code or "ERROR"
+            first = result.error.message.splitlines()[0] if result.error.message else ""
+            message = escape(first[:100])
+            self.console.print(
+                f"[red]✗ {escape(label)} {code}[/red] [dim]{format_duration(ms)}{wait}"
+                f"{' · ' + message if message else ''}[/dim]",
+                highlight=False,
+            )
+            return
+        self.console.print(
+            f"[green]✓ {escape(label)}[/green] [dim]{format_duration(ms)}{wait}[/dim]",
+            highlight=False,
+        )
+        if diff is not None and not asked:  # an approval already showed the diff
+            self.console.print(render_diff(diff), end="", highlight=False)
+            return
+        output = _result_text(result).rstrip()
+        if not output or diff is not None:
+            return
+        self.shown.append(Shown(label, output))
+        lines = [line for line in output.splitlines() if line.strip() and not _WRAPPER.match(line)]
+        preview = Text()
+        for line in lines[:_PREVIEW_LINES]:
+            preview.append("  " + line[:200] + "\n", style="dim")
+        hidden = len(lines) - _PREVIEW_LINES
+        more = f"  … +{hidden} line{'s' if hidden != 1 else ''} " if hidden > 0 else "  "
+        preview.append(f"{more}(/show {len(self.shown)})", style="dim")
+        self.console.print(preview, highlight=False)
+
+    # -- the live area ---------------------------------------------------------------------------
+
+    def _status(self) -> RenderableType:
+        now = time.monotonic()
+        rows: list[RenderableType] = []
+        if self._waiting_since is not None and not self._running:
+            elapsed = now - self._waiting_since
+            what = "writing" if self._text else "thinking"
+            self._waiting.update(text=Text(f"{what} · {elapsed:.1f} s", style="dim"))
+            rows.append(self._waiting)
+        for running in self._running.values():
+            elapsed = now - running.started
+            running.spinner.update(text=Text(f"{running.label} · {elapsed:.1f} s", style="dim"))
+            rows.append(running.spinner)
+        return Group(*rows)
+
+    def _ensure_live(self) -> None:
+        if not self._live_enabled or self._live is not None:
+            return
+        live = Live(
+            console=self.console,
+            get_renderable=self._status,
+            refresh_per_second=8,
+            transient=True,
+            redirect_stdout=True,
+            redirect_stderr=True,
+        )
+        live.start()
+        self._live = live
+
+    def _stop_live(self) -> None:
+        live, self._live = self._live, None
+        if live is not None:
+            live.stop()
+
+
+def _diff_of(name: str, raw_arguments: str, cwd: Path) -> str | None:
+    try:
+        arguments = json.loads(raw_arguments)
+    except ValueError:
+        return None
+    return proposed_diff(name, arguments, cwd)
+
+
+def _block_end(text: str) -> int:
+    """Where the last complete Markdown block of `text` ends (after a blank line outside a code
+    fence), or 0 when no block is complete yet."""
+    end = 0
+    in_fence = False
+    position = 0
+    for line in text.splitlines(keepends=True):
+        position += len(line)
+        if not line.endswith("\n"):
+            break
+        if line.lstrip().startswith(("```", "~~~")):
+            in_fence = not in_fence
+            if not in_fence:
+                end = position
+            continue
+        if not in_fence and not line.strip():
+            end = position
+    return end
