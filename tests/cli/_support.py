@@ -49,7 +49,7 @@ class Finished:
 
 
 async def eventually(
-    condition: Callable[[], object], *, timeout_s: float = 8.0, what: str = "condition"
+    condition: Callable[[], object], *, timeout_s: float = 30.0, what: str = "condition"
 ) -> None:
     """Poll `condition()` until it is truthy (every 10 ms, at most `timeout_s`)."""
     loop = asyncio.get_running_loop()
@@ -125,7 +125,7 @@ class Cli:
         )
 
     async def run(
-        self, *args: str, input: bytes | None = None, timeout_s: float = 10.0
+        self, *args: str, input: bytes | None = None, timeout_s: float = 45.0
     ) -> Finished:
         """Run `tether *args` to completion (killed after `timeout_s`)."""
         process = await asyncio.create_subprocess_exec(
@@ -214,7 +214,7 @@ class Terminal:
     def send(self, data: bytes) -> None:
         os.write(self._master, data)
 
-    async def expect(self, text: str, *, timeout_s: float = 8.0) -> None:
+    async def expect(self, text: str, *, timeout_s: float = 30.0) -> None:
         """Wait until `text` appears after everything matched so far; move past it."""
         async with asyncio.timeout(timeout_s):
             while True:
@@ -227,7 +227,7 @@ class Terminal:
                 self._changed.clear()
                 await self._changed.wait()
 
-    async def wait(self, *, timeout_s: float = 8.0) -> int:
+    async def wait(self, *, timeout_s: float = 30.0) -> int:
         async with asyncio.timeout(timeout_s):
             code = await self.process.wait()
             while not self.closed:

@@ -357,6 +357,16 @@ async def test_the_next_tether_stops_the_process_group_a_killed_tether_left_behi
         )
         sleeper = process_running(process.pid, ["sleep", "30"])
         assert sleeper is not None
+        group = os.getpgid(sleeper.pid)
+
+        def ledgered() -> bool:  # the ledger line lands just after the spawn: wait for it
+            return any(
+                line.split()[:1] == [str(group)]
+                for ledger in (cli.home / "run").glob("*.groups")
+                for line in ledger.read_text().splitlines()
+            )
+
+        await eventually(ledgered, what="the sleep's group in the orphan ledger")
         os.killpg(process.pid, signal.SIGKILL)
         await process.wait()
         assert not gone(sleeper)  # SIGKILL gave tether no chance to stop its own group

@@ -113,7 +113,7 @@ async def test_run_prints_a_final_answer_with_a_lone_surrogate_as_an_escape(tmp_
             text_reply("odd \ud800 text"),
         )
 
-        done = await cli.run("run", "fetch it")
+        done = await cli.run("run", "--yolo", "fetch it")
 
     assert (done.code, done.stdout) == (0, "odd \\ud800 text\n")
     assert "✗ web_fetch WEB_INVALID_URL" in done.stderr
