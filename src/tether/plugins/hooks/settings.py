@@ -41,6 +41,34 @@ def read_settings(path: Path) -> object:
     too deeply to decode)."""
     text = path.read_text(encoding="utf-8")
     try:
-        return json.loads(text)
-    except RecursionError:
-        raise ValueError("JSON nested too deeply to read; simplify the file") from None
+        document = json.loads(text)
+    except RecursionError:  # 3.11's decoder; 3.12+ may decode it and is caught below
+        raise ValueError(_TOO_DEEP) from None
+    if _depth(document) > MAX_SETTINGS_DEPTH:
+        raise ValueError(_TOO_DEEP)
+    return document
+
+
+MAX_SETTINGS_DEPTH = 100
+"""Nesting a settings file may have (the same on every Python, whatever its decoder allows)."""
+
+_TOO_DEEP = "JSON nested too deeply to read; simplify the file"
+
+
+def _depth(document: object) -> int:
+    """How deeply containers nest in `document` (iteratively: no recursion limit applies)."""
+    deepest = 0
+    stack: list[tuple[object, int]] = [(document, 1)]
+    while stack:
+        value, level = stack.pop()
+        if isinstance(value, dict):
+            children: list[object] = list(value.values())
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        deepest = max(deepest, level)
+        if level > MAX_SETTINGS_DEPTH:
+            return level
+        stack.extend((child, level + 1) for child in children)
+    return deepest
