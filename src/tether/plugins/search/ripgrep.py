@@ -14,14 +14,12 @@ kept).
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import shlex
 import shutil
-import sysconfig
-from collections.abc import Iterator
 from typing import Final
 
+from ...core.binaries import bundled_binary
 from ...core.signals import AbortSignal
 from ..shell.errors import ToolCallAborted
 from ..shell.seam import ShellExecutor, ShellRequest
@@ -42,29 +40,9 @@ _INVALID: Final = (  # rg's words for a pattern, glob or type it refuses
 )
 
 
-def _bundled_candidates() -> Iterator[str]:
-    """Where the `ripgrep` wheel put `rg`: its RECORD (`../../../bin/rg`, resolved against
-    site-packages), then this interpreter's scripts directory."""
-    try:
-        dist = importlib.metadata.distribution("ripgrep")
-    except importlib.metadata.PackageNotFoundError:
-        pass
-    else:
-        for file in dist.files or ():
-            if file.name == _EXE:
-                yield os.path.normpath(str(dist.locate_file(file)))
-    scripts = sysconfig.get_path("scripts")
-    if scripts:
-        yield os.path.join(scripts, _EXE)
-
-
-def _executable(path: str) -> bool:
-    return os.path.isfile(path) and os.access(path, os.X_OK)
-
-
 def bundled_rg() -> str | None:
     """The `rg` binary of the installed `ripgrep` package, when it is there and executable."""
-    return next((path for path in _bundled_candidates() if _executable(path)), None)
+    return bundled_binary("ripgrep", _EXE)
 
 
 def find_rg() -> str | None:
