@@ -458,8 +458,9 @@ async def test_a_call_created_in_a_scope_disposed_before_dispatch_is_unknown(
 
     await scoped.dispose()
     dispatched = await tools.tools.runtime.dispatch(prepared.call)
+    final = tools.tools.runtime.finish(prepared.call, dispatched.result)
 
-    assert dispatched.result.to_json() == error_json('unknown tool "read"', *UNKNOWN)
+    assert final.to_json() == error_json('unknown tool "read"', *UNKNOWN)
 
 
 # -- guards --------------------------------------------------------------------------------------
