@@ -22,6 +22,10 @@ exec.signal.cancels():`, `exec.signal.throw_if_aborted()`) has not failed on its
 is classified like a cooperative body that returned (`ABORTED`). Any other exception — a
 `HarnessError` raised on abort included — is tool-owned and kept.
 
+Agent scopes. A call captures its agent's scope (`Call.scope`) when it is created: every lookup
+of its tool resolves from that scope, and its listener table (`Call.listeners`) is the kernel's
+untagged table for a call without a scope, or the scope's live filtered view (spec §7.5).
+
 Results flow as values between stages (`Prepared`, `Dispatched`); nothing is signalled with
 exceptions except the asyncio cancellation of the awaiting task.
 """
