@@ -35,7 +35,8 @@ async def mounted(mode: str | None) -> Context:
                 parameters={"type": "object"},
                 output=ToolOutput(),
                 execute=lambda args, exec: "ok",
-            )
+            ),
+            reserved=name == "run_code",  # this test stands in for the Code Mode plugin
         )
     return ctx
 

@@ -9,6 +9,15 @@ Snapshots are free: the table publishes an immutable tuple per event, rebuilt on
 so a dispatch keeps the tuple it looked up; listeners added during a dispatch are not called by
 it, listeners removed during it may still be.
 
+Scope tags (spec §7.5). A listener registered through an agent's scoped context carries that
+`AgentScope` as its tag (unless registered `global_=True`). Three views are published:
+`by_name` holds every listener (plain `ctx.emit`/`serial`/`parallel`/`waterfall`, and
+`tools/change`, are unfiltered); `untagged` holds the listeners a dispatch *without* an agent
+admits (untagged and global ones; the same tuple as `by_name`'s when an event has no tagged
+listener); `admitted(scope)` is the live mapping a dispatch *for* an agent admits: untagged
+listeners plus those tagged with the agent's scope or any ancestor of it — events flow up the
+chain, never down. It is rebuilt lazily, once per change of the table, and cached on the scope.
+
 The waterfall is one shared, consumable queue: `next()` (its arguments are ignored) takes the
 next listener off the queue and calls `listener(*args, next)`; once the queue is empty it calls
 `base()`. A listener that returns without calling `next` short-circuits the rest; a listener
@@ -21,11 +30,23 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from types import CoroutineType
 from typing import Generic, TypeAlias, TypeVar, cast, final
 
-__all__ = ["EventKey", "EventTable", "Listener", "Next", "emit", "parallel", "serial", "waterfall"]
+from .agent_scope import AgentScope
+
+__all__ = [
+    "EventKey",
+    "EventTable",
+    "Listener",
+    "Next",
+    "ScopedListeners",
+    "emit",
+    "parallel",
+    "serial",
+    "waterfall",
+]
 
 T = TypeVar("T")
 L = TypeVar("L", bound=Callable[..., object])
@@ -53,39 +74,138 @@ class EventKey(Generic[L]):
 
 
 class EventTable:
-    """Listeners per event name; `by_name[event]` is the current snapshot (never empty)."""
+    """Listeners per event name; each published snapshot is never empty (absent instead)."""
 
-    __slots__ = ("_records", "by_name")
+    __slots__ = ("_records", "_tagged", "by_name", "untagged", "version")
 
     def __init__(self) -> None:
         self.by_name: dict[str, tuple[Listener, ...]] = {}
-        self._records: dict[str, list[tuple[object, Listener]]] = {}
+        """Every listener of each event (unfiltered dispatch)."""
+        self.untagged: dict[str, tuple[Listener, ...]] = {}
+        """The listeners a dispatch without an agent admits (untagged and global ones)."""
+        self.version = 0
+        """Bumped on every change; scoped views rebuild when it moved."""
+        self._records: dict[str, list[tuple[object, Listener, AgentScope | None]]] = {}
+        self._tagged: dict[str, int] = {}  # event -> how many of its listeners carry a tag
 
-    def add(self, event: str, listener: Listener, *, prepend: bool = False) -> Callable[[], None]:
-        """Register `listener`; returns an idempotent remover for exactly this registration."""
+    def add(
+        self,
+        event: str,
+        listener: Listener,
+        *,
+        prepend: bool = False,
+        tag: AgentScope | None = None,
+    ) -> Callable[[], None]:
+        """Register `listener` (tagged with an agent scope, or not); returns an idempotent
+        remover for exactly this registration."""
         records = self._records.setdefault(event, [])
         token = object()
+        record = (token, listener, tag)
         if prepend:
-            records.insert(0, (token, listener))
+            records.insert(0, record)
         else:
-            records.append((token, listener))
+            records.append(record)
+        if tag is not None:
+            self._tagged[event] = self._tagged.get(event, 0) + 1
         self._publish(event, records)
 
         def remove() -> None:
-            for index, (candidate, _) in enumerate(records):
+            for index, (candidate, _, _) in enumerate(records):
                 if candidate is token:
                     del records[index]
+                    if tag is not None:
+                        left = self._tagged[event] - 1
+                        if left:
+                            self._tagged[event] = left
+                        else:
+                            del self._tagged[event]
                     self._publish(event, records)
                     return
 
         return remove
 
-    def _publish(self, event: str, records: list[tuple[object, Listener]]) -> None:
-        if records:
-            self.by_name[event] = tuple(listener for _, listener in records)
-        else:
+    def _publish(
+        self, event: str, records: list[tuple[object, Listener, AgentScope | None]]
+    ) -> None:
+        self.version += 1
+        if not records:
             del self.by_name[event]
+            self.untagged.pop(event, None)
             del self._records[event]
+            return
+        every = tuple(listener for _, listener, _ in records)
+        self.by_name[event] = every
+        if event not in self._tagged:
+            self.untagged[event] = every
+            return
+        plain = tuple(listener for _, listener, tag in records if tag is None)
+        if plain:
+            self.untagged[event] = plain
+        else:
+            self.untagged.pop(event, None)
+
+    def admitted(self, scope: AgentScope) -> Mapping[str, tuple[Listener, ...]]:
+        """The live listener mapping a dispatch for an agent in `scope` uses (see the module
+        note): `untagged` itself while no listener anywhere is tagged."""
+        if not self._tagged:
+            return self.untagged
+        view = scope.listeners
+        if view is None:
+            view = scope.listeners = ScopedListeners(self, scope)
+        return view
+
+    def filtered(self, event: str, scope: AgentScope) -> tuple[Listener, ...]:
+        """`event`'s listeners a dispatch for an agent in `scope` admits (may be empty)."""
+        if event not in self._tagged:
+            return self.untagged.get(event, ())
+        lineage = scope.lineage
+        return tuple(
+            listener for _, listener, tag in self._records[event] if tag is None or tag in lineage
+        )
+
+    def tagged_events(self) -> tuple[str, ...]:
+        """The events that have at least one tagged listener."""
+        return tuple(self._tagged)
+
+
+class ScopedListeners(Mapping[str, tuple[Listener, ...]]):
+    """What one agent scope's dispatches see: a read-only mapping like `EventTable.untagged`,
+    rebuilt on first read after the table changed."""
+
+    __slots__ = ("_built", "_scope", "_table", "_view")
+
+    def __init__(self, table: EventTable, scope: AgentScope) -> None:
+        self._table = table
+        self._scope = scope
+        self._built = -1
+        self._view: dict[str, tuple[Listener, ...]] = {}
+
+    def _current(self) -> dict[str, tuple[Listener, ...]]:
+        table = self._table
+        if self._built != table.version:
+            view = dict(table.untagged)
+            for event in table.tagged_events():
+                picked = table.filtered(event, self._scope)
+                if picked:
+                    view[event] = picked
+            self._view = view
+            self._built = table.version
+        return self._view
+
+    def get(self, event: str, default: object = None) -> tuple[Listener, ...] | None:  # type: ignore[override]
+        return self._current().get(event, default)  # type: ignore[arg-type]
+
+    def __contains__(self, event: object) -> bool:
+        return event in self._current()
+
+    def __getitem__(self, event: str) -> tuple[Listener, ...]:
+        return self._current()[event]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._current())
+
+    def __len__(self) -> int:
+        return len(self._current())
 
 
 def emit(event: str, listeners: tuple[Listener, ...], args: tuple[object, ...]) -> None:

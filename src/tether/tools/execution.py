@@ -18,13 +18,15 @@ vs `ABORTED` from them.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, NoReturn, Protocol
 
 from ..core.json import JsonValue
 from ..core.records import layout_twin
 from ..core.signals import AbortSignal
+from ..kernel.agent_scope import AgentScope
+from ..kernel.events import Listener
 from .results import ToolExecutionResult, UserMessage
 
 __all__ = [
@@ -171,6 +173,11 @@ class Call:
     name: str
     agent: object | None
     parent: ToolExecutionToken | None
+    scope: AgentScope | None = None
+    """The agent's scope when the call was created (None: no agent, or an unscoped one)."""
+    listeners: Mapping[str, tuple[Listener, ...]]
+    """The live listener table the call's dispatches use: the registry's untagged table, or
+    its agent scope's filtered view."""
     arguments: JsonValue | None = None
     """The frozen deep copy of the caller's arguments; None until, or if, materialization fails."""
     signal: AbortSignal

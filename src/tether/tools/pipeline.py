@@ -22,6 +22,10 @@ exec.signal.cancels():`, `exec.signal.throw_if_aborted()`) has not failed on its
 is classified like a cooperative body that returned (`ABORTED`). Any other exception — a
 `HarnessError` raised on abort included — is tool-owned and kept.
 
+Agent scopes. A call captures its agent's scope (`Call.scope`) when it is created: every lookup
+of its tool resolves from that scope, and its listener table (`Call.listeners`) is the kernel's
+untagged table for a call without a scope, or the scope's live filtered view (spec §7.5).
+
 Results flow as values between stages (`Prepared`, `Dispatched`); nothing is signalled with
 exceptions except the asyncio cancellation of the awaiting task.
 """
@@ -45,7 +49,8 @@ from typing import Final, Literal, Protocol, TypeAlias
 from ..core.errors import error_message
 from ..core.json import NotLosslessJson, snapshot
 from ..core.signals import AbortError, AbortSignal
-from ..kernel.events import Listener, waterfall
+from ..kernel.agent_scope import AgentScope
+from ..kernel.events import EventTable, Listener, waterfall
 from .approval import ApprovalRequest
 from .body import BodyTask, body_outcome, is_fatal, run_sync_body, settled, start_body
 from .decisions import Accept, Allow, Ask, Deny
@@ -147,15 +152,20 @@ class Pipeline:
     """The stages; `ToolRuntime` supplies the registry lookups, the listener table and the bus."""
 
     _bus: EventBus
+    _events: EventTable
     _table: Mapping[str, tuple[Listener, ...]]
-    """The kernel's live listener snapshots by event name (absent when there are none)."""
+    """The kernel's live snapshots of untagged listeners by event name (absent when none): what
+    a call without an agent scope dispatches to. A scoped call uses its scope's filtered view."""
 
-    def _visible(self, name: str, agent: object | None) -> ToolDefinition | None:
+    def _scope_of(self, agent: object | None) -> AgentScope | None:
+        raise NotImplementedError
+
+    def _visible(self, name: str, scope: AgentScope | None) -> ToolDefinition | None:
         raise NotImplementedError
 
     _lookup: Callable[[str], ToolDefinition | None]
-    """`_visible` for calls without an agent-scoped layer: the global table's `dict.get` (no
-    Python frame on the hot path)."""
+    """`_visible` for calls without an agent scope: the global table's `dict.get` (no Python
+    frame on the hot path)."""
 
     def _deny_by_guard(self, call: Call) -> str | None:
         raise NotImplementedError
@@ -165,7 +175,8 @@ class Pipeline:
 
     def _resolve(self, call: Call) -> ToolDefinition:
         """The definition the call reaches now (live registry); `UNKNOWN_TOOL` when gone."""
-        tool = self._visible(call.name, call.agent)
+        scope = call.scope
+        tool = self._lookup(call.name) if scope is None else self._visible(call.name, scope)
         if tool is None:
             raise ToolNotFoundError(call.name)
         return tool
@@ -178,7 +189,7 @@ class Pipeline:
         if early is not None:
             return self.finish(call, early)
         try:
-            if self._live_guards or _PRE in self._table:
+            if self._live_guards or _PRE in call.listeners:
                 reached = await self._policy(call)
             elif call.caller_signal._aborted or call.interrupted:
                 reached = (aborted_before_dispatch_result(), True)
@@ -187,7 +198,7 @@ class Pipeline:
             result, needs_post = await self._dispatch(call) if reached is None else reached
             if not needs_post:
                 return self.finish(call, result)
-            if _POST in self._table:
+            if _POST in call.listeners:
                 return await self.finalize(call, result)
             call.stage = FINALIZE
             if call.caller_signal._aborted or call.interrupted:
@@ -216,7 +227,8 @@ class Pipeline:
         agent = input.agent
         parent = input.parent
         signal = input.signal
-        visible = self._lookup(name) if agent is None else self._visible(name, agent)
+        scope = None if agent is None else self._scope_of(agent)
+        visible = self._lookup(name) if scope is None else self._visible(name, scope)
         call = Call(
             call_id,
             call_id if root_call_id is None else root_call_id,
@@ -226,6 +238,11 @@ class Pipeline:
             signal,
             None if visible is None else visible.finalize_content,
         )
+        if scope is None:
+            call.listeners = self._table
+        else:
+            call.scope = scope
+            call.listeners = self._events.admitted(scope)
         task = _current_task()
         if task is not None:
             call.cancel_baseline = task.cancelling()
@@ -261,7 +278,7 @@ class Pipeline:
     async def _policy(self, call: Call) -> Reached | None:
         approval_cancelled = False
         try:
-            listeners = self._table.get(_PRE)
+            listeners = call.listeners.get(_PRE)
             decision = (
                 _ALLOW if listeners is None else await _waterfall(listeners, (call.view,), _allow)
             )
@@ -347,7 +364,7 @@ class Pipeline:
     async def _dispatch(self, call: Call) -> Reached:
         call.stage = DISPATCH
         try:
-            wrappers = self._table.get(_EXECUTE)
+            wrappers = call.listeners.get(_EXECUTE)
             if wrappers is None:  # the base's results are already normal
                 result = await self._base(call)
             else:
@@ -395,8 +412,8 @@ class Pipeline:
         call.signal = body_signal
         result: ToolExecutionResult
         try:
-            agent = call.agent
-            tool = self._lookup(call.name) if agent is None else self._visible(call.name, agent)
+            scope = call.scope
+            tool = self._lookup(call.name) if scope is None else self._visible(call.name, scope)
             if tool is None:
                 raise ToolNotFoundError(call.name)
             call.body_invoked = True
@@ -425,7 +442,7 @@ class Pipeline:
         """Spec §1.12–§1.13: post-execute and its decision, then `finish`."""
         call.stage = FINALIZE
         call.outcome = result
-        listeners = self._table.get(_POST)
+        listeners = call.listeners.get(_POST)
         if listeners is not None:
             try:
                 decision = await _waterfall(listeners, (call.view, result), _accept)
@@ -463,7 +480,7 @@ class Pipeline:
                 final = materialize(failure_from(exc))
         call.stage = PUBLISHED
         call.outcome = final
-        observers = self._table.get(_RESULT)
+        observers = call.listeners.get(_RESULT)
         if observers is not None:
             for observer in observers:
                 try:

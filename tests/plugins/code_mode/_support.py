@@ -120,8 +120,9 @@ async def lab(
             timeout_ms=nap_timeout_ms,
         )
     )
-    ctx.tools.register(
-        run_code_tool(ctx, max_parallel_calls=max_parallel_calls, timeout_ms=timeout_ms)
+    ctx.tools.register(  # as the code-mode plugin does
+        run_code_tool(ctx, max_parallel_calls=max_parallel_calls, timeout_ms=timeout_ms),
+        reserved=True,
     )
     ctx.on("tools/result", lambda exec, result: found.results.append((exec, result)))
     return found

@@ -72,5 +72,6 @@ def apply(ctx: Context, config: CodeModeConfig) -> None:
     ctx.tools.register(
         run_code_tool(
             ctx, max_parallel_calls=config.max_parallel_calls, timeout_ms=config.timeout_ms
-        )
+        ),
+        reserved=True,  # `run_code` is reserved for this plugin (tether.tools.registry)
     )
