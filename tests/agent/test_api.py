@@ -273,6 +273,24 @@ async def test_resuming_a_session_a_crash_cut_short_repairs_it_first(rig: Rig) -
     assert rig.store.check(session_id) == []
 
 
+async def test_a_tool_call_carries_the_agents_loop_a_top_level_one(rig: Rig) -> None:
+    seen: list[object] = []
+
+    @tool
+    async def whoami(exec: ToolRunContext) -> str:
+        """Reports the calling agent."""
+        seen.append(exec.agent)
+        return "me"
+
+    rig.server.push(tool_calls_reply(("w1", "whoami", "{}")), text_reply("Done."))
+    async with rig.agent(builtins=False, tools=[whoami]) as agent:
+        await agent.run("who?", signal=signal())
+
+        assert seen == [agent.loop]
+        assert (agent.loop.depth, agent.loop.parent) == (0, None)
+        assert agent.loop.session is agent.session
+
+
 # -- run_stream -------------------------------------------------------------------------------
 
 
@@ -334,6 +352,27 @@ async def test_a_bare_break_aborts_the_turn_and_the_next_run_awaits_it_first(rig
         assert not alive(sleeper)
         assert (result.outcome.turn, result.text) == (2, "Next.")
         assert results(agent.session.events) == [("b1", ABORTED), ("b2", ABD)]
+        assert rig.store.check(agent.session_id) == []
+
+
+async def test_cancelling_the_consumer_of_run_stream_aborts_the_turn_and_awaits_it(
+    rig: Rig,
+) -> None:
+    rig.server.push(tool_calls_reply(("h1", "hold", "{}")))
+    async with rig.agent(builtins=False) as agent:
+
+        async def consume() -> None:
+            async with agent.run_stream("go", signal=signal()) as events:
+                async for _event in events:
+                    pass
+
+        consumer = asyncio.create_task(consume())
+        await rig.held.entered.wait()
+        consumer.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await consumer
+
+        assert results(agent.session.events) == [("h1", ABORTED)]
         assert rig.store.check(agent.session_id) == []
 
 
