@@ -15,8 +15,6 @@ if TYPE_CHECKING:
     from .api import Agent as Agent
     from .api import AgentClosed as AgentClosed
     from .api import PluginSpec as PluginSpec
-    from .api import RunStream as RunStream
-    from .api import StreamClosed as StreamClosed
     from .api import ToolSpec as ToolSpec
     from .events import AgentEvent as AgentEvent
     from .events import ReasoningDelta as ReasoningDelta
@@ -31,13 +29,15 @@ if TYPE_CHECKING:
     from .llm import LlmConfig as LlmConfig
     from .loop import AgentLoop as AgentLoop
     from .loop import TurnOutcome as TurnOutcome
+    from .stream import RunStream as RunStream
+    from .stream import StreamClosed as StreamClosed
 
 _SOURCES: dict[str, str] = {
     "Agent": "tether.agent.api",
     "AgentClosed": "tether.agent.api",
     "PluginSpec": "tether.agent.api",
-    "RunStream": "tether.agent.api",
-    "StreamClosed": "tether.agent.api",
+    "RunStream": "tether.agent.stream",
+    "StreamClosed": "tether.agent.stream",
     "ToolSpec": "tether.agent.api",
     "AgentEvent": "tether.agent.events",
     "ReasoningDelta": "tether.agent.events",

@@ -4,7 +4,8 @@ Owns: building an agent from a model, tools, plugins and instructions on the boo
 uses (`tether.agent.boot`: the built-in plugins, `$TETHER_HOME/config.yml` and the project's
 `tether.yml`, the tool registry and the timeout policy, the JSONL session store), running turns
 over its one durable session (`run`, `run_stream`), and disposing everything it started. Does not
-own the turn algorithm (`tether.agent.loop`) or the events (`tether.agent.events`).
+own the turn algorithm (`tether.agent.loop`), the events (`tether.agent.events`) or the stream
+object (`tether.agent.stream`).
 
     async with Agent(model=LlmConfig(provider="openai", base_url=..., model="qwen"),
                      tools=[add], instructions="You are a calculator.") as agent:
@@ -32,7 +33,6 @@ still referenced elsewhere is aborted only when closed).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -61,8 +61,9 @@ from .llm.plugin import build_llm
 from .llm.service import Llm
 from .loop import AgentLoop, AgentSettings, default_system_prompt
 from .session import SessionLog, SessionStore
+from .stream import RunStream
 
-__all__ = ["Agent", "PluginSpec", "RunStream", "ToolSpec"]
+__all__ = ["Agent", "AgentClosed", "PluginSpec", "ToolSpec"]
 
 ToolSpec: TypeAlias = ToolDefinition | Callable[..., object]
 """A tool for `Agent(tools=...)`: a `ToolDefinition` (`define_tool`, `@tool`) or a plain typed
@@ -82,13 +83,6 @@ class AgentClosed(AbortError):
 
     def __init__(self) -> None:
         super().__init__(None, "the agent was closed")
-
-
-class StreamClosed(AbortError):
-    """The abort reason of a turn whose `run_stream` consumer stopped reading."""
-
-    def __init__(self) -> None:
-        super().__init__(None, "the run_stream consumer stopped reading")
 
 
 class Agent:
@@ -354,37 +348,50 @@ class Agent:
         events as they happen, `TurnFinished` last (it runs inside the turn: what it raises
         ends the turn with an error). Cancelling the awaiting task aborts the turn, awaits its
         tool calls, records it and re-raises."""
-        await self._claim()
-        try:
-            await self._boot()
-            result = await self._turn(prompt, signal, on_event)
-        finally:
-            self._release()
-        finished = TurnFinished(result)
-        if self._on_event is not None:
-            self._on_event(finished)
-        if on_event is not None:
-            on_event(finished)
-        return result
+        return await self._run(prompt, signal, on_event, None)
 
     def run_stream(self, prompt: str | UserMessage, *, signal: AbortSignal) -> RunStream:
         """The turn's events as an async iterator, `TurnFinished` last; see the module note for
         what leaving early does. `async with agent.run_stream(...) as events:` guarantees the
         turn is over (aborted and awaited, if need be) when the block exits."""
-        return RunStream(self, prompt, signal)
+
+        async def turn(deliver: Callable[[AgentEvent], None], stop: AbortSignal) -> RunResult:
+            return await self._run(prompt, signal, deliver, stop)
+
+        return RunStream(turn)
+
+    async def _run(
+        self,
+        prompt: str | UserMessage,
+        signal: AbortSignal,
+        deliver: Callable[[AgentEvent], None] | None,
+        stop: AbortSignal | None,
+    ) -> RunResult:
+        await self._claim()
+        try:
+            await self._boot()
+            result = await self._turn(prompt, signal, deliver, stop)
+        finally:
+            self._release()
+        finished = TurnFinished(result)
+        if self._on_event is not None:
+            self._on_event(finished)
+        if deliver is not None:
+            deliver(finished)
+        return result
 
     async def _turn(
         self,
         prompt: str | UserMessage,
         signal: AbortSignal,
         deliver: Callable[[AgentEvent], None] | None,
-        stop: AbortSignal | None = None,
+        stop: AbortSignal | None,
     ) -> RunResult:
         loop = self._booted().loop
         collector = _Collector(deliver)
-        inputs = (
-            [signal, self._closing.signal] if stop is None else [signal, self._closing.signal, stop]
-        )
+        inputs = [signal, self._closing.signal]
+        if stop is not None:
+            inputs.append(stop)
         with AbortSignal.any(*inputs) as turn_signal:
             self._sink = collector
             try:
@@ -412,110 +419,6 @@ class Agent:
         active, self._active = self._active, None
         if active is not None and not active.done():
             active.set_result(None)
-
-
-class RunStream:
-    """`Agent.run_stream(...)`: an async iterator of `AgentEvent`s and an async context manager
-    that leaves only once the turn is quiescent. The turn starts at the first `__anext__` (or
-    `__aenter__`)."""
-
-    def __init__(self, agent: Agent, prompt: str | UserMessage, signal: AbortSignal) -> None:
-        self._agent = agent
-        self._prompt = prompt
-        self._signal = signal
-        self._stop = AbortController()
-        self._queue: asyncio.Queue[AgentEvent | None] = asyncio.Queue()
-        self._task: asyncio.Task[RunResult] | None = None
-        self._finished = False
-
-    def __aiter__(self) -> RunStream:
-        return self
-
-    async def __anext__(self) -> AgentEvent:
-        if self._finished:
-            raise StopAsyncIteration
-        task = self._launch()
-        event = await self._queue.get()
-        if event is None:
-            self._finished = True
-            await _quiesce(task)
-            task.result()  # a failure of the run itself (a bad config, a closed agent) raises
-            raise StopAsyncIteration
-        return event
-
-    async def __aenter__(self) -> RunStream:
-        self._launch()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        """Abort the turn if it still runs and await it to quiescence. Idempotent."""
-        self._finished = True
-        task = self._task
-        if task is None:
-            return
-        if not task.done():
-            self._stop.abort(StreamClosed())
-        await _quiesce(task)
-        if not task.cancelled():
-            task.exception()  # retrieved: a stream closed early does not raise the run's failure
-
-    def _launch(self) -> asyncio.Task[RunResult]:
-        if self._task is None:
-            queue = self._queue
-            self._task = asyncio.get_running_loop().create_task(
-                _drive(self._agent, self._prompt, self._signal, self._stop.signal, queue)
-            )
-            self._task.add_done_callback(lambda _task: queue.put_nowait(None))
-        return self._task
-
-    def __del__(self) -> None:
-        task = self._task
-        if task is None or task.done():
-            return
-        with contextlib.suppress(RuntimeError):  # the loop is closed: nothing runs any more
-            task.get_loop().call_soon_threadsafe(self._stop.abort, StreamClosed())
-
-
-async def _drive(
-    agent: Agent,
-    prompt: str | UserMessage,
-    signal: AbortSignal,
-    stop: AbortSignal,
-    queue: asyncio.Queue[AgentEvent | None],
-) -> RunResult:
-    """The stream's turn, in its own task; it must not reference the `RunStream` (a dropped
-    stream is collected, which aborts the turn)."""
-    await agent._claim()
-    try:
-        await agent._boot()
-        result = await agent._turn(prompt, signal, queue.put_nowait, stop)
-    finally:
-        agent._release()
-    finished = TurnFinished(result)
-    if agent._on_event is not None:
-        agent._on_event(finished)
-    queue.put_nowait(finished)
-    return result
-
-
-async def _quiesce(task: asyncio.Task[RunResult]) -> None:
-    """Wait until `task` is done, even through cancellations of the waiter (re-raised after)."""
-    cancelled = False
-    while not task.done():
-        try:
-            await asyncio.wait({task})
-        except asyncio.CancelledError:
-            cancelled = True
-    if cancelled:
-        raise asyncio.CancelledError
 
 
 async def _shielded(work: Coroutine[Any, Any, None]) -> None:
