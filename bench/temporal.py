@@ -32,7 +32,7 @@ import time
 import uuid
 from pathlib import Path
 
-from tether.cli.boot import start
+from tether.agent.boot import start
 from tether.cli.policy import apply_flags
 from tether.core.signals import AbortController
 from tether.temporal import client as sessions

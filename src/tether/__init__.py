@@ -3,7 +3,8 @@
 The public facade: every name of CONTRACT §1–§5 is importable from here, loaded on first use
 (PEP 562 `__getattr__`), so `import tether` itself costs nothing and a command line that needs
 only part of the library does not pay for the rest. Modules that are also
-public paths: `tether.tools` (ToolRuntime), `tether.plugins.timeout_policy`, `tether.kernel`.
+public paths: `tether.tools` (ToolRuntime), `tether.plugins.timeout_policy`, `tether.kernel`,
+`tether.agent` (`Agent`: the booted agent, its events and results; imported only on first use).
 """
 
 from __future__ import annotations
@@ -12,6 +13,20 @@ from importlib import import_module
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing alone costs ~10 ms
 if TYPE_CHECKING:
+    from .agent import Agent as Agent
+    from .agent import AgentEvent as AgentEvent
+    from .agent import LlmConfig as LlmConfig
+    from .agent import ReasoningDelta as ReasoningDelta
+    from .agent import Retrying as Retrying
+    from .agent import RunResult as RunResult
+    from .agent import RunStream as RunStream
+    from .agent import StepStarted as StepStarted
+    from .agent import TextDelta as TextDelta
+    from .agent import ToolCallFinished as ToolCallFinished
+    from .agent import ToolCallRecord as ToolCallRecord
+    from .agent import ToolCallStarted as ToolCallStarted
+    from .agent import TurnFinished as TurnFinished
+    from .agent import TurnOutcome as TurnOutcome
     from .core.errors import HarnessError as HarnessError
     from .core.json import FrozenDict as FrozenDict
     from .core.json import FrozenList as FrozenList
@@ -67,6 +82,20 @@ if TYPE_CHECKING:
     from .tools import user_message as user_message
 
 _SOURCES: dict[str, str] = {
+    "Agent": "tether.agent",
+    "AgentEvent": "tether.agent",
+    "ReasoningDelta": "tether.agent",
+    "Retrying": "tether.agent",
+    "RunResult": "tether.agent",
+    "RunStream": "tether.agent",
+    "StepStarted": "tether.agent",
+    "TextDelta": "tether.agent",
+    "ToolCallFinished": "tether.agent",
+    "ToolCallRecord": "tether.agent",
+    "ToolCallStarted": "tether.agent",
+    "TurnFinished": "tether.agent",
+    "TurnOutcome": "tether.agent",
+    "LlmConfig": "tether.agent",
     "HarnessError": "tether.core.errors",
     "FrozenDict": "tether.core.json",
     "FrozenList": "tether.core.json",
@@ -147,6 +176,8 @@ __all__ = [
     "AbortError",
     "AbortSignal",
     "Accept",
+    "Agent",
+    "AgentEvent",
     "Allow",
     "ApprovalOutcome",
     "ApprovalRequest",
@@ -164,11 +195,21 @@ __all__ = [
     "HarnessError",
     "IdleWatchdog",
     "JsonValue",
+    "LlmConfig",
     "PostToolDecision",
     "PreToolDecision",
+    "ReasoningDelta",
+    "Retrying",
+    "RunResult",
+    "RunStream",
+    "StepStarted",
+    "TextDelta",
     "TimeoutReason",
     "ToolArgsError",
     "ToolCallAborted",
+    "ToolCallFinished",
+    "ToolCallRecord",
+    "ToolCallStarted",
     "ToolDefinition",
     "ToolDispatchExecution",
     "ToolExecution",
@@ -183,6 +224,8 @@ __all__ = [
     "ToolRuntime",
     "ToolSuccess",
     "ToolTimeoutError",
+    "TurnFinished",
+    "TurnOutcome",
     "UserMessage",
     "clamp_timeout",
     "deadline",

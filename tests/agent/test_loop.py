@@ -26,10 +26,11 @@ import pytest
 from pydantic import BaseModel
 
 from tether import AbortController, ToolOutput, define_tool
+from tether.agent.events import AgentEvent, TextDelta
 from tether.agent.llm import LlmConfig, RetryPolicy
 from tether.agent.llm.plugin import build_llm
 from tether.agent.llm.service import Llm
-from tether.agent.loop import Agent, AgentEvent, AgentSettings, TextStreamed
+from tether.agent.loop import AgentLoop, AgentSettings
 from tether.agent.session import SessionEvent, SessionLog, SessionStore
 from tether.kernel import Context
 from tether.plugins.jobs import plugin as jobs_plugin
@@ -157,7 +158,7 @@ class Rig:
         self.llms: list[Llm] = []
         self.logs: list[SessionLog] = []
 
-    def agent(self, idle_ms: float = 300_000, **settings: Any) -> Agent:
+    def agent(self, idle_ms: float = 300_000, **settings: Any) -> AgentLoop:
         llm = build_llm(
             LlmConfig(
                 provider="openai",
@@ -171,7 +172,7 @@ class Rig:
         self.llms.append(llm)
         log = self.store.create(cwd=self.tmp)
         self.logs.append(log)
-        return Agent(
+        return AgentLoop(
             tools=self.ctx.tools.runtime,
             llm=llm,
             session=log,
@@ -181,7 +182,7 @@ class Rig:
 
     def on_event(self, event: AgentEvent) -> None:
         self.events.append(event)
-        if isinstance(event, TextStreamed):
+        if isinstance(event, TextDelta):
             self.first_text.set()
 
     async def aclose(self) -> None:
@@ -633,7 +634,7 @@ async def test_a_new_agent_over_an_existing_log_records_a_resume_header(rig: Rig
     first = rig.agent()
     await first.run_turn("first", signal=live().signal)
     log = first.session
-    second = Agent(
+    second = AgentLoop(
         tools=rig.ctx.tools.runtime,
         llm=first.llm,
         session=log,
@@ -660,7 +661,7 @@ async def test_a_retried_model_request_is_logged_with_its_failure(rig: Rig) -> N
     rig.llms.append(llm)
     log = rig.store.create(cwd=rig.tmp)
     rig.logs.append(log)
-    agent = Agent(
+    agent = AgentLoop(
         tools=rig.ctx.tools.runtime, llm=llm, session=log, settings=AgentSettings(cwd=rig.tmp)
     )
 

@@ -33,7 +33,7 @@ from pydantic import BaseModel
 from tether import AbortController, ToolOutput, define_tool
 from tether.agent.llm import LlmConfig, RetryPolicy
 from tether.agent.llm.plugin import build_llm
-from tether.agent.loop import Agent, AgentSettings
+from tether.agent.loop import AgentLoop, AgentSettings
 from tether.agent.session import (
     OUTCOME_UNKNOWN_TEXT,
     SessionLog,
@@ -313,7 +313,7 @@ async def test_a_full_disk_aborts_the_running_calls_and_the_next_turn_records_th
         environ={},
     )
     log = rig.store.create(session_id="s1")
-    agent = Agent(
+    agent = AgentLoop(
         tools=rig.ctx.tools.runtime,
         llm=llm,
         session=log,

@@ -27,7 +27,7 @@ from temporalio.worker import Replayer
 
 from tether.agent.llm import LlmConfig
 from tether.agent.llm.plugin import build_llm
-from tether.agent.loop import Agent, AgentSettings
+from tether.agent.loop import AgentLoop, AgentSettings
 from tether.agent.session import SessionStore
 from tether.cli.boot import start
 from tether.cli.policy import apply_flags
@@ -158,7 +158,7 @@ async def test_a_turn_with_parallel_reads_and_a_bash_call_projects_like_a_local_
         )
         try:
             with store.create(session_id="local", cwd=main_worker.workspace) as local_log:
-                agent = Agent(
+                agent = AgentLoop(
                     tools=ctx.tools.runtime,
                     llm=llm,
                     session=local_log,

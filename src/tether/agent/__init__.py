@@ -1,3 +1,92 @@
-"""tether.agent."""
+"""tether.agent: the agent — `Agent` (the public, booted agent), its events and results, and the
+pieces it is built from (the model seam `tether.agent.llm`, the session log
+`tether.agent.session`, the step scheduler and the loop).
 
-__all__: list[str] = []
+Names load on first use (PEP 562), like `tether`'s: importing a submodule (the boot path of
+`tether tools list`) does not import the model client.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: keeps this module free of imports
+if TYPE_CHECKING:
+    from .api import Agent as Agent
+    from .api import AgentClosed as AgentClosed
+    from .api import PluginSpec as PluginSpec
+    from .api import ToolSpec as ToolSpec
+    from .events import AgentEvent as AgentEvent
+    from .events import ReasoningDelta as ReasoningDelta
+    from .events import Retrying as Retrying
+    from .events import RunResult as RunResult
+    from .events import StepStarted as StepStarted
+    from .events import TextDelta as TextDelta
+    from .events import ToolCallFinished as ToolCallFinished
+    from .events import ToolCallRecord as ToolCallRecord
+    from .events import ToolCallStarted as ToolCallStarted
+    from .events import TurnFinished as TurnFinished
+    from .llm import LlmConfig as LlmConfig
+    from .loop import AgentLoop as AgentLoop
+    from .loop import TurnOutcome as TurnOutcome
+    from .stream import RunStream as RunStream
+    from .stream import StreamClosed as StreamClosed
+
+_SOURCES: dict[str, str] = {
+    "Agent": "tether.agent.api",
+    "AgentClosed": "tether.agent.api",
+    "PluginSpec": "tether.agent.api",
+    "RunStream": "tether.agent.stream",
+    "StreamClosed": "tether.agent.stream",
+    "ToolSpec": "tether.agent.api",
+    "AgentEvent": "tether.agent.events",
+    "ReasoningDelta": "tether.agent.events",
+    "Retrying": "tether.agent.events",
+    "RunResult": "tether.agent.events",
+    "StepStarted": "tether.agent.events",
+    "TextDelta": "tether.agent.events",
+    "ToolCallFinished": "tether.agent.events",
+    "ToolCallRecord": "tether.agent.events",
+    "ToolCallStarted": "tether.agent.events",
+    "TurnFinished": "tether.agent.events",
+    "LlmConfig": "tether.agent.llm",
+    "AgentLoop": "tether.agent.loop",
+    "TurnOutcome": "tether.agent.loop",
+}
+"""Public name → the module that defines it."""
+
+
+def __getattr__(name: str) -> object:
+    source = _SOURCES.get(name)
+    if source is None:
+        raise AttributeError(f"module 'tether.agent' has no attribute {name!r}")
+    value = getattr(import_module(source), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_SOURCES})
+
+
+__all__ = [
+    "Agent",
+    "AgentClosed",
+    "AgentEvent",
+    "AgentLoop",
+    "LlmConfig",
+    "PluginSpec",
+    "ReasoningDelta",
+    "Retrying",
+    "RunResult",
+    "RunStream",
+    "StepStarted",
+    "StreamClosed",
+    "TextDelta",
+    "ToolCallFinished",
+    "ToolCallRecord",
+    "ToolCallStarted",
+    "ToolSpec",
+    "TurnFinished",
+    "TurnOutcome",
+]

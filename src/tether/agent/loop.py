@@ -7,7 +7,7 @@ next-step inbox where tool contexts wait, and progress events for a UI. Does not
 transport (`tether.agent.llm`), the log format (`tether.agent.session`) or scheduling
 (`tether.agent.scheduler`).
 
-Extension points, dispatched on the context the agent is given (`Agent(ctx=...)`; none without
+Extension points, dispatched on the context the agent is given (`AgentLoop(ctx=...)`; none without
 one). Listeners receive the agent first; plugins reach its session as `agent.session` and park
 context messages for the next step with `agent.inject(message)`:
 
@@ -23,7 +23,7 @@ context messages for the next step with `agent.inject(message)`:
                                    true once a listener has continued this turn
 
 Compaction: `agent.compactor`, when set, is awaited before every step after a turn's first; a
-session it returns replaces `agent.session` for the rest of the turn (see `Agent.compactor`).
+session it returns replaces `agent.session` for the rest of the turn (see `AgentLoop.compactor`).
 
 Cancellation: the caller owns the turn's `AbortSignal` (the CLI aborts it on Ctrl-C). The signal
 reaches the model stream (closed on abort) and every tool call; started calls are awaited and
@@ -53,9 +53,20 @@ from ..core.signals import AbortSignal
 from ..kernel import Context
 from ..tools.registry import ToolRuntime
 from ..tools.results import ToolExecutionResult, UserMessage, user_message
+from .events import (
+    LoopEvent,
+    ReasoningDelta,
+    Retrying,
+    StepStarted,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+)
 from .llm import LlmError, LlmRequest
 from .llm.service import Llm, RetryNotice
-from .messages import ReasoningDelta, StreamChunk, TextDelta, TokenUsage, failure_to_json
+from .messages import ReasoningDelta as ReasoningChunk
+from .messages import StreamChunk, TokenUsage, failure_to_json
+from .messages import TextDelta as TextChunk
 from .scheduler import StepRecorder, ToolCallRequest, execute_tool_calls
 from .session import SessionLog, SessionWriteFailed
 from .session.events import LLM_RETRY, LLM_RETRY_STARTED, REQUEST_CONTEXT, REQUEST_HEADER
@@ -64,15 +75,9 @@ __all__ = [
     "PROMPT_EVENT",
     "SESSION_START_EVENT",
     "TURN_STOPPING_EVENT",
-    "Agent",
-    "AgentEvent",
+    "AgentLoop",
     "AgentSettings",
-    "ModelRetrying",
-    "ReasoningStreamed",
-    "StepStarted",
-    "TextStreamed",
-    "ToolFinished",
-    "ToolStarted",
+    "Compactor",
     "TurnOutcome",
     "default_system_prompt",
 ]
@@ -130,55 +135,8 @@ class TurnOutcome:
         return self.kind == "completed"
 
 
-@dataclass(frozen=True, slots=True)
-class StepStarted:
-    turn: int
-    step: int
-
-
-@dataclass(frozen=True, slots=True)
-class TextStreamed:
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class ModelRetrying:
-    """A model request failed and will be re-issued after `delay_ms`; the text streamed by the
-    failed attempt is superseded by the next attempt's."""
-
-    retry: int  # 1-based
-    max_retries: int | None  # None: the policy retries without limit
-    delay_ms: float
-    message: str
-    code: str
-
-
-@dataclass(frozen=True, slots=True)
-class ReasoningStreamed:
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class ToolStarted:
-    call_id: str
-    name: str
-    arguments: str
-
-
-@dataclass(frozen=True, slots=True)
-class ToolFinished:
-    call_id: str
-    name: str
-    result: ToolExecutionResult
-    duration_ms: float
-
-
-Compactor = Callable[["Agent", AbortSignal], Awaitable[SessionLog | None]]
-"""See `Agent.compactor`."""
-
-AgentEvent = (
-    StepStarted | TextStreamed | ReasoningStreamed | ModelRetrying | ToolStarted | ToolFinished
-)
+Compactor = Callable[["AgentLoop", AbortSignal], Awaitable[SessionLog | None]]
+"""See `AgentLoop.compactor`."""
 
 
 @dataclass(slots=True)
@@ -186,13 +144,13 @@ class _Recorder(StepRecorder):
     session: SessionLog
     turn: int
     step: int
-    emit: Callable[[AgentEvent], None]
+    emit: Callable[[LoopEvent], None]
     started: dict[str, float] = field(default_factory=dict)
 
     async def tool_call(self, call: ToolCallRequest) -> int:
         event = self.session.tool_call(self.turn, self.step, call.id, call.name, call.arguments)
         self.started[call.id] = time.monotonic()
-        self.emit(ToolStarted(call.id, call.name, call.arguments))
+        self.emit(ToolCallStarted(call.id, call.name, call.arguments))
         return event.seq
 
     async def tool_result(
@@ -202,7 +160,8 @@ class _Recorder(StepRecorder):
             self.session.tool_outcome(self.turn, self.step, call.id, result, call_seq=call_seq)
         finally:  # a result the log refused (and holds) still finished
             began = self.started.pop(call.id, time.monotonic())
-            self.emit(ToolFinished(call.id, call.name, result, (time.monotonic() - began) * 1000))
+            duration_ms = (time.monotonic() - began) * 1000
+            self.emit(ToolCallFinished.of(call.id, call.name, result, duration_ms))
 
 
 _UNREAD: Final = object()
@@ -220,8 +179,14 @@ class _TurnAborted(Exception):
     pass
 
 
-class Agent:
-    """One agent over one session. `await agent.run_turn(prompt, signal=...)` runs a turn."""
+class AgentLoop:
+    """One agent over one session. `await agent.run_turn(prompt, signal=...)` runs a turn.
+
+    The loop is the agent its tool calls carry (`exec.agent`): plugins read `session`,
+    `settings`, `llm`, `depth` (delegation depth: 0 for a top-level agent, a subagent's parent
+    depth + 1) and `parent` (the delegating agent's loop, None at the top) from it. The public,
+    booted agent is `tether.agent.Agent`, which builds one of these.
+    """
 
     def __init__(
         self,
@@ -230,13 +195,19 @@ class Agent:
         llm: Llm,
         session: SessionLog,
         settings: AgentSettings,
-        on_event: Callable[[AgentEvent], None] | None = None,
+        on_event: Callable[[LoopEvent], None] | None = None,
         ctx: Context | None = None,
+        depth: int = 0,
+        parent: AgentLoop | None = None,
     ) -> None:
+        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
+            raise ValueError(f"depth must be a non-negative integer, got {depth!r}")
         self.tools = tools
         self.llm = llm
         self.session = session
         self.settings = settings
+        self.depth = depth
+        self.parent = parent
         self._on_event = on_event
         self._ctx = ctx
         self.env: dict[str, str | None] = {}
@@ -260,7 +231,7 @@ class Agent:
         """Park a context message for the next step (it follows the step's other input)."""
         self._next_step.append(message)
 
-    def _emit(self, event: AgentEvent) -> None:
+    def _emit(self, event: LoopEvent) -> None:
         if self._on_event is not None:
             self._on_event(event)
 
@@ -456,7 +427,7 @@ class Agent:
             limit = policy.max_retries if policy.mode == "normal" else None
             failure = notice.failure
             self._emit(
-                ModelRetrying(notice.retry, limit, notice.delay_ms, failure.message, failure.code)
+                Retrying(notice.retry, limit, notice.delay_ms, failure.message, failure.code)
             )
 
         def on_retry_started(notice: RetryNotice) -> None:
@@ -464,10 +435,10 @@ class Agent:
 
         def on_chunk(chunk: StreamChunk) -> None:
             chunk_seqs.append(session.assistant_chunk(turn, step, chunk).seq)
-            if isinstance(chunk, TextDelta):
-                self._emit(TextStreamed(chunk.text))
-            elif isinstance(chunk, ReasoningDelta):
-                self._emit(ReasoningStreamed(chunk.text))
+            if isinstance(chunk, TextChunk):
+                self._emit(TextDelta(chunk.text))
+            elif isinstance(chunk, ReasoningChunk):
+                self._emit(ReasoningDelta(chunk.text))
 
         try:
             generation = await self.llm.generate(

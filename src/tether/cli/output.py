@@ -29,15 +29,15 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TextIO
 
-from ..agent.loop import (
+from ..agent.events import (
     AgentEvent,
-    ModelRetrying,
+    Retrying,
     StepStarted,
-    TextStreamed,
-    ToolFinished,
-    ToolStarted,
-    TurnOutcome,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
 )
+from ..agent.loop import TurnOutcome
 from ..tools.results import ToolFailure
 
 __all__ = ["OUTPUT_FORMATS", "RunReport"]
@@ -78,24 +78,24 @@ class RunReport:
             case StepStarted(turn=turn, step=step):
                 self._turn = turn
                 self.emit({"type": "step", "turn": turn, "step": step})
-            case TextStreamed(text=text):
+            case TextDelta(text=text):
                 self.emit({"type": "text", "text": text})
-            case ModelRetrying():
+            case Retrying():
                 self.emit(
                     {
                         "type": "retry",
-                        "retry": event.retry,
+                        "retry": event.attempt,
                         "max_retries": event.max_retries,
                         "delay_ms": round(event.delay_ms),
                         "code": event.code,
-                        "message": event.message,
+                        "message": event.reason,
                     }
                 )
-            case ToolStarted(call_id=call_id, name=name, arguments=arguments):
+            case ToolCallStarted(call_id=call_id, name=name, arguments=arguments):
                 call: dict[str, object] = {"id": call_id, "name": name, "input": _input(arguments)}
                 self._calls[call_id] = call
                 self.emit({"type": "tool_call", **call})
-            case ToolFinished(call_id=call_id, name=name, result=result, duration_ms=ms):
+            case ToolCallFinished(call_id=call_id, name=name, result=result, duration_ms=ms):
                 code = result.code if isinstance(result, ToolFailure) else None
                 outcome = {"is_error": result.is_error, "code": code, "duration_ms": round(ms)}
                 self._calls.setdefault(call_id, {"id": call_id, "name": name}).update(outcome)

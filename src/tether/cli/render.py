@@ -14,13 +14,13 @@ from typing import TextIO
 from rich.console import Console
 from rich.markup import escape
 
-from ..agent.loop import (
+from ..agent.events import (
     AgentEvent,
-    ModelRetrying,
+    Retrying,
     StepStarted,
-    TextStreamed,
-    ToolFinished,
-    ToolStarted,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
 )
 from ..tools.results import ToolFailure
 
@@ -73,25 +73,25 @@ class TurnRenderer:
 
     def __call__(self, event: AgentEvent) -> None:
         match event:
-            case TextStreamed(text=text):
+            case TextDelta(text=text):
                 self._text(text)
-            case ModelRetrying():
+            case Retrying():
                 self._break_line()
                 self._attempt = ""
                 self._buffer = ""
                 limit = "" if event.max_retries is None else f"/{event.max_retries}"
-                why = escape(event.message.splitlines()[0][:160] if event.message else event.code)
+                why = escape(event.reason.splitlines()[0][:160] if event.reason else event.code)
                 self._tools.print(
-                    f"[yellow]retrying ({event.retry}{limit}) in {event.delay_ms / 1000:.1f} s:"
+                    f"[yellow]retrying ({event.attempt}{limit}) in {event.delay_ms / 1000:.1f} s:"
                     f"[/yellow] [dim]{why}[/dim]",
                     soft_wrap=True,
                 )
-            case ToolStarted(name=name, arguments=arguments):
+            case ToolCallStarted(name=name, arguments=arguments):
                 self._flush_progress()
                 self._break_line()
                 args = escape(summarize_arguments(arguments))
                 self._tools.print(f"[dim]⏵ {name}({args})[/dim]")
-            case ToolFinished(name=name, result=result, duration_ms=ms):
+            case ToolCallFinished(name=name, result=result, duration_ms=ms):
                 self._break_line()
                 if isinstance(result, ToolFailure):
                     code = result.code or "ERROR"

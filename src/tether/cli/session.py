@@ -1,9 +1,10 @@
-"""One interactive or one-shot agent session from the command line: boot, agent, Ctrl-C.
+"""One interactive or one-shot agent session from the command line: the agent, and Ctrl-C.
 
-Owns: wiring a booted context, the model and a durable session into an `Agent`, and the Ctrl-C
-contract of the CLI — the first Ctrl-C aborts the running turn through its signal (tools get
-cancellation, outcomes are recorded), a second one within 2 s cancels the run (the turn is still
-closed durably and every started tool is awaited), a third exits at once.
+Owns: starting the public `Agent` for a command (`tether.agent.api`: the boot, model, session
+store and loop a library user gets), and the Ctrl-C contract of the CLI — the first Ctrl-C
+aborts the running turn through its signal (tools get cancellation, outcomes are recorded), a
+second one within 2 s cancels the run (the turn is still closed durably and every started tool
+is awaited), a third exits at once.
 """
 
 from __future__ import annotations
@@ -18,13 +19,13 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..agent.api import Agent
+from ..agent.events import AgentEvent
 from ..agent.llm.service import Llm
-from ..agent.loop import Agent, AgentEvent, AgentSettings, default_system_prompt
+from ..agent.loop import AgentLoop
 from ..agent.session import SessionLog, SessionStore
 from ..core.signals import AbortController
-from ..kernel import Context, tether_home
-from .boot import start
-from .instructions import with_instructions
+from ..kernel import Context
 
 __all__ = ["Interrupts", "Runner", "open_runner"]
 
@@ -80,13 +81,15 @@ class Interrupts:
 
 @dataclass
 class Runner:
-    """A booted context, its model and one session's agent."""
+    """The public agent a command drives (`api`), and the parts of it `tether chat` switches:
+    the model, the session and the loop over it (`/clear`, `/resume`, `/model`, compaction)."""
 
+    api: Agent
     ctx: Context
     llm: Llm
     store: SessionStore
     session: SessionLog
-    agent: Agent
+    agent: AgentLoop
 
 
 async def open_runner(
@@ -97,34 +100,16 @@ async def open_runner(
     model: str | None,
     resume: str | None,
     on_event: Callable[[AgentEvent], None],
-    store: SessionStore | None = None,
 ) -> Runner:
-    """Boot (with the built-ins that police an agent: `permissions`), pick the model, open (or
-    resume) a session and build the agent — its system prompt followed by the `AGENTS.md` /
-    `CLAUDE.md` instructions (`tether.cli.instructions`); everything is released by `stack`."""
-    ctx = await start(cwd=cwd, config_paths=None if config is None else [config], agent=True)
-    stack.push_async_callback(ctx.dispose)
-    llm = ctx.get("llm")
-    if not isinstance(llm, Llm):
-        raise RuntimeError("no `llm` plugin is mounted; add one to tether.yml")
-    if model is not None:
-        llm = Llm(llm.transport, provider=llm.provider, model=model, retry=llm.retry_policy)
-    store = store or SessionStore()
-    store.sweep()  # what writers killed mid-creation left behind
-    session = store.open(resume) if resume is not None else store.create(cwd=cwd)
-    stack.callback(session.close)
-    agent = Agent(
-        tools=ctx.tools.runtime,
-        llm=llm,
-        session=session,
-        settings=AgentSettings(
-            cwd=cwd,
-            system_prompt=with_instructions(default_system_prompt(cwd), cwd, tether_home()),
-        ),
-        on_event=on_event,
-        ctx=ctx,
-    )
-    return Runner(ctx, llm, store, session, agent)
+    """Start the public `Agent` for the command line — the built-ins that police an agent
+    (`permissions`), the configured model (or `model` on its route), a new session or the
+    resumed (repaired) one, the system prompt followed by the `AGENTS.md` / `CLAUDE.md`
+    instructions — with `on_event` receiving every turn's events; `stack` closes it."""
+    agent = Agent(model=model, cwd=cwd, config=config, session=resume, on_event=on_event)
+    await agent.start()
+    stack.push_async_callback(agent.aclose)
+    loop = agent.loop
+    return Runner(agent, agent.context, loop.llm, agent.store, loop.session, loop)
 
 
 def notice(message: str) -> None:

@@ -28,7 +28,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from ..cli.boot import start
+from ..agent.boot import start
 from ..cli.policy import apply_flags, refuse_unattended
 from ..kernel import tether_home
 from ..plugins.approval import Approval

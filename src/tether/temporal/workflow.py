@@ -16,7 +16,7 @@ with `maximum_attempts=1`: a side effect is never retried.
 
 No plugin code runs here: the model and the tools run in activities on workers that mount a full
 tether `Context`. Not here: the `agent/*` extension events of the local loop (session-start,
-prompt screening, turn-stopping), which need an in-process `Agent`.
+prompt screening, turn-stopping), which need an in-process `AgentLoop`.
 
 The workflow keeps the session's log entries (`log` query); the projector writes them to
 tether's JSONL session log.

@@ -21,7 +21,7 @@ import pytest
 from tether import AbortController
 from tether.agent.llm import LlmConfig, RetryPolicy
 from tether.agent.llm.plugin import build_llm
-from tether.agent.loop import Agent, AgentSettings
+from tether.agent.loop import AgentLoop, AgentSettings
 from tether.agent.session import SessionLog, SessionStore
 from tether.kernel import Context
 from tether.plugins.hooks import claude_code
@@ -51,10 +51,10 @@ class Rig:
             environ={},
         )
 
-    def agent(self) -> Agent:
+    def agent(self) -> AgentLoop:
         log = self.store.create(cwd=self.project)
         self.logs.append(log)
-        return Agent(
+        return AgentLoop(
             tools=self.ctx.tools.runtime,
             llm=self.llm,
             session=log,

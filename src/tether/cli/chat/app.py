@@ -32,7 +32,7 @@ from ...agent.compaction import (
 )
 from ...agent.llm import LlmError
 from ...agent.llm.service import Llm
-from ...agent.loop import Agent, TurnOutcome, default_system_prompt
+from ...agent.loop import AgentLoop, TurnOutcome, default_system_prompt
 from ...agent.session import SessionLog
 from ...core.signals import AbortController, AbortSignal
 from ...plugins.approval import Approval
@@ -125,7 +125,7 @@ class ChatApp:
 
     def _new_agent(self) -> None:
         runner = self.runner
-        runner.agent = Agent(
+        runner.agent = AgentLoop(
             tools=runner.ctx.tools.runtime,
             llm=runner.llm,
             session=runner.session,
@@ -178,8 +178,8 @@ class ChatApp:
         self._adopt(done.session)
         return True
 
-    async def _compact_in_turn(self, agent: Agent, signal: AbortSignal) -> SessionLog | None:
-        """`Agent.compactor`: between two steps of a turn, compact when the next request would
+    async def _compact_in_turn(self, agent: AgentLoop, signal: AbortSignal) -> SessionLog | None:
+        """`AgentLoop.compactor`: between two steps of a turn, compact when the next request would
         not fit; the agent goes on in the new session (the old one is closed after the turn)."""
         if not needs_compaction(context_tokens(agent.session), self.context_window):
             return None

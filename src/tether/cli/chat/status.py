@@ -38,13 +38,13 @@ from rich.markup import escape
 from rich.spinner import Spinner
 from rich.text import Text
 
-from ...agent.loop import (
+from ...agent.events import (
     AgentEvent,
-    ReasoningStreamed,
+    ReasoningDelta,
     StepStarted,
-    TextStreamed,
-    ToolFinished,
-    ToolStarted,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
 )
 from ...tools.results import ToolExecutionResult, ToolFailure
 from .diff import proposed_diff, render_diff
@@ -134,12 +134,12 @@ class ChatRenderer:
             case StepStarted():
                 self._waiting_since = time.monotonic()
                 self._ensure_live()
-            case ReasoningStreamed(text=text):
+            case ReasoningDelta(text=text):
                 self._reasoning += text
-            case TextStreamed(text=text):
+            case TextDelta(text=text):
                 self._flush_reasoning()
                 self._on_text(text)
-            case ToolStarted(call_id=call_id, name=name, arguments=arguments):
+            case ToolCallStarted(call_id=call_id, name=name, arguments=arguments):
                 self._flush_reasoning()
                 self._flush_text(final=True)
                 self._waiting_since = None
@@ -156,7 +156,7 @@ class ChatRenderer:
                 else:
                     self._running[call_id] = _Running(label, time.monotonic(), self._waiting)
                     self.console.print(f"⏵ {escape(label)}", highlight=False)
-            case ToolFinished(call_id=call_id, name=name, result=result, duration_ms=ms):
+            case ToolCallFinished(call_id=call_id, name=name, result=result, duration_ms=ms):
                 running = self._running.pop(call_id, None)
                 label = running.label if running is not None else name
                 self._finished(call_id, label, result, ms)

@@ -8,7 +8,10 @@ progress goes to stderr — and exits 0 iff the turn completed; otherwise stderr
 (`tether.cli.policy`): deny rules always hold and hooks run; a call that needs approval is asked
 about in `chat` and refused in `run`, unless `--allow` or `--yolo` permits it.
 
-`chat` is `tether.cli.chat` (line editing, slash commands, live status, diffs, compaction).
+Both are clients of the public `tether.agent.Agent`: it boots, picks the model, opens (or
+resumes) the session and runs `run`'s turn; `chat` is `tether.cli.chat` (line editing, slash
+commands, live status, diffs, compaction), which drives the agent's loop itself to switch
+sessions and models.
 In both, the first Ctrl-C aborts the running turn through its signal;
 tools are cancelled and every outcome is recorded in the session log.
 """
@@ -24,8 +27,9 @@ from typing import Annotated, Literal
 
 import cyclopts
 
-from ...agent.loop import AgentEvent, TurnOutcome
-from ...agent.session import SessionError, SessionStore
+from ...agent.events import AgentEvent
+from ...agent.loop import TurnOutcome
+from ...agent.session import SessionError, SessionLog, SessionStore
 from ...agent.session.events import ASSISTANT_MESSAGE
 from ...core.signals import AbortController
 from ...kernel import ConfigError
@@ -148,9 +152,9 @@ def _latest_session(store: SessionStore, cwd: Path) -> str | None:
     return max(mine, key=lambda s: (s.modified_at, s.id)).id if mine else None
 
 
-def _turn_usage(runner: Runner, turn: int) -> dict[str, int]:
+def _turn_usage(session: SessionLog, turn: int) -> dict[str, int]:
     totals = {"input_tokens": 0, "output_tokens": 0}
-    for event in runner.session.events:
+    for event in session.events:
         usage = event.data.get("usage")
         if event.type != ASSISTANT_MESSAGE or event.data.get("turn") != turn:
             continue
@@ -229,21 +233,18 @@ async def run(
         if started is None:
             return 2
         runner, interrupts = started
-        refuse_unattended(runner.ctx)
+        agent = runner.api
+        refuse_unattended(agent.context)
         controller = AbortController()
         interrupts.arm(controller)
-        sys.stderr.write(f"tether: session {runner.session.id} · model {runner.llm.model}\n")
+        session_id, model_name = agent.session_id, agent.llm.model
+        sys.stderr.write(f"tether: session {session_id} · model {model_name}\n")
         report.emit(
-            {
-                "type": "start",
-                "session_id": runner.session.id,
-                "model": runner.llm.model,
-                "cwd": str(workdir),
-            }
+            {"type": "start", "session_id": session_id, "model": model_name, "cwd": str(workdir)}
         )
         outcome: TurnOutcome | None = None
         try:
-            outcome = await runner.agent.run_turn(text, signal=controller.signal)
+            outcome = (await agent.run(text, signal=controller.signal)).outcome
         except asyncio.CancelledError:
             notice("quit; the session log is closed and balanced")
             code = 130
@@ -254,13 +255,13 @@ async def run(
                 sys.stdout.flush()
             code = exit_code(outcome)
         if output_format != "text":
-            turn = outcome.turn if outcome is not None else runner.session.last_turn
+            turn = outcome.turn if outcome is not None else agent.session.last_turn
             record = report.result(
                 outcome,
-                session_id=runner.session.id,
-                model=runner.llm.model,
+                session_id=session_id,
+                model=model_name,
                 exit_code=code,
-                usage=_turn_usage(runner, turn),
+                usage=_turn_usage(agent.session, turn),
             )
             report.print_result(record)
         return code

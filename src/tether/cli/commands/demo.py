@@ -32,9 +32,10 @@ import cyclopts
 from pydantic import BaseModel, Field
 from rich.console import Console
 
+from ...agent.events import AgentEvent, ToolCallFinished, ToolCallStarted
 from ...agent.llm import LlmConfig
 from ...agent.llm.plugin import build_llm
-from ...agent.loop import Agent, AgentEvent, AgentSettings, ToolFinished, ToolStarted
+from ...agent.loop import AgentLoop, AgentSettings
 from ...agent.session import SessionStore
 from ...core.signals import AbortController
 from ...kernel import Context, PluginEntry, TetherConfig, boot
@@ -182,13 +183,13 @@ async def _run(console: Console, workspace: Path, home: Path) -> int:
 
         def on_event(event: AgentEvent) -> None:
             renderer(event)
-            if isinstance(event, ToolStarted) and event.call_id == "call_long_job":
+            if isinstance(event, ToolCallStarted) and event.call_id == "call_long_job":
                 asyncio.get_running_loop().call_later(0.7, _abort, console, controller)
-            if isinstance(event, ToolFinished) and event.call_id == "call_code":
+            if isinstance(event, ToolCallFinished) and event.call_id == "call_code":
                 seen = " ".join(str(b.get("text", "")) for b in event.result.content)
                 console.print(f"[dim]  what the model sees of the program: {seen}[/dim]")
 
-        agent = Agent(
+        agent = AgentLoop(
             tools=ctx.tools.runtime,
             llm=llm,
             session=session,

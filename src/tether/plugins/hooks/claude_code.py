@@ -42,7 +42,7 @@ service's mode — `default`, `acceptEdits`, `dontAsk`, `bypassPermissions` — 
 Claude Code-format transcript beside the session (`transcript.py`), brought up to date (appended,
 fsynced) before each hook runs. `PostToolUse`'s `tool_response` has Claude Code's per-tool shape
 (`tool_response.py`). The settings `env` blocks (`environment.py`) reach every hook and, through
-the agent's command environment (`Agent.env`), every bash call; `SessionStart` hooks get
+the agent's command environment (`AgentLoop.env`), every bash call; `SessionStart` hooks get
 `CLAUDE_ENV_FILE` (`claude-env.sh` beside the session), and what the file exports joins that
 environment for the session's later bash calls.
 
@@ -240,7 +240,7 @@ def _agent_cwd(agent: object | None) -> str | None:
 
 
 def _agent_env(agent: object | None) -> dict[str, str | None] | None:
-    """The agent's command environment overlay (`Agent.env`), which its bash calls apply."""
+    """The agent's command environment overlay (`AgentLoop.env`), which its bash calls apply."""
     env = getattr(agent, "env", None)
     return env if isinstance(env, dict) else None
 

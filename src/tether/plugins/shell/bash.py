@@ -181,7 +181,7 @@ def _workdir(requested: str | None, agent: object | None) -> str | None:
 
 
 def _agent_env(agent: object | None) -> Mapping[str, str | None]:
-    """The calling agent's command environment overlay (`Agent.env`: the settings `env` block,
+    """The calling agent's command environment overlay (`AgentLoop.env`: the settings `env` block,
     `CLAUDE_ENV_FILE` exports), empty without one."""
     env = getattr(agent, "env", None)
     return dict(env) if isinstance(env, Mapping) else {}

@@ -1,0 +1,495 @@
+"""The public agent: `Agent(...)`, booted like the command line and run turn by turn.
+
+Owns: building an agent from a model, tools, plugins and instructions on the boot `tether run`
+uses (`tether.agent.boot`: the built-in plugins, `$TETHER_HOME/config.yml` and the project's
+`tether.yml`, the tool registry and the timeout policy, the JSONL session store), running turns
+over its one durable session (`run`, `run_stream`), and disposing everything it started. Does not
+own the turn algorithm (`tether.agent.loop`), the events (`tether.agent.events`) or the stream
+object (`tether.agent.stream`).
+
+    async with Agent(model=LlmConfig(provider="openai", base_url=..., model="qwen"),
+                     tools=[add], instructions="You are a calculator.") as agent:
+        result = await agent.run("What is 2 + 3?", signal=AbortController().signal)
+        result.text, result.outcome.kind, result.tool_calls
+        again = await agent.run("And times 4?", signal=...)         # the same session
+
+Lifetime: construction does nothing; `start()` (or `async with`, or the first run) boots.
+`aclose()` (or leaving `async with`) aborts a running turn, awaits it (every tool call settled,
+every process group it started gone, the log balanced), then closes the session log and disposes
+the context (plugins, background jobs, the model client it built).
+
+Turns run one after another: a run started while another turn of this agent runs waits for it.
+The caller owns each turn's `signal`; aborting it ends the turn `aborted` after its started tool
+calls were awaited (a call that never started is recorded `ABORTED_BEFORE_DISPATCH`).
+
+`run_stream` runs the turn in a task of its own and yields its events; the consumer never blocks
+the turn (events are buffered). Leaving early aborts the turn and awaits it: `async with
+agent.run_stream(...) as events:` (or `await events.aclose()`) returns only once the turn is
+quiescent. A bare `async for` that breaks drops the stream: the turn is aborted at once, and the
+agent's next run or `aclose()` awaits it (Python gives an iterator no hook at `break`; a stream
+still referenced elsewhere is aborted only when closed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final, TypeAlias
+
+from ..core.signals import AbortController, AbortError, AbortSignal
+from ..kernel import Context, tether_home
+from ..plugins.permissions import Permissions
+from ..tools.definition import ToolDefinition, tool
+from ..tools.results import UserMessage
+from .boot import start
+from .events import (
+    AgentEvent,
+    LoopEvent,
+    RunResult,
+    ToolCallFinished,
+    ToolCallRecord,
+    ToolCallStarted,
+    TurnFinished,
+    result_text,
+)
+from .instructions import with_instructions
+from .llm import LlmConfig
+from .llm.plugin import build_llm
+from .llm.service import Llm
+from .loop import AgentLoop, AgentSettings, default_system_prompt
+from .session import SessionLog, SessionStore
+from .stream import RunStream
+
+__all__ = ["Agent", "AgentClosed", "PluginSpec", "ToolSpec"]
+
+ToolSpec: TypeAlias = ToolDefinition | Callable[..., object]
+"""A tool for `Agent(tools=...)`: a `ToolDefinition` (`define_tool`, `@tool`) or a plain typed
+function, which is made one with `tool(fn)`."""
+
+PluginSpec: TypeAlias = object | tuple[object, Mapping[str, object]]
+"""A plugin for `Agent(plugins=...)`: a plugin object (module, class or function, as
+`ctx.plugin` takes), or `(plugin, config)`."""
+
+_NOT_STARTED: Final = (
+    "the agent has not started: use `async with Agent(...) as agent:` or `await agent.start()`"
+)
+
+
+class AgentClosed(AbortError):
+    """The abort reason of a turn that `Agent.aclose()` stopped."""
+
+    def __init__(self) -> None:
+        super().__init__(None, "the agent was closed")
+
+
+class Agent:
+    """An agent: a booted context, a model, and one durable session. See the module note.
+
+    `model`: an `LlmConfig` (a client is built and closed with the agent), an `Llm` (yours to
+    close), a model name on the configured route, or None — the `llm` plugin's model
+    (`tether.yml`, else the environment: `DEEPSEEK_API_KEY`, `OPENAI_BASE_URL`, ...).
+    `tools` are registered and `plugins` mounted on the agent's context after the boot.
+    `instructions` is the system prompt (default: tether's coding-agent prompt for `cwd`);
+    with `instruction_files` the `AGENTS.md` / `CLAUDE.md` files of `home` and of the project
+    follow it, as in `tether run`. `cwd` is the workspace (default: the current directory);
+    `home` the tether home (default `$TETHER_HOME` or `~/.tether`: `config.yml`, `sessions/`).
+    `config` is a `tether.yml` to read instead of `home/config.yml` + `cwd/tether.yml`.
+    `builtins=False` boots only the registry and the timeout policy (no shell, files, web...).
+    `session` resumes that session (repairing a log a crash cut short, as `tether sessions
+    resume` does: `agent.session.repair` says what was done); None starts a new one.
+    `permission_mode` (`default`, `acceptEdits`, `dontAsk`, `bypassPermissions`) and `allow`
+    (rules in Claude Code syntax, e.g. `Bash(npm test:*)`) set the `permissions` plugin, as
+    `--yolo` and `--allow` do for `tether run`: with nobody to ask, a call the rules would ask
+    about is refused and the model is told why; deny rules always hold.
+    `on_event` receives the events of every turn (before a run's own `on_event` or stream);
+    like those, it runs inside the turn, so what it raises ends the turn with an error.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: LlmConfig | Llm | str | None = None,
+        tools: Sequence[ToolSpec] = (),
+        plugins: Sequence[PluginSpec] = (),
+        instructions: str | None = None,
+        instruction_files: bool = True,
+        cwd: Path | str | None = None,
+        home: Path | str | None = None,
+        config: Path | str | None = None,
+        builtins: bool = True,
+        session: str | None = None,
+        max_steps: int = 50,
+        max_parallel_tool_calls: int = 10,
+        max_tokens: int | None = None,
+        permission_mode: str | None = None,
+        allow: Sequence[str] = (),
+        on_event: Callable[[AgentEvent], None] | None = None,
+    ) -> None:
+        self._on_event = on_event
+        self._permission_mode = permission_mode
+        self._allow = tuple(allow)
+        self._cwd = Path(cwd if cwd is not None else Path.cwd()).resolve()
+        self._home = Path(home).expanduser().resolve() if home is not None else None
+        self._settings = AgentSettings(
+            cwd=self._cwd,
+            system_prompt=instructions,
+            max_steps=max_steps,
+            max_parallel_tool_calls=max_parallel_tool_calls,
+            max_tokens=max_tokens,
+        )
+        self._tools = tuple(_definition(spec) for spec in tools)
+        self._plugins = tuple(plugins)
+        self._model = model
+        self._instruction_files = instruction_files
+        self._config = None if config is None else Path(config)
+        self._builtins = builtins
+        self._resume = session
+        self._state: _Booted | None = None
+        self._closed = False
+        self._closing = AbortController()
+        self._active: asyncio.Future[None] | None = None
+        self._sink: Callable[[LoopEvent], None] | None = None
+
+    # -- what a started agent has -------------------------------------------------------------
+
+    @property
+    def cwd(self) -> Path:
+        return self._cwd
+
+    @property
+    def started(self) -> bool:
+        """Booted (and maybe closed since: the session and its log stay readable)."""
+        return self._state is not None
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def context(self) -> Context:
+        """The root context the agent booted (its plugins, `ctx.tools`, services)."""
+        return self._booted().ctx
+
+    @property
+    def llm(self) -> Llm:
+        return self._booted().loop.llm
+
+    @property
+    def loop(self) -> AgentLoop:
+        """The loop that runs the turns; `exec.agent` in the agent's tool calls."""
+        return self._booted().loop
+
+    @property
+    def session(self) -> SessionLog:
+        """The durable session log (`.id`, `.path`, `.events`, `.repair`)."""
+        return self._booted().loop.session
+
+    @property
+    def session_id(self) -> str:
+        """The session's id: `Agent(session=agent.session_id)` continues it later."""
+        return self.session.id
+
+    @property
+    def store(self) -> SessionStore:
+        """The session store under the agent's home (`list_sessions`, `check`, `load`...)."""
+        return self._booted().store
+
+    def _booted(self) -> _Booted:
+        if self._state is None:
+            raise RuntimeError(_NOT_STARTED)
+        return self._state
+
+    # -- lifetime --------------------------------------------------------------------------------
+
+    async def start(self) -> Agent:
+        """Boot (once): mount the plugins, register the tools, pick the model, open the session.
+
+        Raises `tether.kernel.ConfigError` (bad config), `tether.agent.session.SessionError`
+        (the session to resume is missing, locked or unreadable), `ValueError` (a bad argument);
+        whatever was mounted is disposed first.
+        """
+        await self._claim()
+        try:
+            await self._boot()
+        finally:
+            self._release()
+        return self
+
+    async def __aenter__(self) -> Agent:
+        return await self.start()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Abort the running turn and await it, then release everything the agent started.
+        Idempotent. A cancellation while it waits is held until everything is released."""
+        self._closed = True
+        self._closing.abort(AgentClosed())
+        cancelled = False
+        while self._active is not None:
+            try:
+                await asyncio.wait({self._active})
+            except asyncio.CancelledError:
+                cancelled = True
+        state = self._state
+        if state is not None and not state.disposed:
+            state.disposed = True
+            try:
+                await _shielded(state.dispose())
+            except asyncio.CancelledError:
+                cancelled = True
+        if cancelled:
+            raise asyncio.CancelledError
+
+    async def _boot(self) -> None:
+        if self._state is not None:
+            return
+        home = self._home
+        ctx = await start(
+            cwd=self._cwd,
+            config_paths=None if self._config is None else [self._config],
+            agent=True,
+            home=home,
+            builtins=self._builtins,
+        )
+        booted = _Booted(ctx)
+        try:
+            for spec in self._plugins:
+                plugin, config = spec if isinstance(spec, tuple) else (spec, None)
+                await ctx.plugin(plugin, config)
+            for definition in self._tools:
+                ctx.tools.register(definition)
+            self._apply_permissions(ctx)
+            llm = self._pick_model(ctx, booted)
+            booted.store = store = SessionStore(None if home is None else home / "sessions")
+            store.sweep()  # what writers killed mid-creation left behind
+            if self._resume is not None:
+                session = store.open(self._resume)
+            else:
+                session = store.create(cwd=self._cwd)
+            booted.session = session
+            base = self._settings.system_prompt or default_system_prompt(self._cwd)
+            if self._instruction_files:
+                base = with_instructions(base, self._cwd, home or tether_home())
+            settings = replace(self._settings, system_prompt=base)
+            booted.loop = AgentLoop(
+                tools=ctx.tools.runtime,
+                llm=llm,
+                session=session,
+                settings=settings,
+                on_event=self._dispatch,
+                ctx=ctx,
+            )
+        except BaseException:
+            await _shielded(booted.dispose())
+            raise
+        self._state = booted
+
+    def _apply_permissions(self, ctx: Context) -> None:
+        if self._permission_mode is None and not self._allow:
+            return
+        permissions = ctx.get("permissions")
+        if not isinstance(permissions, Permissions):
+            raise ValueError(
+                "permission_mode and allow need the permissions plugin, which this agent does "
+                "not mount (builtins=False, or disabled in the config); drop them or mount it"
+            )
+        for rule in self._allow:
+            permissions.allow(rule)
+        if self._permission_mode is not None:
+            permissions.set_mode(self._permission_mode)
+
+    def _pick_model(self, ctx: Context, booted: _Booted) -> Llm:
+        model = self._model
+        if isinstance(model, Llm):
+            return model
+        if isinstance(model, LlmConfig):
+            llm = build_llm(model)
+            booted.owned_llm = llm
+            return llm
+        configured = ctx.get("llm")
+        if configured is not None and not isinstance(configured, Llm):
+            raise ValueError(
+                f"the `llm` service is a {type(configured).__name__}, not a tether Llm; "
+                "pass model=LlmConfig(...) or mount tether.agent.llm.plugin"
+            )
+        if configured is None:
+            configured = booted.owned_llm = build_llm()
+        if model is None:
+            return configured
+        return Llm(
+            configured.transport,
+            provider=configured.provider,
+            model=model,
+            retry=configured.retry_policy,
+        )
+
+    # -- turns -------------------------------------------------------------------------------
+
+    async def run(
+        self,
+        prompt: str | UserMessage,
+        *,
+        signal: AbortSignal,
+        on_event: Callable[[AgentEvent], None] | None = None,
+    ) -> RunResult:
+        """Run one turn for `prompt` in the agent's session (boots first if needed) and return
+        how it went. Model and tool failures end the turn (`result.outcome.kind == "error"`),
+        not the call; an aborted `signal` ends it `aborted`. `on_event` receives the turn's
+        events as they happen, `TurnFinished` last (it runs inside the turn: what it raises
+        ends the turn with an error). Cancelling the awaiting task aborts the turn, awaits its
+        tool calls, records it and re-raises."""
+        return await self._run(prompt, signal, on_event, None)
+
+    def run_stream(self, prompt: str | UserMessage, *, signal: AbortSignal) -> RunStream:
+        """The turn's events as an async iterator, `TurnFinished` last; see the module note for
+        what leaving early does. `async with agent.run_stream(...) as events:` guarantees the
+        turn is over (aborted and awaited, if need be) when the block exits."""
+
+        async def turn(deliver: Callable[[AgentEvent], None], stop: AbortSignal) -> RunResult:
+            return await self._run(prompt, signal, deliver, stop)
+
+        return RunStream(turn)
+
+    async def _run(
+        self,
+        prompt: str | UserMessage,
+        signal: AbortSignal,
+        deliver: Callable[[AgentEvent], None] | None,
+        stop: AbortSignal | None,
+    ) -> RunResult:
+        await self._claim()
+        try:
+            await self._boot()
+            result = await self._turn(prompt, signal, deliver, stop)
+        finally:
+            self._release()
+        finished = TurnFinished(result)
+        if self._on_event is not None:
+            self._on_event(finished)
+        if deliver is not None:
+            deliver(finished)
+        return result
+
+    async def _turn(
+        self,
+        prompt: str | UserMessage,
+        signal: AbortSignal,
+        deliver: Callable[[AgentEvent], None] | None,
+        stop: AbortSignal | None,
+    ) -> RunResult:
+        loop = self._booted().loop
+        collector = _Collector(deliver)
+        inputs = [signal, self._closing.signal]
+        if stop is not None:
+            inputs.append(stop)
+        with AbortSignal.any(*inputs) as turn_signal:
+            self._sink = collector
+            try:
+                outcome = await loop.run_turn(prompt, signal=turn_signal)
+            finally:
+                self._sink = None
+        return RunResult(outcome.text, outcome, tuple(collector.records), loop.session.id)
+
+    def _dispatch(self, event: LoopEvent) -> None:
+        if self._on_event is not None:
+            self._on_event(event)
+        sink = self._sink
+        if sink is not None:
+            sink(event)
+
+    async def _claim(self) -> None:
+        """Wait until no other turn (or boot) of this agent runs, then hold the slot."""
+        while self._active is not None:
+            await asyncio.wait({self._active})
+        if self._closed:
+            raise RuntimeError("the agent is closed; build a new Agent to run more turns")
+        self._active = asyncio.get_running_loop().create_future()
+
+    def _release(self) -> None:
+        active, self._active = self._active, None
+        if active is not None and not active.done():
+            active.set_result(None)
+
+
+async def _shielded(work: Coroutine[Any, Any, None]) -> None:
+    """Run a disposal to its end even if the caller is cancelled meanwhile (re-raised after)."""
+    task = asyncio.ensure_future(work)
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.wait({task})
+        except asyncio.CancelledError:
+            cancelled = True
+    task.result()
+    if cancelled:
+        raise asyncio.CancelledError
+
+
+class _Booted:
+    """What `Agent.start()` built, released in reverse by `dispose`."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.owned_llm: Llm | None = None
+        self.store: SessionStore
+        self.session: SessionLog | None = None
+        self.loop: AgentLoop
+        self.disposed = False
+
+    async def dispose(self) -> None:
+        try:
+            if self.session is not None:
+                self.session.close()
+            if self.owned_llm is not None:
+                await self.owned_llm.aclose()
+        finally:
+            await self.ctx.dispose()
+
+
+class _Collector:
+    """One turn's tool call records, and the events passed on to the caller."""
+
+    def __init__(self, deliver: Callable[[AgentEvent], None] | None) -> None:
+        self._deliver = deliver
+        self._started: dict[str, ToolCallStarted] = {}
+        self.records: list[ToolCallRecord] = []
+
+    def __call__(self, event: LoopEvent) -> None:
+        if isinstance(event, ToolCallStarted):
+            self._started[event.call_id] = event
+        elif isinstance(event, ToolCallFinished):
+            started = self._started.pop(event.call_id, None)
+            self.records.append(
+                ToolCallRecord(
+                    call_id=event.call_id,
+                    name=event.name,
+                    arguments="" if started is None else started.arguments,
+                    code=event.code,
+                    is_error=event.is_error,
+                    duration_ms=event.duration_ms,
+                    content=result_text(event.result),
+                )
+            )
+        if self._deliver is not None:
+            self._deliver(event)
+
+
+def _definition(spec: ToolSpec) -> ToolDefinition:
+    if isinstance(spec, ToolDefinition):
+        return spec
+    if callable(spec):
+        return tool(spec)
+    raise TypeError(
+        f"tools: {spec!r} is neither a ToolDefinition nor a function; pass a @tool function, "
+        "define_tool(...) or a typed function"
+    )

@@ -1,0 +1,132 @@
+"""Boot for an agent: the built-in plugin set, layered with `$TETHER_HOME/config.yml` and the
+project's `tether.yml` (or one given file), mounted on a fresh root `Context`.
+
+Owns: which plugins a bare `tether` has (`BUILTINS`) and how they are configured for a
+workspace. The public `Agent` (`tether.agent.api`) and every command line command boot through
+here; a plain `Context` never reads config files, only this boot path does.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..kernel import Context, PluginEntry, boot, default_config_paths, load_config, tether_home
+from ..tools import ToolRuntime
+
+__all__ = ["AGENT_ONLY", "BUILTINS", "BUILTIN_CONFIG", "builtin_entries", "start"]
+
+BUILTINS: tuple[tuple[str, str], ...] = (
+    ("timeout-policy", "tether.plugins.timeout_policy"),
+    ("shell", "tether.plugins.shell.plugin"),
+    ("jobs", "tether.plugins.jobs.plugin"),
+    ("bash", "tether.plugins.shell.bash"),
+    ("fs", "tether.plugins.fs.plugin"),
+    ("search-tools", "tether.plugins.search.tools"),
+    ("todo", "tether.plugins.todo.tool"),
+    ("web", "tether.plugins.web.service:WebService"),
+    ("web-fetch-http", "tether.plugins.web.fetch_http"),
+    ("web-search-exa", "tether.plugins.web.search_exa"),
+    ("web-search-brave", "tether.plugins.web.search_brave"),
+    ("web-search-tavily", "tether.plugins.web.search_tavily"),
+    ("tool-web", "tether.plugins.web.tools"),
+    ("hooks-claude-code", "tether.plugins.hooks.claude_code"),
+    ("permissions", "tether.plugins.permissions.plugin:Permissions"),
+    ("approval", "tether.plugins.approval.service:Approval"),
+    ("code-mode", "tether.plugins.code_mode.plugin"),
+    ("llm", "tether.agent.llm.plugin"),
+    ("mcp", "tether.plugins.mcp"),
+)
+"""(id, module) of the default plugin set; entries whose module is absent are skipped."""
+
+AGENT_ONLY: frozenset[str] = frozenset({"permissions", "llm"})
+"""Built-ins mounted only where a model drives the tools (`tether run` and `tether chat`, alike:
+deny rules hold and asks are answered — by the user in `chat`, refused in `run`; and the model
+itself). `tether tools call` is the user running one tool by hand, so it gets them only when a
+config file adds them (and `tether tools list` does not pay for importing the model client)."""
+
+BUILTIN_CONFIG: dict[str, dict[str, object]] = {
+    "todo": {"allow_parallel_in_progress": False},
+}
+"""Config the built-ins start from (the `fs` root and such are filled in from `cwd`)."""
+
+_CORE: frozenset[str] = frozenset({"tools", "timeout-policy"})
+"""What `start(builtins=False)` keeps: the registry, and the policy that enforces `timeout_ms`."""
+
+_WORKSPACE_KEYS: dict[str, str] = {
+    "fs": "root",
+    "hooks-claude-code": "project_dir",
+    "permissions": "workspace",
+    "mcp": "project_dir",
+}
+
+
+def builtin_entries(
+    cwd: Path,
+    *,
+    agent: bool = False,
+    keep_spill_files: bool = False,
+    home: Path | None = None,
+) -> list[PluginEntry]:
+    """The built-in entries that exist in this installation, configured for `cwd`; `agent` adds
+    the ones that police a model's calls (`AGENT_ONLY`); `keep_spill_files` is the shell's (for a
+    command that prints a result and exits); `home` is the tether home (default `tether_home()`)
+    whose `run/` holds the shell's orphan ledger. `TETHER_TOOLS_MODE` (native | code | both) is
+    the registry's presentation mode."""
+    mode = os.environ.get("TETHER_TOOLS_MODE", "").strip()
+    entries = [
+        PluginEntry(
+            id="tools",
+            name="tools",
+            plugin=ToolRuntime,
+            config={"mode": mode} if mode else {},
+            origin="built-in",
+        )
+    ]
+    for plugin_id, module in BUILTINS:
+        if plugin_id in AGENT_ONLY and not agent:
+            continue
+        if importlib.util.find_spec(module.partition(":")[0]) is None:
+            continue
+        config = dict(BUILTIN_CONFIG.get(plugin_id, {}))
+        if (key := _WORKSPACE_KEYS.get(plugin_id)) is not None:
+            config[key] = str(cwd)
+        if plugin_id == "shell":  # the next tether stops groups a killed one left behind
+            config["orphan_ledger_dir"] = str((home or tether_home()) / "run")
+            if keep_spill_files:
+                config["keep_spill_files"] = True
+        entries.append(PluginEntry(id=plugin_id, name=module, config=config, origin="built-in"))
+    return entries
+
+
+async def start(
+    *,
+    cwd: Path,
+    config_paths: Sequence[Path] | None = None,
+    agent: bool = False,
+    keep_spill_files: bool = False,
+    home: Path | None = None,
+    builtins: bool = True,
+) -> Context:
+    """A root context with the built-ins and the configured plugins mounted. `config_paths`
+    default to `home/config.yml` then `cwd/tether.yml` (`home` defaults to `tether_home()`).
+    Without `builtins` only the registry and the timeout policy (which enforces the tools'
+    `timeout_ms`) are built in; configured plugins are still mounted.
+
+    Raises `tether.kernel.ConfigError` (one line) for any bad config.
+    """
+    if config_paths is not None:
+        paths = list(config_paths)
+    elif home is not None:
+        paths = [home / "config.yml", cwd / "tether.yml"]
+    else:
+        paths = default_config_paths(cwd)
+    config = load_config(paths)
+    ctx = Context()
+    entries = builtin_entries(cwd, agent=agent, keep_spill_files=keep_spill_files, home=home)
+    if not builtins:
+        entries = [entry for entry in entries if entry.id in _CORE]
+    await boot(ctx, config, builtins=entries)
+    return ctx
