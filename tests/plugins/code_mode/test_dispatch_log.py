@@ -9,6 +9,7 @@ Contract:
   content); only the durable copy changes, never what the program or `tools/result` saw.
 - A listener that raises is contained: the original content is logged, with one WARNING.
 - Appends keep commit order, and `run_code` returns only after every child event is logged.
+- The spill policy's listener bounds the durable copy of a big plain-text sub-call result.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from pathlib import Path
 import pytest
 
 from tether.agent.session import SessionLog, SessionStore
+from tether.plugins.spill import LOCAL_HINT, Spilled
+from tether.plugins.spill import policy as spill_policy
+from tether.plugins.spill.policy import bounded_text
 from tether.tools import ContentBlock
 from tether.tools.code_dispatch import CODE_DISPATCH_LOG, CodeDispatchLog
 
@@ -246,3 +250,27 @@ async def test_without_an_agent_no_listener_runs(make_lab: MakeLab) -> None:
 
     assert text_of(result) == "slept a"
     assert seen == []
+
+
+async def test_the_spill_policy_bounds_the_durable_copy_of_a_big_sub_call_result(
+    make_lab: MakeLab, session: SessionLog
+) -> None:
+    lab = await make_lab()
+    await lab.ctx.plugin(spill_policy, {"max_inline_bytes": 2000})
+
+    result = await lab.run(
+        "r = await tools.bash({'command': 'seq 1 3000', 'description': 'count'})\n"
+        "return r['stdout']['text'].split()[-1]",
+        agent=FakeAgent(session),
+    )
+
+    assert text_of(result) == "3000"
+    ((_, published),) = [(e, r) for e, r in lab.results if e.call_id == "rc:code:1"]
+    original = text_of(published)  # nested: the post-execute listener leaves it whole
+    assert original.split()[-1] == "3000"
+    saved = session.path.parent / "spill" / "rc_code_1.txt"
+    assert saved.read_text() == original
+    logged = children(session)[1][1]
+    assert logged["content"] == [
+        {"type": "text", "text": bounded_text(original, 2000, Spilled(str(saved), LOCAL_HINT))}
+    ]
