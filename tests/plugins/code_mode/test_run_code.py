@@ -404,3 +404,20 @@ async def test_contexts_and_conclude_turn_of_inner_calls_reach_the_run_code_resu
     assert text_of(result) == "noted"
     assert [text_of_message(m) for m in result.additional_contexts] == ["remember this"]
     assert result.concludes_turn  # type: ignore[union-attr]
+
+
+async def test_without_exception_attributes_the_tool_name_is_the_message_prefix(
+    make_lab: MakeLab,
+) -> None:
+    # Monty 1.4 has no class inheritance and refuses attributes on exception instances, so
+    # `ToolCallError` is `RuntimeError` and `toolName` is spelled as the message's prefix.
+    lab = await make_lab()
+
+    result = await lab.run(
+        "try:\n"
+        "    await tools['nap']({'ms': 'soon'})\n"
+        "except ToolCallError as e:\n"
+        "    return [str(e).split(': ', 1)[0], list(e.args) == [str(e)], hasattr(e, 'toolName')]"
+    )
+
+    assert result.value == {"logs": [], "result": ["nap", True, False]}

@@ -162,6 +162,12 @@ class RepairReport:
             if kept
             else ""
         )
+        children = sum(1 for e in self.synthesized if e.type == ev.CODE_DISPATCH)
+        if children:
+            lines.append(
+                f"gave {children} open Code Mode sub-call{'s' if children > 1 else ''} the"
+                f" outcome {TOOL_OUTCOME_UNKNOWN}"
+            )
         if self.closed_turn is not None:
             lines.append(f"closed interrupted turn {self.closed_turn}{with_results}")
         elif results:  # a turn closed without them (a writer that could not record them)
