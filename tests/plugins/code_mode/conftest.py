@@ -10,7 +10,12 @@ import pytest
 from ._support import Lab, lab
 
 if importlib.util.find_spec("pydantic_monty") is None:  # tether without the code-mode extra
-    collect_ignore = ["test_crash_repair.py", "test_run_code.py", "test_sandbox.py"]
+    collect_ignore = [
+        "test_crash_repair.py",
+        "test_dispatch_log.py",
+        "test_run_code.py",
+        "test_sandbox.py",
+    ]
 
 MakeLab = Callable[..., Awaitable[Lab]]
 

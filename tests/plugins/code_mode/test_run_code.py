@@ -16,8 +16,12 @@ Contract:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 from pathlib import Path
+
+import psutil
 
 from tether import AbortController
 from tether.agent.session import SessionStore
@@ -38,6 +42,16 @@ from ..hooks._support import FakeAgent, call_bash
 from ..shell._support import alive, pids, until
 from ._support import code_of, text_of
 from .conftest import MakeLab
+
+
+def group_members(pgid: int) -> list[int]:
+    """The live (not zombie) processes of process group `pgid`."""
+    members = []
+    for process in psutil.process_iter():
+        with contextlib.suppress(psutil.Error, ProcessLookupError):
+            if os.getpgid(process.pid) == pgid and process.status() != psutil.STATUS_ZOMBIE:
+                members.append(process.pid)
+    return members
 
 
 def text_of_message(message: UserMessage) -> str:
@@ -234,14 +248,15 @@ async def test_the_outer_abort_stops_everything_and_publishes_inner_results_firs
     program = (
         "import asyncio\n"
         "await asyncio.gather(\n"
-        "    tools.bash({'command': 'echo $$ > pid; exec sleep 30', 'description': 'wait'}),\n"
+        "    tools.bash({'command': 'sleep 30 & echo $$ > pid; wait', 'description': 'wait'}),\n"
         "    tools.read({'file_path': 'notes.txt'}),\n"
         ")\n"
         "await tools.nap({'ms': 1})\n"
     )
     running = asyncio.ensure_future(lab.run(program, signal=caller.signal))
-    await until(lambda: bool(pids(project / "pid")))
-    sleeper = pids(project / "pid")[0]
+    await until(lambda: bool(pids(project / "pid")), within_s=30)
+    group = pids(project / "pid")[0]  # bash leads the group; its `sleep 30` is in it
+    assert len(group_members(group)) == 2
 
     caller.abort()
     result = await running
@@ -253,7 +268,7 @@ async def test_the_outer_abort_stops_everything_and_publishes_inner_results_firs
     ]
     assert [e.call_id for e, _ in lab.results][-1] == "rc"
     assert pre_execute_after_abort == []
-    assert not alive(sleeper)
+    assert group_members(group) == []
     assert [alive(pid) for pid in lab.worker_pids] == [False]
 
 
@@ -404,3 +419,20 @@ async def test_contexts_and_conclude_turn_of_inner_calls_reach_the_run_code_resu
     assert text_of(result) == "noted"
     assert [text_of_message(m) for m in result.additional_contexts] == ["remember this"]
     assert result.concludes_turn  # type: ignore[union-attr]
+
+
+async def test_without_exception_attributes_the_tool_name_is_the_message_prefix(
+    make_lab: MakeLab,
+) -> None:
+    # Monty 1.4 has no class inheritance and refuses attributes on exception instances, so
+    # `ToolCallError` is `RuntimeError` and `toolName` is spelled as the message's prefix.
+    lab = await make_lab()
+
+    result = await lab.run(
+        "try:\n"
+        "    await tools['nap']({'ms': 'soon'})\n"
+        "except ToolCallError as e:\n"
+        "    return [str(e).split(': ', 1)[0], list(e.args) == [str(e)], hasattr(e, 'toolName')]"
+    )
+
+    assert result.value == {"logs": [], "result": ["nap", True, False]}

@@ -13,7 +13,8 @@ repair. A healthy log returns `[]`. Defect codes:
     OPEN_TURN         the last turn has no turn/end (a crash; load closes it)
     NESTED_TURN       turn/start while another turn is open
     DUPLICATE_CALL    two tool/call events with one call id
-    MISSING_RESULT    a tool/call, or a tool call the model requested, without a tool/result
+    MISSING_RESULT    a tool/call, or a tool call the model requested, without a tool/result;
+                      a Code Mode tool/code-dispatch-start without its tool/code-dispatch
     DUPLICATE_RESULT  more than one tool/result for one call id
     ORPHAN_RESULT     a tool/result answering no recorded or requested call
     INVALID_EVENT     a core event without its required fields
@@ -90,6 +91,7 @@ def _structure(events: Sequence[SessionEvent]) -> list[Defect]:
     calls: dict[str, SessionEvent] = {}
     requested: dict[str, SessionEvent] = {}  # call id -> the assistant/message that asked
     results: dict[str, list[SessionEvent]] = {}
+    sub_calls: dict[str, SessionEvent] = {}  # Code Mode sub-calls started, not yet settled
     open_turn: SessionEvent | None = None
     for event in events:
         data = event.data
@@ -143,6 +145,10 @@ def _structure(events: Sequence[SessionEvent]) -> list[Defect]:
                     )
                 else:
                     results.setdefault(answer, []).append(event)
+            case ev.CODE_DISPATCH_START:
+                sub_calls[str(data.get("sub_call_id"))] = event
+            case ev.CODE_DISPATCH:
+                sub_calls.pop(str(data.get("sub_call_id")), None)
     if open_turn is not None:
         defects.append(
             Defect(
@@ -162,6 +168,15 @@ def _structure(events: Sequence[SessionEvent]) -> list[Defect]:
                     seq=call.seq,
                 )
             )
+    for sub_call_id, start in sub_calls.items():
+        defects.append(
+            Defect(
+                "MISSING_RESULT",
+                f'Code Mode sub-call "{sub_call_id}" ({start.data.get("name")}, seq {start.seq})'
+                f' of "{start.data.get("parent_call_id")}" has no tool/code-dispatch',
+                seq=start.seq,
+            )
+        )
     for call_id, asked in requested.items():
         if call_id not in results and call_id not in calls:
             defects.append(

@@ -95,8 +95,11 @@ LLM_RETRY_STARTED: Final = "llm/retry-started"
 SURFACE_TYPES: Final = frozenset({USER_MESSAGE, ASSISTANT_MESSAGE, TOOL_RESULT})
 """Events whose message is part of the model history (`surface_op` is mandatory on them)."""
 
-DURABLE_TYPES: Final = frozenset({TOOL_CALL, TOOL_RESULT, TURN_END})
-"""Events fsynced before `append` returns (others are written, not synced)."""
+DURABLE_TYPES: Final = frozenset(
+    {TOOL_CALL, TOOL_RESULT, CODE_DISPATCH_START, CODE_DISPATCH, TURN_END}
+)
+"""Events fsynced before `append` returns (others are written, not synced): a call's start and
+its result, a Code Mode sub-call's alike, and the end of a turn."""
 
 
 class SessionError(HarnessError):

@@ -1,8 +1,9 @@
 """`SessionLog`: the single writer of one append-only JSONL session file.
 
 Owns: appending events (contiguous `seq`, lossless JSON, one `os.write` per line on an
-`O_APPEND` descriptor), durability (`tool/call`, `tool/result` and `turn/end` are fsynced before
-`append` returns; other events are written to the OS and synced by the next durable one), lazy
+`O_APPEND` descriptor), durability (`tool/call`, `tool/result`, Code Mode's
+`tool/code-dispatch-start` and `tool/code-dispatch`, and `turn/end` are fsynced before `append`
+returns; other events are written to the OS and synced by the next durable one), lazy
 materialisation (nothing on disk until the first append; then header + first line are written to
 a temp file, fsynced and published with a hard link, and the directory is fsynced), the
 call/result invariant at append time (a second `tool/result` for one call is refused), and the
@@ -161,6 +162,12 @@ class RepairReport:
             if kept
             else ""
         )
+        children = sum(1 for e in self.synthesized if e.type == ev.CODE_DISPATCH)
+        if children:
+            lines.append(
+                f"gave {children} open Code Mode sub-call{'s' if children > 1 else ''} the"
+                f" outcome {TOOL_OUTCOME_UNKNOWN}"
+            )
         if self.closed_turn is not None:
             lines.append(f"closed interrupted turn {self.closed_turn}{with_results}")
         elif results:  # a turn closed without them (a writer that could not record them)

@@ -28,6 +28,14 @@ and — a tether decision beyond the spec, which publishes nothing for it — st
 result, `ABORTED_BEFORE_DISPATCH`, created with the aborted run signal so that no policy stage or
 body runs; one in flight gets the abort through its own per-call signal, is awaited, and its
 answer is discarded (`... result discarded`).
+
+Log. With an owning agent whose session log takes appends (`agent.session.append`), each start
+appends `tool/code-dispatch-start` and each commit `tool/code-dispatch` (children of the
+`run_code` call: `parent_call_id`), both durable. The committed content first goes through the
+`tools/code-dispatch-log` waterfall (`tether.tools.code_dispatch`; the spill policy bounds big
+texts there); the binding is answered before that, and a commit waits only while more than
+`max_parallel` appends are pending. Appends keep commit order, and settlement awaits them all, so
+every child event is in the log before `run_code`'s own result.
 """
 
 from __future__ import annotations
@@ -35,17 +43,24 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
 
 from ...core.errors import error_message
 from ...core.json import JsonValue, NotLosslessJson, snapshot
 from ...core.signals import AbortController, AbortSignal
+from ...tools.code_dispatch import (
+    CODE_DISPATCH_LOG,
+    CodeDispatchLog,
+    ListenerSource,
+    logged_content,
+)
 from ...tools.execution import Call, ToolExecutionInput, ToolRunContext
 from ...tools.pipeline import Dispatched
 from ...tools.registry import RUN_CODE, ToolRuntime
 from ...tools.results import (
+    ContentBlock,
     ToolExecutionResult,
     aborted_before_dispatch_result,
     failure_from,
@@ -109,6 +124,7 @@ class DispatchBridge:
         *,
         names: tuple[str, ...],
         max_parallel: int,
+        events: ListenerSource | None = None,
     ) -> None:
         if isinstance(max_parallel, bool) or not isinstance(max_parallel, int) or max_parallel < 1:
             raise ValueError("max_parallel_calls must be a positive integer")
@@ -129,6 +145,8 @@ class DispatchBridge:
         self._poked = False
         self._driver: asyncio.Task[None] | None = None
         self._session = _session_of(exec.agent)
+        self._events = events
+        self._logging: deque[asyncio.Task[None]] = deque()  # shaping or appending, in order
 
     @property
     def signal(self) -> AbortSignal:
@@ -236,6 +254,7 @@ class DispatchBridge:
             await self._start_ready()
             await self._commit_ready()
             if self._closing and not self._queue and not self._started:
+                await self._drain_logs(0)
                 return
             if self._poked or self._startable():
                 self._poked = False
@@ -359,6 +378,7 @@ class DispatchBridge:
             if sub.exclusive:
                 self._exclusive_open = False
             self._commit(sub, final)
+            await self._drain_logs(self._max_parallel)
 
     def _commit(self, sub: _Sub, final: ToolExecutionResult) -> None:
         exec = self._exec
@@ -379,17 +399,72 @@ class DispatchBridge:
                 answer.set_exception(BindingRejected(final.error.message))
             else:
                 answer.set_result(final.value)
-        self._append_event(
-            CODE_DISPATCH,
-            {
-                "root_call_id": exec.root_call_id,
-                "parent_call_id": exec.call_id,
-                "sub_call_id": sub.input.call_id,
-                "name": sub.name,
-                "arguments": snapshot(sub.input.arguments),
-                **final.to_json(),
-            },
+        self._log_dispatch(sub, final)
+
+    # -- the durable log -----------------------------------------------------------------------
+
+    def _log_dispatch(self, sub: _Sub, final: ToolExecutionResult) -> None:
+        """Append `tool/code-dispatch` for a committed sub-call, its content first shaped by the
+        `tools/code-dispatch-log` waterfall. Without listeners (and nothing pending) the event is
+        appended at once; otherwise a task shapes it and appends it after the ones before it, so
+        the log keeps commit order."""
+        if self._session is None:
+            return
+        exec = self._exec
+        arguments = snapshot(sub.input.arguments)
+        data: dict[str, JsonValue] = {
+            "root_call_id": exec.root_call_id,
+            "parent_call_id": exec.call_id,
+            "sub_call_id": sub.input.call_id,
+            "name": sub.name,
+            "arguments": arguments,
+            **final.to_json(),
+        }
+        events = self._events
+        if events is None or not (self._logging or events.listeners(CODE_DISPATCH_LOG.name)):
+            self._append_event(CODE_DISPATCH, data)
+            return
+        record = CodeDispatchLog(
+            root_call_id=exec.root_call_id,
+            parent_call_id=exec.call_id,
+            sub_call_id=sub.input.call_id,
+            name=sub.name,
+            arguments=arguments,
+            is_error=final.is_error,
+            content=final.content,
+            agent=exec.agent,
         )
+        before = self._logging[-1] if self._logging else None
+        task = self._loop.create_task(
+            self._shape_and_append(events, record, data, before),
+            name=f"log {sub.input.call_id}",
+        )
+        self._logging.append(task)
+
+    async def _shape_and_append(
+        self,
+        events: ListenerSource,
+        record: CodeDispatchLog,
+        data: dict[str, JsonValue],
+        before: asyncio.Task[None] | None,
+    ) -> None:
+        content: Sequence[ContentBlock] = await logged_content(events, record)
+        if before is not None:
+            await asyncio.wait([before])
+        if content is not record.content:
+            data["content"] = snapshot(list(content))
+        self._append_event(CODE_DISPATCH, data)
+
+    async def _drain_logs(self, keep: int) -> None:
+        """Wait until at most `keep` log appends are pending (backpressure; 0 at settlement)."""
+        pending = self._logging
+        while pending and (len(pending) > keep or pending[0].done()):
+            first = pending[0]
+            if not first.done():
+                await asyncio.wait([first])
+            pending.popleft()
+            if not first.cancelled() and (error := first.exception()) is not None:
+                _log.warning("run_code: could not log a sub-call: %s", error_message(error))
 
     def _log_start(self, sub: _Sub) -> None:
         self._append_event(

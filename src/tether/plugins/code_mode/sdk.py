@@ -59,8 +59,9 @@ SDK_INSTRUCTIONS: Final = (
     " be lossless JSON.\n"
     "- A FAILED tool call raises `ToolCallError` (in this sandbox the built-in "
     "`RuntimeError`), whose message starts with the failed tool's name and a colon (`\"bash: "
-    '..."`) and is otherwise human-readable — wrap in `try/except ToolCallError` to handle '
-    "and continue.\n"
+    '..."`; there is no `toolName` attribute here: `str(e).split(": ", 1)[0]` is the name) '
+    "and is otherwise human-readable — wrap in `try/except ToolCallError` to handle and "
+    "continue.\n"
     "- Independent read-only calls MAY overlap under `asyncio.gather` (safe calls run "
     "concurrently; mutating calls run alone, in submission order). Sequence dependent work "
     "with `await`.\n"

@@ -133,6 +133,7 @@ def run_code_tool(
             exec,
             names=tuple(tools.names(exec.agent)),
             max_parallel=max_parallel_calls,
+            events=ctx,
         )
         try:
             outcome = await runtime.run(
