@@ -24,6 +24,7 @@ from temporalio.client import (
     Client,
     WorkflowExecutionStatus,
     WorkflowHandle,
+    WorkflowQueryFailedError,
     WorkflowUpdateFailedError,
 )
 from temporalio.service import RPCError, RPCStatusCode
@@ -119,17 +120,24 @@ class Attached:
             with contextlib.suppress(RuntimeError):
                 loop.remove_signal_handler(os_signal.SIGINT)
             for task in (running, watcher):
-                if task is not None and not task.done():
-                    task.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await task
+                if task is None:
+                    continue
+                task.cancel()
+                await asyncio.wait({task})
+                if not task.cancelled():
+                    task.exception()  # retrieved: `running`'s was raised above if it matters
         await project(self.client, self.handle.id, self.log, through=result.log_size)
         return result
 
     async def _watch(self, on_ask: AskHandler) -> None:
+        """Polls the `approvals` query (a query that fails is asked again next time)."""
         seen: set[str] = set()
         while True:
-            for ask in await pending_approvals(self.handle):
+            try:
+                asks = await pending_approvals(self.handle)
+            except (RPCError, WorkflowQueryFailedError):
+                asks = []
+            for ask in asks:
                 if ask.call_id not in seen:
                     seen.add(ask.call_id)
                     await on_ask(self, ask)
