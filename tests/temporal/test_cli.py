@@ -1,6 +1,8 @@
-"""`tether temporal run` as a real subprocess against the dev server and the shared worker: the
-answer on stdout, the session projected so `tether sessions show/check` work, and Ctrl-C
-(SIGINT) sends the abort signal and waits for the turn's balanced end."""
+"""`tether run --temporal` and `tether chat --temporal` as real subprocesses against the dev
+server and the shared worker: the answer on stdout, the session projected so `tether sessions
+show/check` work, Ctrl-C (SIGINT) sends the abort signal and waits for the turn's balanced end,
+`--resume` attaches to a running session workflow — across a continue-as-new too — and refuses
+one that has none. `tether temporal run|chat ADDRESS` are the same commands."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tether.agent.session import SessionStore
 from tether.testing.scripted_model import text_reply, tool_calls_reply
 
 from .conftest import TETHER, Cluster, WorkerProcess, eventually
@@ -24,15 +27,17 @@ def bash(call_id: str, command: str) -> tuple[str, str, str]:
     return (call_id, "bash", json.dumps({"command": command, "description": "test"}))
 
 
-def tether(cluster: Cluster, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def tether(
+    cluster: Cluster, cwd: Path, *args: str, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(TETHER), *args],
         cwd=cwd,
         env=cluster.env(cwd),
+        input=stdin,
         capture_output=True,
         text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
+        timeout=90,
         check=False,
     )
 
@@ -43,13 +48,12 @@ def session_id(stderr: str) -> str:
     return match.group(1)
 
 
-def test_temporal_run_prints_the_answer_and_the_projected_session_checks_clean(
+def test_run_on_temporal_prints_the_answer_and_the_projected_session_checks_clean(
     cluster: Cluster, main_worker: WorkerProcess, tmp_path: Path
 ) -> None:
     cluster.model.push(tool_calls_reply(bash("c1", "echo cli")), text_reply("It said cli."))
-    done = tether(
-        cluster, tmp_path, "temporal", "run", cluster.address, "say cli", "--task-queue", "main"
-    )
+    args = ("run", "--temporal", cluster.address, "say cli", "--task-queue", "main")
+    done = tether(cluster, tmp_path, *args)
     assert (done.returncode, done.stdout) == (0, "It said cli.\n"), done.stderr
     sid = session_id(done.stderr)
     check = tether(cluster, tmp_path, "sessions", "check", sid)
@@ -59,15 +63,24 @@ def test_temporal_run_prints_the_answer_and_the_projected_session_checks_clean(
     assert "It said cli." in show.stdout
 
 
-async def test_ctrl_c_in_temporal_run_aborts_the_turn_and_exits_130_with_the_outcomes_projected(
+def test_tether_temporal_run_address_is_the_same_command(
+    cluster: Cluster, main_worker: WorkerProcess, tmp_path: Path
+) -> None:
+    cluster.model.push(text_reply("Same command."))
+    args = ("temporal", "run", cluster.address, "hello", "--task-queue", "main")
+    done = tether(cluster, tmp_path, *args)
+    assert (done.returncode, done.stdout) == (0, "Same command.\n"), done.stderr
+
+
+async def test_ctrl_c_in_run_on_temporal_aborts_the_turn_and_exits_130_with_the_outcomes_projected(
     cluster: Cluster, main_worker: WorkerProcess, tmp_path: Path
 ) -> None:
     cluster.model.push(tool_calls_reply(bash("nap", "echo $$ > cli-nap.txt; sleep 30")))
     marker = main_worker.workspace / "cli-nap.txt"
     process = await asyncio.create_subprocess_exec(
         str(TETHER),
-        "temporal",
         "run",
+        "--temporal",
         cluster.address,
         "nap",
         "--task-queue",
@@ -92,22 +105,47 @@ async def test_ctrl_c_in_temporal_run_aborts_the_turn_and_exits_130_with_the_out
     assert tether(cluster, tmp_path, "sessions", "check", sid).returncode == 0
 
 
-def test_temporal_chat_runs_a_turn_per_line_and_quits_on_exit(
+def test_chat_on_temporal_runs_a_turn_per_line_and_quits_on_exit(
     cluster: Cluster, main_worker: WorkerProcess, tmp_path: Path
 ) -> None:
     cluster.model.push(text_reply("first answer"), text_reply("second answer"))
-    done = subprocess.run(
-        [str(TETHER), "temporal", "chat", cluster.address, "--task-queue", "main"],
-        cwd=tmp_path,
-        env=cluster.env(tmp_path),
-        input="hello\nagain\n/exit\n",
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    args = ("chat", "--temporal", cluster.address, "--task-queue", "main")
+    done = tether(cluster, tmp_path, *args, stdin="hello\nagain\n/exit\n")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "› first answer\n› second answer\n› "
-    sid = re.search(r"session (\S+) ·", done.stderr)
-    assert sid is not None
-    assert tether(cluster, tmp_path, "sessions", "check", sid.group(1)).returncode == 0
+    assert tether(cluster, tmp_path, "sessions", "check", session_id(done.stderr)).returncode == 0
+
+
+def test_resume_attaches_to_the_session_across_a_continue_as_new_and_keeps_one_log(
+    cluster: Cluster, main_worker: WorkerProcess, tmp_path: Path
+) -> None:
+    cluster.model.push(text_reply("one"), text_reply("two"), text_reply("three"))
+    base = ("run", "--temporal", cluster.address, "--task-queue", "main")
+    first = tether(cluster, tmp_path, *base, "turn one", "--turns-per-run", "1")
+    assert (first.returncode, first.stdout) == (0, "one\n"), first.stderr
+    sid = session_id(first.stderr)
+    for prompt, answer in (("turn two", "two\n"), ("turn three", "three\n")):
+        done = tether(cluster, tmp_path, *base, prompt, "--resume", sid)
+        assert (done.returncode, done.stdout) == (0, answer), done.stderr
+    assert tether(cluster, tmp_path, "sessions", "check", sid).returncode == 0
+    events = SessionStore(cluster.root / "home" / "sessions").load(sid).events
+    ends = [e.data["turn"] for e in events if e.type == "turn/end"]
+    prompts = [
+        e.data["content"][0]["text"]
+        for e in events
+        if e.type == "user/message" and e.data["source"] == {"kind": "user"}
+    ]
+    assert (ends, prompts) == ([1, 2, 3], ["turn one", "turn two", "turn three"])
+    assert [e.seq for e in events] == list(range(len(events)))
+
+
+def test_resume_of_a_session_without_a_running_workflow_is_refused(
+    cluster: Cluster, main_worker: WorkerProcess, tmp_path: Path
+) -> None:
+    args = ("run", "--temporal", cluster.address, "hi", "--resume", "no-such-session")
+    done = tether(cluster, tmp_path, *args)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"tether: session no-such-session cannot be resumed on {cluster.address}: no workflow; "
+        "start a new session (without --resume)\n"
+    )

@@ -1,8 +1,10 @@
 """Recorded session-workflow histories replay through today's workflow code (Temporal's
 `Replayer`): a change that would make a running session nondeterministic fails here. The
 histories were recorded from the dev-server tests (TETHER_RECORD_HISTORIES=1): a completed turn
-with parallel reads and a bash call, a turn aborted mid-`bash sleep` with a queued sibling, and
-a turn whose worker was killed mid-tool followed by a second turn. No server is needed."""
+with parallel reads and a bash call, a turn aborted mid-`bash sleep` with a queued sibling, a
+turn whose worker was killed mid-tool followed by a second turn, a call approved from another
+client and one aborted while it waited for approval, and the first run of a session that
+continued as new. No server is needed."""
 
 from __future__ import annotations
 
@@ -19,7 +21,14 @@ from tether.temporal.worker import workflow_runner
 from tether.temporal.workflow import SessionWorkflow
 
 HISTORIES = Path(__file__).parent / "histories"
-NAMES = ("aborted-turn", "completed-turn", "worker-killed")
+NAMES = (
+    "aborted-turn",
+    "approval-aborted",
+    "approval-allowed",
+    "completed-turn",
+    "continued-as-new",
+    "worker-killed",
+)
 
 
 @pytest.mark.parametrize("name", NAMES)

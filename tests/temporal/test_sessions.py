@@ -137,7 +137,7 @@ async def test_a_turn_with_parallel_reads_and_a_bash_call_projects_like_a_local_
     (main_worker.workspace / "a.txt").write_text("alpha\n")
     (main_worker.workspace / "b.txt").write_text("beta\n")
     cluster.model.push(*TURN_SCRIPT)
-    _, handle = await open_session(cluster)
+    client, handle = await open_session(cluster)
     result = await sessions.run_turn(handle, "read a and b, then run bash")
     assert (result.reason, result.text) == (
         {"kind": "completed"},
@@ -146,7 +146,7 @@ async def test_a_turn_with_parallel_reads_and_a_bash_call_projects_like_a_local_
 
     store = SessionStore(tmp_path / "sessions")
     with store.create(session_id="projected", cwd=main_worker.workspace) as log:
-        append_entries(log, await sessions.log_entries(handle))
+        append_entries(log, await sessions.log_entries(client, handle.id))
     assert store.check("projected") == []
     projected = [(e.type, dict(e.data)) for e in store.load("projected").events]
 
@@ -189,7 +189,7 @@ async def test_an_abort_mid_bash_sleep_is_aborted_with_the_group_gone_and_the_si
             bash("queued", "touch abort-sibling-ran.txt"),
         )
     )
-    _, handle = await open_session(cluster)
+    client, handle = await open_session(cluster)
     turn = asyncio.create_task(sessions.run_turn(handle, "run the long job"))
     pgid_file = ws / "abort-pgid.txt"
     await eventually(
@@ -202,7 +202,7 @@ async def test_an_abort_mid_bash_sleep_is_aborted_with_the_group_gone_and_the_si
     result: TurnResult = await asyncio.wait_for(turn, 30)
     # the workflow recorded the result, and returned the Update, only after the group was gone
     assert live_members(pgid) == []
-    entries = await sessions.log_entries(handle)
+    entries = await sessions.log_entries(client, handle.id)
     assert result.reason == {"kind": "aborted", "reason": {"kind": "user"}}
     assert results(entries) == {"long": "ABORTED", "queued": "ABORTED_BEFORE_DISPATCH"}
     assert not (ws / "abort-sibling-ran.txt").exists()
@@ -218,13 +218,13 @@ async def test_an_abort_before_the_model_answers_ends_the_turn_aborted_with_no_t
     from tether.testing.scripted_model import hang, reply, text
 
     cluster.model.push(reply(text("thinking"), hang()))
-    _, handle = await open_session(cluster)
+    client, handle = await open_session(cluster)
     turn = asyncio.create_task(sessions.run_turn(handle, "think"))
     await eventually(lambda: cluster.model.remaining == 0, timeout_s=30, what="the model call")
     await asyncio.sleep(0.2)
     await sessions.abort_turn(handle, "user")
     result = await asyncio.wait_for(turn, 30)
-    entries = await sessions.log_entries(handle)
+    entries = await sessions.log_entries(client, handle.id)
     assert result.reason == {"kind": "aborted", "reason": {"kind": "user"}}
     assert [e.type for e in entries if e.type.startswith("tool/")] == []
 
@@ -256,7 +256,7 @@ async def test_a_worker_killed_mid_tool_is_one_outcome_unknown_and_the_next_turn
         text_reply("Second turn, still here."),
     )
     marker = cluster.root / "kill-marker.txt"
-    _, handle = await open_session(cluster, "kill", heartbeat_timeout_s=heartbeat_timeout_s)
+    client, handle = await open_session(cluster, "kill", heartbeat_timeout_s=heartbeat_timeout_s)
     turn = asyncio.create_task(sessions.run_turn(handle, "run the doomed job"))
     await eventually(
         lambda: marker.exists() and marker.read_text().strip(),
@@ -269,7 +269,7 @@ async def test_a_worker_killed_mid_tool_is_one_outcome_unknown_and_the_next_turn
         killed_at = time.time()
         victim.process.kill()
         first = await asyncio.wait_for(turn, 45)
-        entries = await sessions.log_entries(handle)
+        entries = await sessions.log_entries(client, handle.id)
         assert results(entries) == {"doomed": "TOOL_OUTCOME_UNKNOWN"}
         assert first.reason == {"kind": "completed"}
         history = await handle.fetch_history()
@@ -309,10 +309,10 @@ async def test_a_tool_routed_to_queue_repo_a_runs_on_that_workers_workspace_only
         tool_calls_reply(bash("where", "pwd; touch routed.txt")),
         text_reply("done"),
     )
-    _, handle = await open_session(cluster, "main", tool_task_queue="repo-a")
+    client, handle = await open_session(cluster, "main", tool_task_queue="repo-a")
     result = await sessions.run_turn(handle, "where are you?")
     assert result.reason == {"kind": "completed"}
-    entries = await sessions.log_entries(handle)
+    entries = await sessions.log_entries(client, handle.id)
     assert text_of(entries, "where").strip() == str(repo_a.workspace.resolve())
     assert (repo_a.workspace / "routed.txt").exists()
     assert not (main_worker.workspace / "routed.txt").exists()
@@ -359,7 +359,7 @@ async def test_a_slow_web_fetch_ends_tool_timeout_through_the_activity(
         tool_calls_reply(("fetch", "web_fetch", json.dumps({"url": url}))),
         text_reply("It timed out."),
     )
-    _, handle = await open_session(cluster)
+    client, handle = await open_session(cluster)
     result = await sessions.run_turn(handle, "fetch it")
     assert result.reason == {"kind": "completed"}
-    assert results(await sessions.log_entries(handle)) == {"fetch": "TOOL_TIMEOUT"}
+    assert results(await sessions.log_entries(client, handle.id)) == {"fetch": "TOOL_TIMEOUT"}

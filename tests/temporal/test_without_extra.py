@@ -6,20 +6,35 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 SCRIPT = """
 import sys
 sys.modules["temporalio"] = None  # what an environment without the extra looks like
 import tether, tether.temporal, tether.temporal.outcomes, tether.temporal.payloads
 from tether.cli.app import main
-sys.exit(main(["worker", "--address", "127.0.0.1:1"]))
+sys.exit(main(sys.argv[1:]))
 """
+MISSING = "tether: the Temporal integration needs the extra: pip install 'tether[temporal]'\n"
 
 
-def test_tether_imports_without_temporalio_and_the_worker_command_names_the_extra() -> None:
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("worker", "--address", "127.0.0.1:1"),
+        ("run", "--temporal", "127.0.0.1:1", "a task"),
+        ("chat", "--temporal", "127.0.0.1:1"),
+    ],
+    ids=["worker", "run", "chat"],
+)
+def test_tether_imports_without_temporalio_and_the_temporal_commands_name_the_extra(
+    argv: tuple[str, ...],
+) -> None:
     done = subprocess.run(
-        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=60, check=False
+        [sys.executable, "-c", SCRIPT, *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
-    assert (done.returncode, done.stderr) == (
-        2,
-        "tether: the Temporal integration needs the extra: pip install 'tether[temporal]'\n",
-    )
+    assert (done.returncode, done.stderr) == (2, MISSING)

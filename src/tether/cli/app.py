@@ -6,6 +6,8 @@ escape instead of raising mid-print and losing the result. Each command lives in
 `tether.cli.commands` and is registered by import path, so a run imports only the command it
 runs — not the agent loop, the model client or the plugins for `tether tools list`, nothing of
 them for `--help`.
+A few flags route a command to another implementation (`ROUTES`: `tether run --temporal ADDRESS`
+runs the turn as a durable session on Temporal), decided from the arguments before parsing.
 `tether`, `tether --help` / `-h` and `tether --version` / `-V` are answered from the table below
 without importing cyclopts or rich at all (issue 12 §3: help in well under 0.2 s;
 `bench/startup.py`, tests/cli/test_startup.py).
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
 
     app: cyclopts.App  # built on first use by `__getattr__`
 
-__all__ = ["COMMANDS", "HELP", "app", "main", "run"]
+__all__ = ["COMMANDS", "HELP", "ROUTES", "app", "main", "run"]
 
 HELP: Final = "tether: an agent harness whose tool runtime gets cancellation right."
 
@@ -34,12 +36,16 @@ _RUN_HELP: Final = (
     "Answer one task, print the final answer, and exit (0 iff the turn completed).\n\n"
     "Nobody is asked: a call the permission rules would ask about is refused (the model is "
     "told why and may try something else) unless --allow or --yolo permits it. On a terminal "
-    "the answer streams; piped, stdout gets only the answer and progress goes to stderr."
+    "the answer streams; piped, stdout gets only the answer and progress goes to stderr.\n\n"
+    "With --temporal ADDRESS the turn runs as a durable session on Temporal "
+    "(`tether run --temporal ADDRESS --help`; docs/temporal.md)."
 )
 _CHAT_HELP: Final = (
     "Talk to the agent. Ctrl-C aborts the running turn; twice quits; /exit quits.\n\n"
     "Tool calls the permission rules ask about are shown with their arguments and wait for an "
-    "answer: y (allow once), a (always allow the shown rule this session) or n (reject)."
+    "answer: y (allow once), a (always allow the shown rule this session) or n (reject).\n\n"
+    "With --temporal ADDRESS the session is a durable one on Temporal "
+    "(`tether chat --temporal ADDRESS --help`; docs/temporal.md)."
 )
 
 COMMANDS: Final[tuple[tuple[str, str, str], ...]] = (
@@ -66,10 +72,16 @@ COMMANDS: Final[tuple[tuple[str, str, str], ...]] = (
 )
 """(name, import path, help) of every command, in help order."""
 
+ROUTES: Final[tuple[tuple[str, str, str], ...]] = (
+    ("run", "--temporal", "tether.cli.commands.temporal:run_on_temporal"),
+    ("chat", "--temporal", "tether.cli.commands.temporal:chat_on_temporal"),
+)
+"""(command, flag, import path): given the flag, the command runs the import path instead."""
+
 _app: cyclopts.App | None = None
 
 
-def _build() -> cyclopts.App:
+def _build(routed: dict[str, str] | None = None) -> cyclopts.App:
     import cyclopts
 
     built = cyclopts.App(
@@ -79,8 +91,22 @@ def _build() -> cyclopts.App:
         help_format="plaintext",  # the markdown renderer (rich.markdown) costs ~100 ms to import
     )
     for name, path, text in COMMANDS:
-        built.command(path, name=name, help=text)
+        if routed is not None and name in routed:
+            built.command(routed[name], name=name)  # its own docstring is its help
+        else:
+            built.command(path, name=name, help=text)
     return built
+
+
+def _routed(args: Sequence[str]) -> dict[str, str] | None:
+    """The `ROUTES` row the arguments select, as {command: import path}; None for none."""
+    if not args:
+        return None
+    options = args[1 : args.index("--")] if "--" in args else args[1:]
+    for name, flag, path in ROUTES:
+        if args[0] == name and any(a == flag or a.startswith(flag + "=") for a in options):
+            return {name: path}
+    return None
 
 
 def __getattr__(name: str) -> object:
@@ -139,7 +165,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return quick
     import cyclopts
 
-    application = __getattr__("app")
+    routed = _routed(args)
+    application = __getattr__("app") if routed is None else _build(routed)
     assert isinstance(application, cyclopts.App)
     try:
         result = application(
@@ -168,4 +195,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run() -> None:
     """Console-script entry point."""
-    raise SystemExit(main())
+    code = main()
+    if "temporalio.bridge.temporal_sdk_bridge" in sys.modules:
+        _exit_before_finalization(code)
+    raise SystemExit(code)
+
+
+def _exit_before_finalization(code: int) -> None:
+    """End the process without interpreter finalization, once the output is flushed: the threads
+    of temporalio's Rust core can abort CPython while it finalizes ("PyGILState_Release: thread
+    state must be current", temporalio/sdk-python#300). Every command has closed what it opened
+    by now."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)

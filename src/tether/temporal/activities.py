@@ -1,5 +1,7 @@
-"""The session workflow's activities: `llm_step` (one model call) and `tool_call` (one
-`ctx.tools.execute`), run on a worker that mounts a full tether `Context` from its `tether.yml`.
+"""The session workflow's activities, run on a worker that mounts a full tether `Context` from
+its `tether.yml`: `llm_step` (one model call), `tool_call` (one call through the tool pipeline;
+it prepares the call and, unless a human must be asked, dispatches it) and `tool_dispatch` (a
+call a human answered; see `tether.temporal.approvals`).
 
 Owns: how an activity keeps tether's cancellation contract under Temporal. Every activity
 heartbeats from a task beside its body (so a long, silent tool is still cancellable and a dead
@@ -22,6 +24,7 @@ import json
 import os
 import socket
 from collections.abc import Coroutine
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TypeVar, cast
@@ -44,22 +47,25 @@ from ..core.errors import error_message
 from ..core.json import FrozenDict, snapshot
 from ..core.signals import AbortController, AbortError, AbortSignal
 from ..kernel import Context
-from ..plugins.approval import ApprovalAnswer, ApprovalQuestion
+from ..plugins.approval import ApprovalQuestion
 from ..tools.execution import ToolExecutionInput
 from ..tools.registry import ToolRuntime, ToolsView
-from ..tools.results import ToolExecutionResult, ToolFailure
+from ..tools.results import ToolExecutionResult, ToolFailure, aborted_before_dispatch_result
+from .approvals import DeferredApprovals, PolicyScope
 from .payloads import (
     LLM_STEP,
     TOOL_CALL,
+    TOOL_DISPATCH,
     ApprovalAsk,
     LlmStepInput,
     LlmStepOutput,
     PlannedCall,
     ToolCallInput,
     ToolCallOutput,
+    ToolDispatchInput,
 )
 
-__all__ = ["DEFAULT_SPILL_BYTES", "TetherActivities", "WorkerAgent", "WorkflowPrompter", "plain"]
+__all__ = ["DEFAULT_SPILL_BYTES", "TetherActivities", "WorkerAgent", "plain"]
 
 DEFAULT_SPILL_BYTES: Final = 512 * 1024
 """Results whose JSON is larger are spilled (Temporal's payload limit is 2 MB, and every result
@@ -113,12 +119,29 @@ class TetherActivities:
         self.spill_dir = spill_dir
         self.spill_bytes = spill_bytes
         self.heartbeat_every_s = heartbeat_every_s
+        self.approvals = DeferredApprovals()
 
-    # -- tool calls ----------------------------------------------------------------------------
+    # -- tool calls ---------------------------------------------------------------------------
 
     @activity.defn(name=TOOL_CALL)
     async def tool_call(self, input: ToolCallInput) -> ToolCallOutput:
-        """One `ctx.tools.execute`; returns its published result, also after a Temporal cancel."""
+        """Prepare one call (pre-execute, approval, guards) and, when nobody has to be asked,
+        dispatch it in the same activity; returns its published result, also after a Temporal
+        cancel. An `Ask` on a `--approvals` worker ends it before dispatch instead: the output
+        carries the question (`ask`) and the workflow waits for a human's answer."""
+        return await self._run(input, self.approvals.deferring(input.call_id))
+
+    @activity.defn(name=TOOL_DISPATCH)
+    async def tool_dispatch(self, input: ToolDispatchInput) -> ToolCallOutput:
+        """Run a call a human answered (the workflow's `approve` Update) through the whole
+        pipeline again: the policy stage runs afresh, and if it still asks, the answer is the
+        human's — allowed, the body runs; rejected, the result is the pipeline's denial."""
+        scope = self.approvals.answering(input.call.call_id, input.decision, input.fingerprint)
+        return await self._run(input.call, scope)
+
+    async def _run(
+        self, input: ToolCallInput, scope: AbstractAsyncContextManager[PolicyScope]
+    ) -> ToolCallOutput:
         controller = AbortController()
         call = ToolExecutionInput(
             call_id=input.call_id,
@@ -127,10 +150,39 @@ class TetherActivities:
             signal=controller.signal,
             agent=WorkerAgent(self.cwd, input.session_id),
         )
-        result, cancelled = await _to_quiescence(
-            self.tools.execute(call), controller, self.heartbeat_every_s
+        outcome, cancelled = await _to_quiescence(
+            self._staged(call, scope), controller, self.heartbeat_every_s
         )
-        return self._output(input, result, cancelled)
+        if isinstance(outcome, ApprovalQuestion):
+            arguments = json.dumps(plain(outcome.arguments), ensure_ascii=False)
+            ask = ApprovalAsk(
+                outcome.call_id, outcome.tool_name, arguments, outcome.reason, outcome.fingerprint
+            )
+            return ToolCallOutput({}, None, cancelled=cancelled, worker=self.worker_name, ask=ask)
+        return self._output(input, outcome, cancelled)
+
+    async def _staged(
+        self, input: ToolExecutionInput, scope: AbstractAsyncContextManager[PolicyScope]
+    ) -> ToolExecutionResult | ApprovalQuestion:
+        """`ctx.tools.execute` in the step scheduler's stages, the policy stage inside `scope`;
+        a deferred ask ends the call before dispatch (its one result, published on the worker
+        only, is `ABORTED_BEFORE_DISPATCH`) and returns the question."""
+        async with scope as policy:
+            prepared = await self.tools.prepare(input)
+        call = prepared.call
+        if prepared.kind == "dispatch":
+            if policy.question is not None:
+                self.tools.finish(call, aborted_before_dispatch_result())
+                return policy.question
+            dispatched = await self.tools.dispatch(call)
+            result, needs_post = dispatched.result, dispatched.kind == "post-result"
+        elif prepared.result is not None:
+            result, needs_post = prepared.result, prepared.kind == "post-result"
+        else:
+            raise RuntimeError(f"the pipeline prepared {prepared.kind!r} without a result")
+        if needs_post:
+            return await self.tools.finalize(call, result)
+        return self.tools.finish(call, result)
 
     def _output(
         self, input: ToolCallInput, result: ToolExecutionResult, cancelled: bool
@@ -281,35 +333,6 @@ class TetherActivities:
         budget = None if definition is None else definition.timeout_ms
         mode = self.tools.execution_mode(probe)
         return PlannedCall(call_id, name, arguments, mode, None if budget is None else budget)
-
-
-class WorkflowPrompter:
-    """The approval service's prompter on a worker (`tether worker --approvals`): an `Ask` in a
-    `tool_call` activity is sent to the session workflow (`approval_asked`), and the activity —
-    still heartbeating, still cancellable — waits for the answer a human gives from any client
-    with the workflow's `approve` Update. An abort cancels the wait (`ABORTED_BEFORE_DISPATCH`:
-    the body never ran)."""
-
-    def __init__(self, poll_s: float = 0.2) -> None:
-        self.poll_s = poll_s
-
-    async def ask(self, question: ApprovalQuestion) -> ApprovalAnswer:
-        info = activity.info()
-        handle = activity.client().get_workflow_handle(
-            info.workflow_id or "", run_id=info.workflow_run_id
-        )
-        arguments = json.dumps(question.arguments, ensure_ascii=False)
-        ask = ApprovalAsk(
-            question.call_id, question.tool_name, arguments, question.reason, question.fingerprint
-        )
-        await handle.signal("approval_asked", ask)
-        while True:
-            answer: object = await handle.query("approval_answer", question.call_id)
-            if answer == "allow-once":
-                return "allow-once"
-            if answer == "reject":
-                return "reject"
-            await asyncio.sleep(self.poll_s)
 
 
 async def _heartbeat(every_s: float) -> None:

@@ -1,21 +1,27 @@
-"""Client-side helpers: start or attach to a session workflow, run a turn, abort it.
+"""Client-side helpers: start or attach to a session workflow, run a turn, abort it, read its
+log, answer its approvals.
 
 Owns how a client talks to `SessionWorkflow` (by name, so no worker code is imported): the
-workflow id (`tether-session-<session id>`), `run_turn` as an Update, `abort_turn` as a Signal.
+workflow id (`tether-session-<session id>`), `run_turn` as an Update, `abort_turn` as a Signal,
+the log as the `log_page` Query over every run of the workflow id (a session that continued as
+new keeps its earlier entries in the earlier runs). Handles carry no run id, so every call
+reaches the workflow's current run.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.exceptions import FailureError
 
 from .payloads import (
     SESSION_WORKFLOW,
     ApprovalAsk,
     ApprovalDecision,
     LogEntry,
+    LogPage,
     SessionSpec,
     TurnResult,
 )
@@ -26,6 +32,7 @@ __all__ = [
     "close_session",
     "log_entries",
     "pending_approvals",
+    "refusal",
     "run_turn",
     "start_session",
     "workflow_id",
@@ -64,10 +71,18 @@ async def close_session(handle: WorkflowHandle[Any, Any]) -> None:
     await handle.signal("close")
 
 
-async def log_entries(handle: WorkflowHandle[Any, Any], start: int = 0) -> list[LogEntry]:
-    """The session's log entries from `start` on (a Query)."""
-    entries: list[LogEntry] = await handle.query("log", start, result_type=list[LogEntry])
-    return entries
+async def log_entries(client: Client, workflow_id: str, start: int = 0) -> list[LogEntry]:
+    """The session's log entries from index `start` on, over all its runs (Queries; a run that
+    has ended is answered by a worker replaying its history)."""
+    return await _entries(client.get_workflow_handle(workflow_id), client, start)
+
+
+async def _entries(handle: WorkflowHandle[Any, Any], client: Client, start: int) -> list[LogEntry]:
+    page: LogPage = await handle.query("log_page", start, result_type=LogPage)
+    if start >= page.base or page.previous_run_id is None:
+        return page.entries
+    earlier = client.get_workflow_handle(handle.id, run_id=page.previous_run_id)
+    return [*(await _entries(earlier, client, start))[: page.base - start], *page.entries]
 
 
 async def pending_approvals(handle: WorkflowHandle[Any, Any]) -> list[ApprovalAsk]:
@@ -76,7 +91,15 @@ async def pending_approvals(handle: WorkflowHandle[Any, Any]) -> list[ApprovalAs
     return asks
 
 
-async def answer_approval(handle: WorkflowHandle[Any, Any], call_id: str, answer: str) -> None:
-    """Answer a waiting call, `allow-once` or `reject` (an Update; rejected when no such call
-    waits)."""
-    await handle.execute_update("approve", ApprovalDecision(call_id, answer))
+async def answer_approval(
+    handle: WorkflowHandle[Any, Any], call_id: str, answer: str, reason: str | None = None
+) -> None:
+    """Answer a waiting call, `allow-once` or `reject` (with an optional `reason` the model
+    reads). An Update: it fails (`WorkflowUpdateFailedError`) when no such call waits."""
+    await handle.execute_update("approve", ApprovalDecision(call_id, answer, reason))
+
+
+def refusal(error: WorkflowUpdateFailedError) -> str:
+    """What the workflow said when it refused an Update (its validator's message)."""
+    cause = error.cause
+    return cause.message if isinstance(cause, FailureError) else str(cause or error)

@@ -15,21 +15,26 @@ __all__ = [
     "LLM_STEP",
     "SESSION_WORKFLOW",
     "TOOL_CALL",
+    "TOOL_DISPATCH",
     "ApprovalAsk",
     "ApprovalDecision",
     "LlmStepInput",
     "LlmStepOutput",
     "LogEntry",
+    "LogPage",
     "PlannedCall",
     "SessionSpec",
+    "SessionState",
     "ToolCallInput",
     "ToolCallOutput",
+    "ToolDispatchInput",
     "TurnResult",
 ]
 
 SESSION_WORKFLOW = "tether.session"
 LLM_STEP = "tether.llm_step"
 TOOL_CALL = "tether.tool_call"
+TOOL_DISPATCH = "tether.tool_dispatch"
 
 
 @dataclass(frozen=True)
@@ -40,7 +45,9 @@ class SessionSpec:
     model calls; None for either means the workflow's own task queue. `heartbeat_timeout_s`
     bounds how long a dead worker goes unnoticed; a tool's `start_to_close` is its `timeout_ms`
     plus `tool_grace_s` (a backstop: `TOOL_TIMEOUT` stays the timeout policy's), or
-    `tool_backstop_s` for a tool without a budget.
+    `tool_backstop_s` for a tool without a budget. After `turns_per_run` turns, or when
+    Temporal suggests it (the history grew large), the workflow continues as new between turns
+    with this spec and `carried` set to the session so far (a new session leaves it None).
     """
 
     session_id: str
@@ -55,6 +62,8 @@ class SessionSpec:
     max_parallel_tool_calls: int = 10
     system_prompt: str | None = None
     max_tokens: int | None = None
+    turns_per_run: int = 50
+    carried: SessionState | None = None
 
 
 @dataclass(frozen=True)
@@ -64,6 +73,33 @@ class LogEntry:
 
     type: str
     data: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SessionState:
+    """What a session workflow carries when it continues as new (Temporal keeps each run's
+    history bounded): the turn count, `log_base` (the session-log index of the new run's first
+    entry; the entries before it belong to earlier runs of the same workflow id), the
+    conversation the model sees (`surface`: the user, assistant and tool-result entries), the
+    last request header and context, and contexts parked for the next step."""
+
+    turn: int
+    log_base: int
+    surface: list[LogEntry]
+    header: dict[str, Any] | None = None
+    context: dict[str, Any] | None = None
+    parked: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class LogPage:
+    """The `log_page` query's answer: this run's entries from the asked index on. `base` is
+    the session-log index of the run's first entry; entries before it are asked of
+    `previous_run_id` (the run this one continued), None in the first run."""
+
+    base: int
+    previous_run_id: str | None
+    entries: list[LogEntry]
 
 
 @dataclass(frozen=True)
@@ -119,11 +155,24 @@ class ToolCallInput:
 
 
 @dataclass(frozen=True)
+class ToolDispatchInput:
+    """A call a human answered (`tool_dispatch`): the call, and the answer to its `Ask`, which
+    holds only for arguments with this `fingerprint`."""
+
+    call: ToolCallInput
+    decision: ApprovalDecision
+    fingerprint: str
+
+
+@dataclass(frozen=True)
 class ToolCallOutput:
     """One call's published result: `record` is the `tool/result` event data (turn, step,
     message, error?, meta?), `contexts` the user messages it carries (JSON), `cancelled` whether
     the activity saw a Temporal cancel (it still returns the published result), `spilled` the
-    worker-local file holding a result too big for a payload (None when not spilled)."""
+    worker-local file holding a result too big for a payload (None when not spilled).
+
+    Or, from `tool_call` only: `ask` — the call needs a human's approval and stopped before
+    dispatch (its body never ran; `record` is empty); the workflow waits for the answer."""
 
     record: dict[str, Any]
     code: str | None
@@ -132,12 +181,13 @@ class ToolCallOutput:
     cancelled: bool = False
     spilled: str | None = None
     worker: str = ""
+    ask: ApprovalAsk | None = None
 
 
 @dataclass(frozen=True)
 class TurnResult:
     """How a turn ended: `reason` is the `turn/end` reason, `text` the last answer, `log_size`
-    the number of log entries through this turn's `turn/end`."""
+    the number of session-log entries (over all runs) through this turn's `turn/end`."""
 
     turn: int
     reason: dict[str, Any]
@@ -147,7 +197,9 @@ class TurnResult:
 
 @dataclass(frozen=True)
 class ApprovalAsk:
-    """A tool call waiting for a human (the worker's approval service asked): what to show."""
+    """A tool call waiting for a human (the worker's approval service asked): what to show.
+    `arguments` is the call's arguments as JSON text; `fingerprint` the approval service's
+    `sha256:` of them (what an answer approves)."""
 
     call_id: str
     tool_name: str
@@ -158,7 +210,9 @@ class ApprovalAsk:
 
 @dataclass(frozen=True)
 class ApprovalDecision:
-    """A human's answer to an `ApprovalAsk`: `allow-once` or `reject`."""
+    """A human's answer to an `ApprovalAsk`: `allow-once` or `reject`, a rejection optionally
+    with a `reason` the model reads."""
 
     call_id: str
     answer: str
+    reason: str | None = None

@@ -1,9 +1,11 @@
 """The projector: tether's JSONL session log, written from a session workflow.
 
-Owns turning the workflow's log entries (`SessionWorkflow.log`, itself a pure function of the
+Owns turning the workflow's log entries (its `log_page` query, itself a pure function of the
 workflow's Temporal history, which is the durable record) into `SessionLog` appends, so `tether
 sessions show/check/list` work unchanged. The projection is 1:1 — the session file's event `i`
-is the workflow's entry `i` — so a projector that restarts continues at the log's `next_seq`.
+is the workflow's entry `i`, counted over every run of the workflow id (a session continues as
+new between turns) — so a projector that restarts, or lagged behind a continue-as-new,
+continues at the log's `next_seq`.
 Projecting whole turns (through a `TurnResult.log_size`) keeps the file balanced at every turn
 boundary. A `tool/result` cites its `tool/call` (`source_event_seqs`), as the local loop's do.
 """
@@ -11,9 +13,8 @@ boundary. A `tool/result` cites its `tool/call` (`source_event_seqs`), as the lo
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from temporalio.client import WorkflowHandle
+from temporalio.client import Client
 
 from ..agent.session import SessionLog
 from ..agent.session.events import TOOL_CALL, TOOL_RESULT, result_call_id
@@ -42,11 +43,11 @@ def append_entries(session: SessionLog, entries: Sequence[LogEntry]) -> int:
 
 
 async def project(
-    handle: WorkflowHandle[Any, Any], session: SessionLog, *, through: int | None = None
+    client: Client, workflow_id: str, session: SessionLog, *, through: int | None = None
 ) -> int:
     """Append the workflow's entries the log does not have yet (up to entry `through`, e.g. a
     turn's `log_size`); returns how many were appended."""
-    entries = await log_entries(handle, session.next_seq)
+    entries = await log_entries(client, workflow_id, session.next_seq)
     if through is not None:
         entries = entries[: max(0, through - session.next_seq)]
     return append_entries(session, entries)

@@ -3,8 +3,8 @@ workspace's configuration.
 
 Owns the worker's wiring: boot (the CLI's built-ins plus `tether.yml`, with the policy of `tether
 run`: deny rules and hooks hold, an ask is refused unless `--yolo`/`--allow` permits it — or,
-with `approvals`, waits for a human's answer through the session workflow),
-the client connection, the `SessionWorkflow` and both activities on the queue, heartbeat
+with `approvals`, is deferred to the session workflow, which waits for a human's answer), the
+client connection, the `SessionWorkflow` and the three activities on the queue, heartbeat
 throttling (a cancel reaches an activity on its next heartbeat, so the throttle bounds the
 abort latency), and an orderly stop: on stop, running activities get `graceful_s` to finish
 before they are cancelled (a cancelled tool still returns its `ABORTED` result), then the
@@ -32,7 +32,7 @@ from ..agent.boot import start
 from ..cli.policy import apply_flags, refuse_unattended
 from ..kernel import tether_home
 from ..plugins.approval import Approval
-from .activities import DEFAULT_SPILL_BYTES, TetherActivities, WorkflowPrompter
+from .activities import DEFAULT_SPILL_BYTES, TetherActivities
 from .workflow import SessionWorkflow
 
 __all__ = ["WorkerSettings", "connect", "run_worker", "workflow_runner"]
@@ -89,11 +89,6 @@ async def run_worker(
     )
     try:
         refuse_unattended(ctx)
-        approval = ctx.get("approval")
-        if settings.approvals and isinstance(approval, Approval):
-            approval.attach(WorkflowPrompter())
-        apply_flags(ctx, yolo=settings.yolo, allow=settings.allow)
-        client = await connect(settings.address, settings.namespace)
         identity = settings.identity or (
             f"tether@{socket.gethostname()}:{os.getpid()}/{settings.task_queue}"
         )
@@ -105,13 +100,18 @@ async def run_worker(
             spill_bytes=settings.spill_bytes,
             heartbeat_every_s=settings.heartbeat_throttle_s / 2,
         )
+        approval = ctx.get("approval")
+        if settings.approvals and isinstance(approval, Approval):
+            approval.attach(activities.approvals)
+        apply_flags(ctx, yolo=settings.yolo, allow=settings.allow)
+        client = await connect(settings.address, settings.namespace)
         throttle = timedelta(seconds=settings.heartbeat_throttle_s)
         worker = Worker(
             client,
             task_queue=settings.task_queue,
             workflows=[SessionWorkflow],
             workflow_runner=workflow_runner(),
-            activities=[activities.llm_step, activities.tool_call],
+            activities=[activities.llm_step, activities.tool_call, activities.tool_dispatch],
             identity=identity,
             max_heartbeat_throttle_interval=throttle,
             default_heartbeat_throttle_interval=throttle,

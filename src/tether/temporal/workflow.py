@@ -14,17 +14,27 @@ cancelled before they started, get synthesized `ABORTED_BEFORE_DISPATCH` results
 died mid-call is `TOOL_OUTCOME_UNKNOWN` (see `tether.temporal.outcomes`). Tool activities run
 with `maximum_attempts=1`: a side effect is never retried.
 
+Approval: a call whose policy asks (on a `--approvals` worker) ends its `tool_call` activity
+before dispatch with the question; the workflow records `approval/asked` and holds the call — it
+keeps its pool slot, so an exclusive call still is a barrier — until the `approve` Update answers
+(`approval/decided`) and `tool_dispatch` runs it with the answer, or until an abort ends it
+`ABORTED_BEFORE_DISPATCH` (`approval/decided` `cancelled`). No worker is occupied while it waits.
+
 No plugin code runs here: the model and the tools run in activities on workers that mount a full
 tether `Context`. Not here: the `agent/*` extension events of the local loop (session-start,
 prompt screening, turn-stopping), which need an in-process `AgentLoop`.
 
-The workflow keeps the session's log entries (`log` query); the projector writes them to
-tether's JSONL session log.
+The workflow keeps the session's log entries (`log_page` query); the projector writes them to
+tether's JSONL session log. Between turns, after `turns_per_run` turns or when Temporal suggests
+it, the workflow continues as new (same workflow id) with a `SessionState`: the turn count, the
+conversation the model sees and the log index the next run starts at, so one tether session
+spans the runs and the projector follows `previous_run_id` for entries of earlier runs.
 """
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -38,15 +48,19 @@ with workflow.unsafe.imports_passed_through():
         LLM_STEP,
         SESSION_WORKFLOW,
         TOOL_CALL,
+        TOOL_DISPATCH,
         ApprovalAsk,
         ApprovalDecision,
         LlmStepInput,
         LlmStepOutput,
         LogEntry,
+        LogPage,
         PlannedCall,
         SessionSpec,
+        SessionState,
         ToolCallInput,
         ToolCallOutput,
+        ToolDispatchInput,
         TurnResult,
     )
 
@@ -84,25 +98,52 @@ def failure_kind(error: ActivityError) -> FailureKind:
 class SessionWorkflow:
     @workflow.init
     def __init__(self, spec: SessionSpec) -> None:
-        self._spec = spec
-        self._log: list[LogEntry] = []
-        self._turn = 0
+        state = spec.carried
+        self._spec = replace(spec, carried=None)
+        self._log: list[LogEntry] = []  # this run's entries; session-log index = _base + i
+        self._base = 0 if state is None else state.log_base
+        self._surface: list[LogEntry] = [] if state is None else list(state.surface)
+        self._turn = 0 if state is None else state.turn
+        self._first_turn = self._turn  # the turns run before this run
         self._busy = False
         self._abort: str | None = None
         self._closing = False
-        self._parked: list[dict[str, Any]] = []
-        self._header: dict[str, Any] | None = None
-        self._context: dict[str, Any] | None = None
+        self._parked: list[dict[str, Any]] = [] if state is None else list(state.parked)
+        self._header: dict[str, Any] | None = None if state is None else state.header
+        self._context: dict[str, Any] | None = None if state is None else state.context
         self._asks: dict[str, ApprovalAsk] = {}
-        self._answers: dict[str, str] = {}
+        self._answers: dict[str, ApprovalDecision] = {}
 
     @workflow.run
     async def run(self, spec: SessionSpec) -> int:
-        """Lives until `close`; returns the number of turns run."""
+        """Lives until `close` and returns the number of turns run; between turns, continues as
+        new once `turns_per_run` turns ran in this run or Temporal suggests it."""
         await workflow.wait_condition(
-            lambda: self._closing and not self._busy and workflow.all_handlers_finished()
+            lambda: (
+                not self._busy
+                and workflow.all_handlers_finished()
+                and (self._closing or self._continue_due())
+            )
         )
+        if not self._closing:
+            workflow.continue_as_new(replace(self._spec, carried=self._carried()))
         return self._turn
+
+    def _continue_due(self) -> bool:
+        ran = self._turn - self._first_turn
+        if ran >= self._spec.turns_per_run:
+            return True
+        return ran > 0 and workflow.info().is_continue_as_new_suggested()
+
+    def _carried(self) -> SessionState:
+        return SessionState(
+            turn=self._turn,
+            log_base=self._base + len(self._log),
+            surface=self._surface,
+            header=self._header,
+            context=self._context,
+            parked=self._parked,
+        )
 
     # -- messages from clients -----------------------------------------------------------------
 
@@ -117,48 +158,37 @@ class SessionWorkflow:
         """End the session once the running turn (if any) has ended."""
         self._closing = True
 
-    @workflow.query(name="log")
-    def log(self, start: int) -> list[LogEntry]:
-        """The log entries from index `start` on."""
-        return self._log[start:]
+    @workflow.query(name="log_page")
+    def log_page(self, start: int) -> LogPage:
+        """This run's entries from session-log index `start` on (see `LogPage`)."""
+        return LogPage(
+            self._base, workflow.info().continued_run_id, self._log[max(0, start - self._base) :]
+        )
 
     @workflow.query(name="status")
     def status(self) -> dict[str, Any]:
-        return {"turn": self._turn, "busy": self._busy, "log_size": len(self._log)}
-
-    # -- approvals: a worker's approval service asks, any client answers ------------------------
-
-    @workflow.signal(name="approval_asked")
-    def approval_asked(self, ask: ApprovalAsk) -> None:
-        """From a `tool_call` activity whose call needs a human's approval."""
-        if not self._busy or ask.call_id in self._answers or ask.call_id in self._asks:
-            return
-        self._asks[ask.call_id] = ask
-        data: dict[str, Any] = {
+        return {
             "turn": self._turn,
-            "call_id": ask.call_id,
-            "tool_name": ask.tool_name,
-            "fingerprint": ask.fingerprint,
+            "busy": self._busy,
+            "log_size": self._base + len(self._log),
+            "log_base": self._base,
         }
-        if ask.reason is not None:
-            data["reason"] = ask.reason
-        self._emit("approval/asked", data)
+
+    # -- approvals: a worker's `tool_call` defers an ask, any client answers --------------------
 
     @workflow.query(name="approvals")
     def approvals(self) -> list[ApprovalAsk]:
         """The calls waiting for an answer."""
         return list(self._asks.values())
 
-    @workflow.query(name="approval_answer")
-    def approval_answer(self, call_id: str) -> str | None:
-        return self._answers.get(call_id)
-
     @workflow.update(name="approve")
     def approve(self, decision: ApprovalDecision) -> None:
-        """Answer a waiting call (`allow-once` or `reject`), from any client."""
+        """Answer a waiting call (`allow-once` or `reject`, optionally with a reason), from any
+        client; the call's `tool_dispatch` activity is scheduled with the answer."""
         ask = self._asks.pop(decision.call_id)
-        self._answers[decision.call_id] = decision.answer
-        self._decided(ask, "allowed-once" if decision.answer == "allow-once" else "rejected")
+        self._answers[decision.call_id] = decision
+        outcome = "allowed-once" if decision.answer == "allow-once" else "rejected"
+        self._decided(ask, outcome, decision.reason if outcome == "rejected" else None)
 
     @approve.validator
     def _check_approval(self, decision: ApprovalDecision) -> None:
@@ -170,17 +200,27 @@ class SessionWorkflow:
                 "apply to every session on the worker, so Temporal sessions allow once)"
             )
 
-    def _decided(self, ask: ApprovalAsk, outcome: str) -> None:
-        self._emit(
-            "approval/decided",
-            {
-                "turn": self._turn,
-                "call_id": ask.call_id,
-                "outcome": outcome,
-                "answered_by": "user" if outcome != "cancelled" else "signal",
-                "fingerprint": ask.fingerprint,
-            },
-        )
+    def _asked(self, ask: ApprovalAsk) -> None:
+        self._asks[ask.call_id] = ask
+        data: dict[str, Any] = {"turn": self._turn, "call_id": ask.call_id}
+        data["tool_name"] = ask.tool_name
+        if ask.reason is not None:
+            data["reason"] = ask.reason
+        data["fingerprint"] = ask.fingerprint
+        self._emit("approval/asked", data)
+
+    def _decided(self, ask: ApprovalAsk, outcome: str, reason: str | None = None) -> None:
+        data: dict[str, Any] = {
+            "turn": self._turn,
+            "call_id": ask.call_id,
+            "tool_name": ask.tool_name,
+            "outcome": outcome,
+            "answered_by": "user" if outcome != "cancelled" else "signal",
+            "fingerprint": ask.fingerprint,
+        }
+        if reason is not None and reason.strip():
+            data["reason"] = " ".join(reason.split())
+        self._emit("approval/decided", data)
 
     @workflow.update(name="run_turn")
     async def run_turn(self, prompt: str) -> TurnResult:
@@ -206,7 +246,10 @@ class SessionWorkflow:
     # -- the turn ------------------------------------------------------------------------------
 
     def _emit(self, type: str, data: dict[str, Any]) -> None:
-        self._log.append(LogEntry(type, data))
+        entry = LogEntry(type, data)
+        self._log.append(entry)
+        if type in _SURFACE:
+            self._surface.append(entry)
 
     async def _run_turn(self, prompt: str) -> TurnResult:
         spec = self._spec
@@ -252,7 +295,7 @@ class SessionWorkflow:
                 else {"kind": "error", "error": failed.error}
             )
         self._emit("turn/end", {"turn": turn, "reason": reason})
-        return TurnResult(turn, reason, text, len(self._log))
+        return TurnResult(turn, reason, text, self._base + len(self._log))
 
     async def _step(self, turn: int, step: int) -> tuple[str, str]:
         if self._abort is not None:
@@ -297,7 +340,7 @@ class SessionWorkflow:
 
     async def _model(self, turn: int, step: int) -> LlmStepOutput:
         spec = self._spec
-        history = [e for e in self._log if e.type in _SURFACE]
+        history = list(self._surface)
         handle = workflow.start_activity(
             LLM_STEP,
             LlmStepInput(spec.session_id, turn, step, history, spec.system_prompt, spec.max_tokens),
@@ -329,6 +372,7 @@ class SessionWorkflow:
         n = len(calls)
         results: dict[int, ToolCallOutput | dict[str, Any]] = {}
         in_flight: dict[int, workflow.ActivityHandle[ToolCallOutput]] = {}
+        waiting: dict[int, ApprovalAsk] = {}  # asked, not dispatched: they hold their pool slot
         cancelling: set[int] = set()
         cursor = 0  # the next result to commit, in model order
         next_start = 0
@@ -346,31 +390,29 @@ class SessionWorkflow:
                     self._emit("tool/result", outcome)
                 cursor += 1
 
+        def record_call(call: PlannedCall) -> None:
+            data = {"turn": turn, "step": step, "call_id": call.id, "name": call.name}
+            data["arguments"] = call.arguments
+            self._emit("tool/call", data)
+
         def start(index: int) -> None:
             call = calls[index]
-            self._emit(
-                "tool/call",
-                {
-                    "turn": turn,
-                    "step": step,
-                    "call_id": call.id,
-                    "name": call.name,
-                    "arguments": call.arguments,
-                },
+            record_call(call)
+            input = ToolCallInput(spec.session_id, turn, step, call.id, call.name, call.arguments)
+            in_flight[index] = self._tool_activity(TOOL_CALL, input, call)
+
+        def never_dispatched(index: int, detail: str) -> None:
+            """A waiting call the turn's abort ends: answered or not, it is not dispatched."""
+            ask = waiting.pop(index)
+            if self._answers.pop(ask.call_id, None) is None:
+                self._asks.pop(ask.call_id, None)
+                self._decided(ask, "cancelled")
+            results[index] = self._synthesized(
+                "ABORTED_BEFORE_DISPATCH", turn, step, calls[index], detail
             )
-            budget = spec.tool_backstop_s
-            if call.timeout_ms is not None:
-                budget = call.timeout_ms / 1000 + spec.tool_grace_s
-            in_flight[index] = workflow.start_activity(
-                TOOL_CALL,
-                ToolCallInput(spec.session_id, turn, step, call.id, call.name, call.arguments),
-                result_type=ToolCallOutput,
-                task_queue=spec.tool_task_queue,
-                start_to_close_timeout=timedelta(seconds=budget),
-                heartbeat_timeout=timedelta(seconds=spec.heartbeat_timeout_s),
-                cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-                retry_policy=RetryPolicy(maximum_attempts=1),
-            )
+
+        def answered() -> bool:
+            return any(ask.call_id in self._answers for ask in waiting.values())
 
         while next_start < n and self._abort is None:
             first = next_start
@@ -381,7 +423,7 @@ class SessionWorkflow:
                     group_open
                     and self._abort is None
                     and next_start < n
-                    and len(in_flight) < spec.max_parallel_tool_calls
+                    and len(in_flight) + len(waiting) < spec.max_parallel_tool_calls
                 ):
                     if next_start > first and (
                         not parallel or calls[next_start].mode != "parallel"
@@ -390,12 +432,16 @@ class SessionWorkflow:
                         break
                     start(next_start)
                     next_start += 1
-                if not in_flight:
+                if not in_flight and not waiting:
                     break
                 await workflow.wait_condition(
                     lambda: (
                         any(h.done() for h in in_flight.values())
-                        or (self._abort is not None and len(cancelling) < len(in_flight))
+                        or answered()
+                        or (
+                            self._abort is not None
+                            and (len(cancelling) < len(in_flight) or bool(waiting))
+                        )
                     )
                 )
                 if self._abort is not None:
@@ -403,29 +449,58 @@ class SessionWorkflow:
                         if index not in cancelling and not handle.done():
                             cancelling.add(index)
                             handle.cancel()
+                    for index in list(waiting):
+                        never_dispatched(index, "aborted while waiting for approval")
+                for index, ask in list(waiting.items()):
+                    decision = self._answers.pop(ask.call_id, None)
+                    if decision is not None:
+                        del waiting[index]
+                        in_flight[index] = self._dispatch(turn, step, calls[index], decision, ask)
                 for index in [i for i, h in in_flight.items() if h.done()]:
                     handle = in_flight.pop(index)
                     cancelling.discard(index)
-                    results[index] = await self._settled(turn, step, calls[index], handle)
-                    pending = self._asks.pop(calls[index].id, None)
-                    if pending is not None:  # the call ended while it waited (an abort)
-                        self._decided(pending, "cancelled")
+                    outcome = await self._settled(turn, step, calls[index], handle)
+                    if isinstance(outcome, ToolCallOutput) and outcome.ask is not None:
+                        waiting[index] = outcome.ask
+                        self._asked(outcome.ask)
+                        if self._abort is not None:
+                            never_dispatched(index, "aborted while approval was asked")
+                        continue
+                    results[index] = outcome
                 commit()
         for index in range(next_start, n):
-            call = calls[index]
-            self._emit(
-                "tool/call",
-                {
-                    "turn": turn,
-                    "step": step,
-                    "call_id": call.id,
-                    "name": call.name,
-                    "arguments": call.arguments,
-                },
+            record_call(calls[index])
+            results[index] = self._synthesized(
+                "ABORTED_BEFORE_DISPATCH", turn, step, calls[index], None
             )
-            results[index] = self._synthesized("ABORTED_BEFORE_DISPATCH", turn, step, call, None)
         commit()
         return concluded
+
+    def _tool_activity(
+        self, name: str, input: ToolCallInput | ToolDispatchInput, call: PlannedCall
+    ) -> workflow.ActivityHandle[ToolCallOutput]:
+        spec = self._spec
+        budget = spec.tool_backstop_s
+        if call.timeout_ms is not None:
+            budget = call.timeout_ms / 1000 + spec.tool_grace_s
+        return workflow.start_activity(
+            name,
+            input,
+            result_type=ToolCallOutput,
+            task_queue=spec.tool_task_queue,
+            start_to_close_timeout=timedelta(seconds=budget),
+            heartbeat_timeout=timedelta(seconds=spec.heartbeat_timeout_s),
+            cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+            retry_policy=RetryPolicy(maximum_attempts=1),
+        )
+
+    def _dispatch(
+        self, turn: int, step: int, call: PlannedCall, decision: ApprovalDecision, ask: ApprovalAsk
+    ) -> workflow.ActivityHandle[ToolCallOutput]:
+        spec = self._spec
+        input = ToolCallInput(spec.session_id, turn, step, call.id, call.name, call.arguments)
+        dispatch = ToolDispatchInput(input, decision, ask.fingerprint)
+        return self._tool_activity(TOOL_DISPATCH, dispatch, call)
 
     def _synthesized(
         self, code: str, turn: int, step: int, call: PlannedCall, detail: str | None

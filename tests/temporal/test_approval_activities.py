@@ -1,0 +1,106 @@
+"""The two approval activities on a worker's real context (the `--approvals` wiring: the
+unattended note, then `DeferredApprovals` attached), run in the SDK's `ActivityEnvironment` with a
+real `bash`: `tool_call` ends before dispatch with the question and never runs the body;
+`tool_dispatch` runs the call with the human's answer, for those arguments only; an ask from
+outside either activity's policy stage (a nested call) is denied, never provisionally allowed."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("temporalio")
+
+from temporalio.testing import ActivityEnvironment
+
+from tether.cli.boot import start
+from tether.cli.policy import refuse_unattended
+from tether.core.signals import AbortController
+from tether.plugins.approval import Approval
+from tether.temporal.activities import TetherActivities, WorkerAgent
+from tether.temporal.payloads import ApprovalDecision, ToolCallInput, ToolDispatchInput
+from tether.tools import ToolExecutionInput
+
+
+@pytest.fixture
+async def activities(tmp_path: Path) -> AsyncIterator[TetherActivities]:
+    ctx = await start(cwd=tmp_path, agent=True)
+    refuse_unattended(ctx)
+    activities = TetherActivities(ctx, cwd=tmp_path, worker_name="w1")
+    approval = ctx.get("approval")
+    assert isinstance(approval, Approval)
+    approval.attach(activities.approvals)
+    try:
+        yield activities
+    finally:
+        await ctx.dispose()
+
+
+def touch(call_id: str, name: str) -> ToolCallInput:
+    arguments = json.dumps({"command": f"touch {name}", "description": "touch"})
+    return ToolCallInput("s1", 1, 1, call_id, "bash", arguments)
+
+
+def text_of(record: dict[str, object]) -> str:
+    block = record["message"]["content"][0]  # type: ignore[index]
+    return "".join(b["text"] for b in block["content"])  # type: ignore[index]
+
+
+async def test_tool_call_ends_before_dispatch_with_the_question_when_the_policy_asks(
+    activities: TetherActivities, tmp_path: Path
+) -> None:
+    output = await ActivityEnvironment().run(activities.tool_call, touch("a1", "asked.txt"))
+    assert output.ask is not None
+    assert (output.ask.call_id, output.ask.tool_name, output.record) == ("a1", "bash", {})
+    assert json.loads(output.ask.arguments)["command"] == "touch asked.txt"
+    assert not (tmp_path / "asked.txt").exists()
+
+
+async def test_tool_dispatch_with_the_answer_runs_the_call(
+    activities: TetherActivities, tmp_path: Path
+) -> None:
+    env = ActivityEnvironment()
+    asked = await env.run(activities.tool_call, touch("a2", "allowed.txt"))
+    assert asked.ask is not None
+    decision = ApprovalDecision("a2", "allow-once")
+    dispatch = ToolDispatchInput(touch("a2", "allowed.txt"), decision, asked.ask.fingerprint)
+    output = await env.run(activities.tool_dispatch, dispatch)
+    assert (output.ask, output.code, text_of(output.record)) == (None, None, "(no output)")
+    assert (tmp_path / "allowed.txt").exists()
+
+
+async def test_an_answer_given_for_other_arguments_is_a_rejection(
+    activities: TetherActivities, tmp_path: Path
+) -> None:
+    asked = await ActivityEnvironment().run(activities.tool_call, touch("a3", "first.txt"))
+    assert asked.ask is not None
+    decision = ApprovalDecision("a3", "allow-once")
+    dispatch = ToolDispatchInput(touch("a3", "other.txt"), decision, asked.ask.fingerprint)
+    output = await ActivityEnvironment().run(activities.tool_dispatch, dispatch)
+    assert text_of(output.record) == 'Error: the user rejected tool "bash"'
+    assert not (tmp_path / "other.txt").exists()
+
+
+async def test_an_ask_from_outside_the_activities_policy_stage_is_denied(
+    activities: TetherActivities, tmp_path: Path
+) -> None:
+    result = await activities.tools.execute(
+        ToolExecutionInput(
+            call_id="nested",
+            name="bash",
+            arguments={"command": "touch nested.txt", "description": "touch"},
+            signal=AbortController().signal,
+            agent=WorkerAgent(tmp_path, "s1"),
+        )
+    )
+    assert result.is_error
+    assert list(result.content) == [
+        {
+            "type": "text",
+            "text": 'Error: tool "bash" requires approval, but no approval channel is available',
+        }
+    ]
+    assert not (tmp_path / "nested.txt").exists()
