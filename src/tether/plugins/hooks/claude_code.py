@@ -58,13 +58,13 @@ the agent's command environment (`Agent.env`), every bash call; `SessionStart` h
 environment for the session's later bash calls.
 
 Hooks of one point run serially in config order, with cwd = the session's cwd, env
-CLAUDE_PROJECT_DIR, and the point's signal (a tool call's or the turn's): cancelling it kills
-the running hook. Each run is recorded as `hook/invoked` / `hook/result` when the agent has a
-session with an open turn. Hook context messages are user messages with source
-`{"kind": "plugin", "plugin": "hooks-claude-code"}`. Exit codes other than 0 and 2, timeouts and
-kills are non-blocking failures: logged with their stderr (or the signal: `was killed by SIGKILL`) and recorded with
-decision `error`; `updatedInput` and `systemMessage` are logged as ignored. A file whose top
-level, or whose `hooks`, is not an object is logged like any unloadable file.
+CLAUDE_PROJECT_DIR, and the point's signal (a tool call's or the turn's): cancelling it kills the
+running hook. Each run is recorded as `hook/invoked` / `hook/result` when the agent has a session
+with an open turn. Hook context messages are user messages with source `{"kind": "plugin", "plugin":
+"hooks-claude-code"}`. Exit codes other than 0 and 2, timeouts and kills are non-blocking failures:
+logged with their stderr (or the signal: `was killed by SIGKILL`) and recorded with decision
+`error`; `updatedInput` and `systemMessage` are logged as ignored. A file whose top level, or whose
+`hooks`, is not an object is logged like any unloadable file.
 """
 
 from __future__ import annotations
