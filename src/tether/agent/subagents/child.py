@@ -108,6 +108,7 @@ class Host:
     ctx: Context
     catalog: AgentCatalog
     max_depth: int
+    read_only: frozenset[str]
     scopes: weakref.WeakKeyDictionary[object, Any] = field(
         default_factory=weakref.WeakKeyDictionary
     )

@@ -14,6 +14,7 @@ plugins:
           model: deepseek-chat       # omitted or inherit = the caller's model
       discover: true               # read .claude/agents/*.md (project, then ~/.claude/agents)
       project_dir: .               # the CLI sets the workspace
+      read_only_tools: [read, grep, glob, ls, web_fetch, web_search, job_list, todo_read]
 ```
 
 Owns: validating that (`SubagentsConfig`, `AgentConfig`) and `build_catalog`: the built-in
@@ -29,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .agent_types import GENERAL_PURPOSE, INHERIT_MODEL, AgentCatalog, AgentType, tether_tool_names
 from .claude_agents import load_agent_dir
+from .readonly import READ_ONLY_TOOLS
 
 __all__ = ["DEFAULT_MAX_DEPTH", "AgentConfig", "SubagentsConfig", "build_catalog"]
 
@@ -69,6 +71,8 @@ class SubagentsConfig(BaseModel):
     project_dir: str | None = None
     user_agents_dir: str | None = None
     """Where user-level agent files are (default `~/.claude/agents`)."""
+    read_only_tools: list[str] = Field(default_factory=lambda: sorted(READ_ONLY_TOOLS))
+    """Tools that change nothing: children limited to them run in parallel (`readonly.py`)."""
 
 
 def _configured(name: str, entry: AgentConfig) -> AgentType:

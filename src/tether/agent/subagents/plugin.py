@@ -26,6 +26,6 @@ Config = SubagentsConfig
 
 def apply(ctx: Context, config: SubagentsConfig) -> None:
     """Load the types and register `task` (undone on dispose)."""
-    host = Host(ctx, build_catalog(config), config.max_depth)
+    host = Host(ctx, build_catalog(config), config.max_depth, frozenset(config.read_only_tools))
     ctx.effect(host.aclose)  # recorded first: runs after `task` is gone
     ctx.tools.register(task_tool(host))

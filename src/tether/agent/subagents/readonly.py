@@ -6,12 +6,16 @@ tool list is given and names only those tools. A type that inherits every tool (
 list) is never read-only, nor is one that may start children of its own (`task`), run commands,
 edit files, write todos, or call MCP or Code Mode tools, whose effects tether cannot know.
 
+The plugin's `read_only_tools` config replaces the set (list the defaults too when adding a
+plugin's own read-only tool).
+
 Spec §1.6.5: the `task` call is `parallel` only when its classifier returns exactly True; so
 several `task` calls of read-only types in one step run concurrently, any other is exclusive.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Final
 
 from .agent_types import AgentType
@@ -24,9 +28,10 @@ READ_ONLY_TOOLS: Final = frozenset(
 """Tools that observe and never change anything: a child limited to them is safe in parallel."""
 
 
-def read_only_type(agent_type: AgentType) -> bool:
-    """Whether every tool the type's children may use is in `READ_ONLY_TOOLS`."""
+def read_only_type(agent_type: AgentType, read_only: Collection[str] = READ_ONLY_TOOLS) -> bool:
+    """Whether every tool the type's children may use is in `read_only` (the plugin's
+    `read_only_tools`, by default `READ_ONLY_TOOLS`)."""
     if agent_type.tools is None:
         return False
     allowed = [t for t in agent_type.tools if t not in agent_type.disallowed_tools]
-    return all(name in READ_ONLY_TOOLS for name in allowed)
+    return all(name in read_only for name in allowed)

@@ -142,10 +142,9 @@ def _failure(child: Child, outcome: TurnOutcome) -> SubagentFailed:
 def task_tool(host: Host) -> ToolDefinition:
     """The `task` definition for one mounted plugin."""
 
-    def is_concurrency_safe(args: object) -> bool:
-        subagent_type = args.get("subagent_type") if isinstance(args, dict) else None
-        agent_type = host.catalog.get(subagent_type) if isinstance(subagent_type, str) else None
-        return agent_type is not None and read_only_type(agent_type)
+    def is_concurrency_safe(args: TaskParameters) -> bool:
+        agent_type = host.catalog.get(args.subagent_type)
+        return agent_type is not None and read_only_type(agent_type, host.read_only)
 
     async def execute(args: TaskParameters, exec: ToolRunContext) -> TaskValue:
         caller = caller_of(exec.agent)
