@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from tether import AbortController
 from tether.agent.llm import LlmConfig, RetryPolicy
 from tether.agent.llm.plugin import build_llm
@@ -43,6 +45,9 @@ __all__ = [
     "GRACE_MS",
     "Rig",
     "Router",
+    "alive",
+    "bash_call",
+    "child_running",
     "first_user_text",
     "results",
     "task_call",
@@ -210,3 +215,30 @@ def types(events: Sequence[SessionEvent]) -> list[str]:
         if not (name == "assistant/chunk*" and out and out[-1] == name):
             out.append(name)
     return out
+
+
+async def child_running(argv: list[str], *, timeout_s: float = 30.0) -> psutil.Process:
+    """Poll our descendants until one runs `argv` (bounded)."""
+    me = psutil.Process()
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while loop.time() < deadline:
+        for child in me.children(recursive=True):
+            try:
+                if child.cmdline() == argv:
+                    return child
+            except psutil.Error:
+                continue
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"no child process ran {argv}")
+
+
+def alive(process: psutil.Process) -> bool:
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def bash_call(call_id: str, command: str) -> tuple[str, str, str]:
+    return (call_id, "bash", json.dumps({"command": command, "description": "a command"}))
