@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -49,6 +50,7 @@ __all__ = [
     "bash_call",
     "child_running",
     "first_user_text",
+    "group_gone",
     "results",
     "task_call",
     "types",
@@ -238,6 +240,15 @@ def alive(process: psutil.Process) -> bool:
         return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
+
+
+def group_gone(pgid: int) -> bool:
+    """Whether no process is left in process group `pgid`."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return True
+    return False
 
 
 def bash_call(call_id: str, command: str) -> tuple[str, str, str]:

@@ -14,6 +14,7 @@ Disposing the plugin stops every background child the same way.
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any
 
 import pytest
@@ -21,7 +22,7 @@ import pytest
 from tether import AbortController, ToolExecutionInput, UserMessage
 from tether.testing.scripted_model import hang, reply, text, text_reply, tool_calls_reply
 
-from ._support import Rig, alive, bash_call, child_running, results, task_call
+from ._support import Rig, alive, bash_call, child_running, group_gone, results, task_call
 
 pytestmark = pytest.mark.slow
 
@@ -43,11 +44,13 @@ async def test_aborting_the_caller_mid_child_bash_kills_it_before_the_call_ends(
     controller = AbortController()
     turn = asyncio.create_task(parent.run_turn("parent task", signal=controller.signal))
     sleeper = await child_running(["sleep", "30"])
+    group = os.getpgid(sleeper.pid)
 
     controller.abort()
     outcome = await turn
 
     assert not alive(sleeper)  # gone when the call's result was recorded, not eventually
+    assert group_gone(group)
     assert outcome.kind == "aborted"
     assert results(parent.session.events) == [("t1", ABORTED)]
     (child_id,) = rig.children_of(parent.session.id)
@@ -161,11 +164,14 @@ async def test_job_kill_stops_a_background_child_and_it_settles_once_disposed(ri
     assert outcome.completed
     sleeper = await child_running(["sleep", "30"])
 
+    group = os.getpgid(sleeper.pid)
+
     killed = await call(rig, parent, "job_kill", {"job_id": "task-1"})
     read = await call(rig, parent, "job_output", {"job_id": "task-1", "wait": True})
 
     assert not killed.is_error
     assert not alive(sleeper)
+    assert group_gone(group)
     value: Any = read.value
     (child_id,) = rig.children_of(parent.session.id)
     assert (value["job"]["status"], value["job"]["detail"], value["text"]) == (

@@ -33,7 +33,7 @@ from tether.testing.scripted_model import (
     tool_calls_reply,
 )
 
-from ._support import Router, bash_call, results, task_call
+from ._support import Router, bash_call, group_gone, results, task_call
 
 pytestmark = pytest.mark.slow
 
@@ -93,12 +93,14 @@ async def test_ctrl_c_in_chat_stops_a_foreground_childs_bash_and_aborts_the_task
         sleeper = process_running(terminal.process.pid, SLEEP)
         assert sleeper is not None
 
+        group = os.getpgid(sleeper.pid)
         loop = asyncio.get_running_loop()
         pressed = loop.time()
         terminal.send(b"\x03")
         await terminal.expect("✗ task a subtask ABORTED")
         elapsed = loop.time() - pressed
         assert gone(sleeper)  # already gone when the call's result was shown
+        assert group_gone(group)
         await terminal.expect("›")
         terminal.send(b"/exit\r")
         assert await terminal.wait() == 0
