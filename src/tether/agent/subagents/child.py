@@ -36,7 +36,7 @@ from typing import Any, Final
 from ...core.json import JsonValue
 from ...core.signals import AbortController, AbortSignal
 from ...kernel import Context
-from ...plugins.jobs.model import owner_session
+from ...plugins.jobs.model import JobOutcome, owner_session
 from ...plugins.jobs.registry import JobRegistry
 from ...tools.results import user_message
 from ..llm.service import Llm
@@ -113,13 +113,13 @@ class Host:
         default_factory=weakref.WeakKeyDictionary
     )
     warned: set[tuple[str, tuple[str, ...]]] = field(default_factory=set)
-    background: dict[asyncio.Future[Any], AbortController] = field(default_factory=dict)
+    background: dict[asyncio.Future[JobOutcome], AbortController] = field(default_factory=dict)
 
     def scope_of(self, loop: object) -> Any:
         """The scoped context of a child this plugin spawned, else the plugin's context."""
         return self.scopes.get(loop, self.ctx)
 
-    def track(self, done: asyncio.Future[Any], controller: AbortController) -> None:
+    def track(self, done: asyncio.Future[JobOutcome], controller: AbortController) -> None:
         """Keep a background child's run until it settles (`aclose` stops it)."""
         self.background[done] = controller
         done.add_done_callback(lambda future: self.background.pop(future, None))
