@@ -37,15 +37,17 @@ BUILTINS: tuple[tuple[str, str], ...] = (
     ("approval", "tether.plugins.approval.service:Approval"),
     ("code-mode", "tether.plugins.code_mode.plugin"),
     ("llm", "tether.agent.llm.plugin"),
+    ("subagents", "tether.agent.subagents.plugin"),
     ("mcp", "tether.plugins.mcp"),
 )
 """(id, module) of the default plugin set; entries whose module is absent are skipped."""
 
-AGENT_ONLY: frozenset[str] = frozenset({"permissions", "llm"})
+AGENT_ONLY: frozenset[str] = frozenset({"permissions", "llm", "subagents"})
 """Built-ins mounted only where a model drives the tools (`tether run` and `tether chat`, alike:
 deny rules hold and asks are answered — by the user in `chat`, refused in `run`; and the model
-itself). `tether tools call` is the user running one tool by hand, so it gets them only when a
-config file adds them (and `tether tools list` does not pay for importing the model client)."""
+itself, and the `task` tool, whose children need a calling agent loop). `tether tools call` is
+the user running one tool by hand, so it gets them only when a config file adds them (and
+`tether tools list` does not pay for importing the model client)."""
 
 BUILTIN_CONFIG: dict[str, dict[str, object]] = {
     "todo": {"allow_parallel_in_progress": False},
@@ -60,6 +62,7 @@ _WORKSPACE_KEYS: dict[str, str] = {
     "hooks-claude-code": "project_dir",
     "permissions": "workspace",
     "mcp": "project_dir",
+    "subagents": "project_dir",
 }
 
 

@@ -404,7 +404,7 @@ class AgentLoop:
         request = LlmRequest(
             messages=session.messages(),
             system=self._system_prompt(),
-            tools=self.tools.schemas(),
+            tools=self.tools.schemas(self),
             model=self.llm.model,
             max_tokens=self.settings.max_tokens,
             session_id=session.id,

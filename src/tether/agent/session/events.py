@@ -44,6 +44,7 @@ __all__ = [
     "SESSION_END_SEED",
     "STEP_END",
     "STEP_START",
+    "SUBAGENT_SPAWNED",
     "SURFACE_TYPES",
     "TODO_WRITE",
     "TOOL_CALL",
@@ -91,6 +92,9 @@ APPROVAL_ASKED: Final = "approval/asked"  # {turn?, call_id, tool_name, reason?,
 APPROVAL_DECIDED: Final = "approval/decided"  # {turn?, call_id, outcome, answered_by, fingerprint}
 LLM_RETRY: Final = "llm/retry"
 LLM_RETRY_STARTED: Final = "llm/retry-started"
+# a `task` call started a child agent whose own log is `session_id` (its header names this one
+# as `parent_session`): {turn, call_id, session_id, agent_type, background}
+SUBAGENT_SPAWNED: Final = "subagent/spawned"
 
 SURFACE_TYPES: Final = frozenset({USER_MESSAGE, ASSISTANT_MESSAGE, TOOL_RESULT})
 """Events whose message is part of the model history (`surface_op` is mandatory on them)."""

@@ -54,7 +54,7 @@ from .files import TornTail
 from .history import derive_messages, last_turn
 from .repair import TOOL_NOT_STARTED, TOOL_OUTCOME_UNKNOWN, interrupted_turn_closers, open_turn
 
-__all__ = ["RepairReport", "SessionLog", "WriterLock", "fsync_dir", "same_file"]
+__all__ = ["ChildRepair", "RepairReport", "SessionLog", "WriterLock", "fsync_dir", "same_file"]
 
 
 class WriterLock:
@@ -130,20 +130,43 @@ def _read_pid(fd: int) -> int | None:
 
 
 @dataclass(frozen=True, slots=True)
+class ChildRepair:
+    """What opening a session did first to one of its subagent sessions: its repair, or why it
+    could not be opened (the parent is repaired regardless)."""
+
+    session_id: str
+    report: RepairReport | None = None
+    problem: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class RepairReport:
-    """What loading a session had to repair (nothing, by default)."""
+    """What loading a session had to repair (nothing, by default). `children`: what opening it
+    did first to the subagent sessions it started (deepest first)."""
 
     torn_tail: TornTail | None = None
     closed_turn: int | None = None  # the interrupted turn crash repair closed
     synthesized: tuple[SessionEvent, ...] = ()  # the events crash repair appended
+    children: tuple[ChildRepair, ...] = ()
 
     @property
     def repaired(self) -> bool:
-        return self.torn_tail is not None or bool(self.synthesized)
+        return (
+            self.torn_tail is not None
+            or bool(self.synthesized)
+            or any(c.problem is not None or (c.report and c.report.repaired) for c in self.children)
+        )
 
     def describe(self) -> list[str]:
-        """One sentence per repair, for users."""
+        """One sentence per repair, for users (subagent sessions first)."""
         lines: list[str] = []
+        for child in self.children:
+            if child.problem is not None:
+                lines.append(
+                    f"could not repair subagent session {child.session_id}: {child.problem}"
+                )
+            for line in child.report.describe() if child.report is not None else ():
+                lines.append(f"subagent session {child.session_id}: {line}")
         if self.torn_tail is not None:
             lines.append(f"cut a torn last line: {self.torn_tail.describe()}")
         results = [e for e in self.synthesized if e.type == ev.TOOL_RESULT]

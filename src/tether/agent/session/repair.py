@@ -16,6 +16,10 @@ Results are error results (`is_error: true`) with message id
 `interrupted-tool-result-<call_id>-<seq>`; seqs continue the log and `time` repeats the last
 event's time.
 
+Subagents: a recorded call that started a child agent (a `subagent/spawned` event names the
+call and the child's session) gets the same `TOOL_OUTCOME_UNKNOWN` result, its text naming the
+child session (`subagent_note`), whose own log records what the child did.
+
 Code Mode children: every `tool/code-dispatch-start` of the open turn without its
 `tool/code-dispatch` gets one, `TOOL_OUTCOME_UNKNOWN` (citing the start's seq), before the
 results of the model calls — so an open `run_code` closes after its children.
@@ -39,6 +43,8 @@ __all__ = [
     "TOOL_OUTCOME_UNKNOWN",
     "interrupted_turn_closers",
     "open_turn",
+    "spawned_children",
+    "subagent_note",
 ]
 
 TOOL_OUTCOME_UNKNOWN: Final = "TOOL_OUTCOME_UNKNOWN"
@@ -60,6 +66,25 @@ class _Pending:
     turn: int
     step: int
     call_seq: int | None = None
+
+
+def subagent_note(child_session: str) -> str:
+    """What a synthetic result adds for a call that started a child agent."""
+    return (
+        f" This call ran a subagent in session {child_session}; its own log records what it"
+        f" did: `tether sessions show {child_session}`."
+    )
+
+
+def spawned_children(events: Sequence[SessionEvent]) -> dict[str, str]:
+    """Call id → the child session it started, from `subagent/spawned` events, in log order."""
+    found: dict[str, str] = {}
+    for event in events:
+        if event.type == ev.SUBAGENT_SPAWNED:
+            call_id, child = event.data.get("call_id"), event.data.get("session_id")
+            if isinstance(call_id, str) and isinstance(child, str):
+                found[call_id] = child
+    return found
 
 
 def open_turn(events: Sequence[SessionEvent]) -> int | None:
@@ -132,6 +157,7 @@ def interrupted_turn_closers(
         return []
     seq = events[-1].seq + 1 if events else 0
     when = events[-1].time if events else 0
+    children_of = spawned_children(events)
     closers: list[SessionEvent] = []
     for start in children.values():
         outcome: dict[str, object] = {
@@ -156,7 +182,7 @@ def interrupted_turn_closers(
             )
             seq += 1
             continue
-        closers.append(_synthetic_result(call_id, entry, seq, when))
+        closers.append(_synthetic_result(call_id, entry, seq, when, children_of.get(call_id)))
         seq += 1
     if closed:
         return closers
@@ -168,17 +194,17 @@ def interrupted_turn_closers(
     return closers
 
 
-def _synthetic_result(call_id: str, entry: _Pending, seq: int, when: int) -> SessionEvent:
+def _synthetic_result(
+    call_id: str, entry: _Pending, seq: int, when: int, child: str | None
+) -> SessionEvent:
     recorded = entry.call_seq is not None
+    text = OUTCOME_UNKNOWN_TEXT if recorded else TOOL_NOT_STARTED_TEXT
+    if recorded and child is not None:
+        text += subagent_note(child)
     message = ToolResultMessage(
         id=f"interrupted-tool-result-{call_id}-{seq}",
         call_id=call_id,
-        content=[
-            {
-                "type": "text",
-                "text": OUTCOME_UNKNOWN_TEXT if recorded else TOOL_NOT_STARTED_TEXT,
-            }
-        ],
+        content=[{"type": "text", "text": text}],
         is_error=True,
     )
     error: dict[str, JsonValue] = (
@@ -189,6 +215,8 @@ def _synthetic_result(call_id: str, entry: _Pending, seq: int, when: int) -> Ses
     data_out = FrozenDict(
         turn=entry.turn, step=entry.step, message=message_to_json(message), error=error
     )
+    if recorded and child is not None:
+        data_out = FrozenDict(data_out, meta={"subagent_session": child})
     cites = None if entry.call_seq is None else (entry.call_seq,)
     return SessionEvent(ev.TOOL_RESULT, seq, when, data_out, cites)
 

@@ -7,6 +7,11 @@ be read is a defect, never skipped), salvaging a damaged one (`salvage`), sweepi
 writers left behind (`sweep`), and listing them. Does not own the file format (`events.py`,
 `files.py`) or the repair rules (`repair.py`, `salvage.py`).
 
+Subagent sessions (a header with `parent_session`, named by the parent's `subagent/spawned`
+events) are repaired before their parent: `open` first opens (and so repairs) every child session
+the log names, deepest first, then closes the parent's own open turn; `inspect_family` checks
+them in the same order.
+
 Layout: `<root>/<encoded id>/session.jsonl` and `<root>/<encoded id>/writer.lock`; a salvage moves
 damaged lines to `<root>/<encoded id>/session.damaged-<n>.jsonl`. A directory without a
 `session.jsonl` is not a session (a creation that never got to publish its file).
@@ -20,6 +25,7 @@ import json
 import os
 import secrets
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -39,8 +45,8 @@ from .files import (
     read_log,
 )
 from .history import derive_messages, last_turn
-from .log import RepairReport, SessionLog, WriterLock, fsync_dir, same_file
-from .repair import interrupted_turn_closers, open_turn
+from .log import ChildRepair, RepairReport, SessionLog, WriterLock, fsync_dir, same_file
+from .repair import interrupted_turn_closers, open_turn, spawned_children
 from .salvage import plan_salvage, resume_repairs
 
 __all__ = [
@@ -109,6 +115,9 @@ class SessionCheck:
     path: Path
     defects: tuple[Defect, ...]
     remedy: Literal["resume", "repair"] | None
+    parent_session: str | None = None
+    delegation_depth: int = 0
+    children: tuple[str, ...] = ()  # the subagent sessions its log names
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,17 +206,22 @@ class SessionStore:
 
     def open(self, session_id: str) -> SessionLog:
         """The writer of an existing session, repaired: a torn last line is cut and a turn left
-        open by a crash is closed (spec §7.6), both durably; `log.repair` says what was done.
+        open by a crash is closed (spec §7.6), both durably — after the subagent sessions its
+        log names were opened (so repaired) and closed; `log.repair` says what was done.
 
         Raises SessionError: `SESSION_NOT_FOUND`, `SESSION_LOCKED`, `SESSION_CORRUPT`,
         `SESSION_VERSION`.
         """
+        return self._open(session_id, {session_id})
+
+    def _open(self, session_id: str, seen: set[str]) -> SessionLog:
         path = self.path(session_id)
         if not os.path.lexists(path):
             raise SessionError(self._missing(session_id), "SESSION_NOT_FOUND")
         lock = WriterLock.acquire(path.parent / LOCK_NAME, session_id)
         try:
             contents = self._read(session_id, path)
+            children = self._repair_children(contents.events, seen)
             size = _fix_end(
                 path, contents.size, contents.torn_tail is not None, contents.newline_missing
             )
@@ -228,9 +242,33 @@ class SessionStore:
             log.close()
             raise
         log.repair = RepairReport(
-            contents.torn_tail, open_turn(contents.events) if closers else None, tuple(closers)
+            contents.torn_tail,
+            open_turn(contents.events) if closers else None,
+            tuple(closers),
+            children,
         )
         return log
+
+    def _repair_children(
+        self, events: Sequence[SessionEvent], seen: set[str]
+    ) -> tuple[ChildRepair, ...]:
+        """Open (so repair) and close every subagent session `events` name, their own children
+        first; what each needed, for the ones that needed anything."""
+        done: list[ChildRepair] = []
+        for child_id in dict.fromkeys(spawned_children(events).values()):
+            if child_id in seen:
+                continue
+            seen.add(child_id)
+            try:
+                child = self._open(child_id, seen)
+            except SessionError as error:
+                if error.code != "SESSION_NOT_FOUND":  # a child that never wrote a line
+                    done.append(ChildRepair(child_id, problem=error.message))
+                continue
+            child.close()
+            if child.repair.repaired:
+                done.append(ChildRepair(child_id, child.repair))
+        return tuple(done)
 
     def load(self, session_id: str) -> LoadedSession:
         """A read-only, repaired-in-memory view (no lock taken, nothing written).
@@ -267,15 +305,37 @@ class SessionStore:
             raise SessionError(self._missing(session_id), "SESSION_NOT_FOUND")
         return _inspect(session_id, path)
 
+    def inspect_family(self, session_id: str) -> list[SessionCheck]:
+        """`inspect` for the subagent sessions the session's log names (their own children
+        first), then for the session itself — the order `open` repairs them in. A child whose
+        file does not exist (it never wrote a line) is left out.
+
+        Raises SessionError(`SESSION_NOT_FOUND`) when the session itself has no file.
+        """
+        found: list[SessionCheck] = []
+        self._inspect_into(self.inspect(session_id), found, {session_id})
+        return found
+
+    def _inspect_into(
+        self, checked: SessionCheck, found: list[SessionCheck], seen: set[str]
+    ) -> None:
+        for child_id in checked.children:
+            if child_id in seen or not os.path.lexists(self.path(child_id)):
+                continue
+            seen.add(child_id)
+            self._inspect_into(_inspect(child_id, self.path(child_id)), found, seen)
+        found.append(checked)
+
     def check_all(self) -> list[SessionCheck]:
         """`inspect` for every session file under the root — also those `list_sessions` cannot
-        summarise (no header, another version, unreadable) — sorted by id."""
+        summarise (no header, another version, unreadable) — deepest subagent sessions first,
+        then by id."""
         found: list[SessionCheck] = []
         for directory in self._directories():
             path = directory / LOG_NAME
             if os.path.lexists(path):
                 found.append(_inspect(decode_session_id(directory.name) or directory.name, path))
-        found.sort(key=lambda c: c.id)
+        found.sort(key=lambda c: (-c.delegation_depth, c.id))
         return found
 
     def salvage(self, session_id: str) -> SalvageReport:
@@ -356,7 +416,17 @@ def _inspect(session_id: str, path: Path) -> SessionCheck:
         remedy = "resume" if resume_repairs(contents) else "repair"
     elif defects and defects[0].code == "EMPTY_FILE":
         remedy = "repair"
-    return SessionCheck(session_id, path, tuple(defects), remedy)
+    header = contents.header if contents is not None else None
+    children = tuple(dict.fromkeys(spawned_children(contents.events).values())) if contents else ()
+    return SessionCheck(
+        session_id,
+        path,
+        tuple(defects),
+        remedy,
+        parent_session=header.parent_session if header is not None else None,
+        delegation_depth=header.delegation_depth if header is not None else 0,
+        children=children,
+    )
 
 
 def _fix_end(path: Path, size: int, torn: bool, newline_missing: bool) -> int:

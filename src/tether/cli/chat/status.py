@@ -54,7 +54,16 @@ __all__ = ["ChatRenderer", "Shown", "call_target", "format_duration"]
 _PREVIEW_LINES: Final = 3
 _WRAPPER: Final = re.compile(r"^\s*(<path>.*</path>|<type>.*</type>|</?content>)\s*$")
 """The fs tools' framing lines, left out of previews."""
-_TARGET_KEYS: Final = ("file_path", "path", "command", "url", "pattern", "query", "queries")
+_TARGET_KEYS: Final = (
+    "file_path",
+    "path",
+    "command",
+    "url",
+    "pattern",
+    "query",
+    "queries",
+    "description",  # a `task` call: what its subagent is for
+)
 
 
 def format_duration(ms: float) -> str:
@@ -63,8 +72,8 @@ def format_duration(ms: float) -> str:
 
 
 def call_target(raw_arguments: str, limit: int = 60) -> str:
-    """What a call acts on, from its raw JSON arguments: the file path, command, URL, pattern or
-    query (one line, cut to `limit`); "" when none is named."""
+    """What a call acts on, from its raw JSON arguments: the file path, command, URL, pattern,
+    query or (a `task` call) description (one line, cut to `limit`); "" when none is named."""
     try:
         value = json.loads(raw_arguments) if raw_arguments.strip() else {}
     except ValueError:

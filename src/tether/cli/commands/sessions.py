@@ -1,12 +1,14 @@
 """`tether sessions list|show|check|resume|repair`: the durable session logs under $TETHER_HOME.
 
-`check` verifies every session file (header, seq contiguity, call/result balance, turn
-structure) and exits 1 on any defect — an empty file, a bad header, another format version and
-an unreadable file included — naming the command that repairs it: `resume` repairs a log a crash
-or a full disk cut short (synthetic `TOOL_OUTCOME_UNKNOWN` / `TOOL_NOT_STARTED` results) and
-continues the conversation; `repair` salvages a damaged one (keeps the valid prefix, moves the
-rest to a side file next to the log, closes the last turn) and prints what it moved. Every
-command first sweeps what dead writers left behind (temp files of an unfinished creation).
+`check` verifies every session file (header, seq contiguity, call/result balance, turn structure) —
+one session's subagent sessions first, then the session — and exits 1 on any defect — an empty
+file, a bad header, another format version and an unreadable file included — naming the command
+that repairs it: `resume` repairs a log a crash or a full disk cut short (synthetic
+`TOOL_OUTCOME_UNKNOWN` / `TOOL_NOT_STARTED` results) and continues the conversation (it repairs the
+session's subagent sessions first, and a `task` call left open names the child session in its
+result); `repair` salvages a damaged one (keeps the valid prefix, moves the rest to a side file
+next to the log, closes the last turn) and prints what it moved. Every command first sweeps what
+dead writers left behind (temp files of an unfinished creation).
 """
 
 from __future__ import annotations
@@ -85,6 +87,12 @@ def _describe(event: SessionEvent) -> str | None:
             info = error.get("info") if isinstance(error, dict) else None
             status = info.get("code") if isinstance(info, dict) else "error" if error else "ok"
             return f"      result {data.get('sub_call_id')} {status}"
+        case "subagent/spawned":
+            mode = "background " if data.get("background") else ""
+            return (
+                f"    {mode}subagent {data.get('agent_type')} for {data.get('call_id')}:"
+                f" session {data.get('session_id')}"
+            )
         case "hook/result":
             return f"    hook {data.get('handler_id')} {data.get('decision')}"
         case "session/compaction":
@@ -106,9 +114,13 @@ def show(session_id: str, /, *, root: RootOpt = None) -> int:
     except SessionError as exc:
         sys.stderr.write(f"tether: {exc}\n")
         return 2
-    print(
-        f"session {loaded.id}  created {_when(loaded.header.created_at)}  cwd {loaded.header.cwd}"
-    )
+    header = loaded.header
+    print(f"session {loaded.id}  created {_when(header.created_at)}  cwd {header.cwd}")
+    if header.parent_session is not None:
+        print(
+            f"subagent of session {header.parent_session}  (delegation depth"
+            f" {header.delegation_depth})"
+        )
     for event in loaded.events:
         line = _describe(event)
         if line is not None:
@@ -133,12 +145,13 @@ def check(session_id: str | None = None, /, *, root: RootOpt = None) -> int:
     store.sweep()
     if session_id:
         try:
-            checks = [store.inspect(session_id)]
+            checks = store.inspect_family(session_id)
         except SessionError as exc:
             print(f"{session_id}: {exc}")
             return 1
     else:
         checks = store.check_all()
+    parents = {found.id: found.parent_session for found in checks}
     bad = 0
     for found in checks:
         if not found.defects:
@@ -147,9 +160,26 @@ def check(session_id: str | None = None, /, *, root: RootOpt = None) -> int:
         bad += 1
         for defect in found.defects:
             print(f"{found.id}: {defect.code}: {defect.message}")
-        if found.remedy is not None:
+        if found.remedy == "resume" and found.parent_session in parents:
+            top = _root(found.id, parents)
+            print(
+                f"run `tether sessions resume {top}` to repair an interrupted turn (it repairs"
+                " its subagent sessions first)"
+            )
+        elif found.remedy is not None:
             print(_REMEDIES[found.remedy].format(id=found.id))
     return 1 if bad else 0
+
+
+def _root(session_id: str, parents: dict[str, str | None]) -> str:
+    """The top-most session among those checked that `session_id` descends from."""
+    seen = {session_id}
+    while (parent := parents.get(session_id)) is not None and parent in parents:
+        if parent in seen:
+            break
+        seen.add(parent)
+        session_id = parent
+    return session_id
 
 
 @app.command

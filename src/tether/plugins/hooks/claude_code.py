@@ -35,6 +35,17 @@ Points (Claude Code event → tether event):
                       (reason or "continue: blocked by Stop hook"); `stop_hook_active` is true
                       once a Stop hook has continued this turn.
     SessionStart      agent/session-start    matcher: `startup` or `resume`; context injected.
+    SubagentStart     subagent/start         matcher: the subagent type (`general-purpose`,
+                      a `.claude/agents` name); payload `agent_id` (the child's session id) and
+                      `agent_type`; `additionalContext` joins the child's first request.
+    SubagentStop      subagent/end           after a child's turn that was not aborted; payload
+                      `agent_id`, `agent_type`, `stop_hook_active: false` and
+                      `agent_transcript_path` (the child's transcript); observe only.
+
+A subagent (an agent loop with a `parent`) runs no SessionStart, UserPromptSubmit or Stop hooks
+— as in Claude Code, its start and end are SubagentStart and SubagentStop; its tool calls run
+PreToolUse and PostToolUse like any other. The session fields of a Subagent* payload are the
+parent's.
 
 Every payload has `session_id`, `transcript_path`, `cwd`, `permission_mode` (the `permissions`
 service's mode — `default`, `acceptEdits`, `dontAsk`, `bypassPermissions` — or
@@ -46,15 +57,14 @@ the agent's command environment (`AgentLoop.env`), every bash call; `SessionStar
 `CLAUDE_ENV_FILE` (`claude-env.sh` beside the session), and what the file exports joins that
 environment for the session's later bash calls.
 
-SubagentStart / SubagentStop are parsed but not run (tether has no subagents yet). Hooks of one
-point run serially in config order, with cwd = the session's cwd, env CLAUDE_PROJECT_DIR, and the
-point's signal (a tool call's or the turn's): cancelling it kills the running hook. Each run is
-recorded as `hook/invoked` / `hook/result` when the agent has a session with an open turn.
-Hook context messages are user messages with source `{"kind": "plugin", "plugin":
-"hooks-claude-code"}`. Exit codes other than 0 and 2, timeouts and kills are non-blocking
-failures: logged with their stderr (or the signal: `was killed by SIGKILL`) and recorded with
-decision `error`; `updatedInput` and `systemMessage` are logged as ignored. A file whose top
-level, or whose `hooks`, is not an object is logged like any unloadable file.
+Hooks of one point run serially in config order, with cwd = the session's cwd, env
+CLAUDE_PROJECT_DIR, and the point's signal (a tool call's or the turn's): cancelling it kills the
+running hook. Each run is recorded as `hook/invoked` / `hook/result` when the agent has a session
+with an open turn. Hook context messages are user messages with source `{"kind": "plugin", "plugin":
+"hooks-claude-code"}`. Exit codes other than 0 and 2, timeouts and kills are non-blocking failures:
+logged with their stderr (or the signal: `was killed by SIGKILL`) and recorded with decision
+`error`; `updatedInput` and `systemMessage` are logged as ignored. A file whose top level, or whose
+`hooks`, is not an object is logged like any unloadable file.
 """
 
 from __future__ import annotations
@@ -245,6 +255,16 @@ def _agent_env(agent: object | None) -> dict[str, str | None] | None:
     return env if isinstance(env, dict) else None
 
 
+def _is_subagent(agent: object) -> bool:
+    """A child agent loop (it has a `parent`): Claude Code runs no session-level hooks for it."""
+    return getattr(agent, "parent", None) is not None
+
+
+def _session_id(agent: object) -> str:
+    session_id = getattr(session_of(agent), "id", None)
+    return session_id if isinstance(session_id, str) else ""
+
+
 def _inject(agent: object, contexts: list[str]) -> None:
     inject_into = getattr(agent, "inject", None)
     if contexts and callable(inject_into):
@@ -291,6 +311,8 @@ class ClaudeCodeBridge:
             ("UserPromptSubmit", "agent/prompt", self.user_prompt_submit),
             ("Stop", "agent/turn-stopping", self.stop),
             ("SessionStart", "agent/session-start", self.session_start),
+            ("SubagentStart", "subagent/start", self.subagent_start),
+            ("SubagentStop", "subagent/end", self.subagent_stop),
         ]
         for point, event, listener in points:
             if point in events:
@@ -361,6 +383,8 @@ class ClaudeCodeBridge:
         self, agent: object, message: UserMessage, signal: AbortSignal
     ) -> str | None:
         """`agent/prompt`: a rejection reason, or None (contexts are injected into the agent)."""
+        if _is_subagent(agent):
+            return None
         payload = {"prompt": _text_of(message.content)}
         outcome = await self.run_point("UserPromptSubmit", "", payload, agent=agent, signal=signal)
         if outcome.merged.decision == "deny":
@@ -372,6 +396,8 @@ class ClaudeCodeBridge:
         self, agent: object, turn: int, stop_hook_active: bool, signal: AbortSignal
     ) -> UserMessage | None:
         """`agent/turn-stopping`: a message that continues the turn, or None to let it end."""
+        if _is_subagent(agent):
+            return None
         payload = {"stop_hook_active": stop_hook_active}
         outcome = await self.run_point("Stop", "", payload, agent=agent, signal=signal)
         if outcome.merged.decision != "deny":
@@ -386,7 +412,7 @@ class ClaudeCodeBridge:
         agent_env = _agent_env(agent)
         if agent_env is not None:
             agent_env.update(self._env)
-        if not self._select("SessionStart", source):
+        if _is_subagent(agent) or not self._select("SessionStart", source):
             return
         env_file = self._env_file(agent)
         try:
@@ -405,6 +431,37 @@ class ClaudeCodeBridge:
             if session_of(agent) is None:
                 env_file.unlink(missing_ok=True)
         _inject(agent, outcome.contexts(plain_stdout=True))
+
+    async def subagent_start(
+        self, parent: object, child: object, agent_type: str, signal: AbortSignal
+    ) -> None:
+        """`subagent/start`: contexts join the child's first request; it cannot block."""
+        if not self._select("SubagentStart", agent_type):
+            return
+        payload = {"agent_id": _session_id(child), "agent_type": agent_type}
+        outcome = await self.run_point(
+            "SubagentStart", agent_type, payload, agent=parent, signal=signal
+        )
+        _inject(child, outcome.contexts())
+
+    async def subagent_stop(
+        self,
+        parent: object,
+        child: object,
+        agent_type: str,
+        outcome: object,
+        signal: AbortSignal,
+    ) -> None:
+        """`subagent/end`: observe only."""
+        if not self._select("SubagentStop", agent_type):
+            return
+        payload = {
+            "agent_id": _session_id(child),
+            "agent_type": agent_type,
+            "stop_hook_active": False,
+            "agent_transcript_path": self._transcript_path(child, session_of(child)),
+        }
+        await self.run_point("SubagentStop", agent_type, payload, agent=parent, signal=signal)
 
     def _env_file(self, agent: object) -> Path:
         """An empty `CLAUDE_ENV_FILE`: `claude-env.sh` beside the session, or a temp file."""

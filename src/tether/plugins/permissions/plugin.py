@@ -7,7 +7,7 @@ Mount: `await ctx.plugin(Permissions, {...})` (entry point `permissions`). Confi
                     "bypass" are aliases; a mode that skips approval is never a default)
     allow/ask/deny  rules in Claude Code syntax (`tether.plugins.permissions.rules`)
     read_only_tools tools the default mode allows without asking
-                    (read, grep, glob, todo_write, job_list, job_output)
+                    (read, grep, glob, todo_write, job_list, job_output, task)
     workspace       the root that `./x` and `/x` in path rules mean (default: the process cwd)
     claude_settings also apply `permissions.allow/ask/deny` from the Claude Code settings files
                     (.claude/settings.json, .claude/settings.local.json under the workspace,

@@ -9,7 +9,7 @@ Owns `PermissionPolicy` (pure: no I/O, no events) and its `Verdict`. Precedence,
     4. the mode decides:
          bypassPermissions ("yolo")        Allow
          the tool is read-only             Allow   (read, grep, glob, todo_write, job_list,
-                                                    job_output — configurable)
+                                                    job_output, task — configurable)
          acceptEdits and write/edit        Allow
          dontAsk                           Deny
          otherwise                         Ask   `permission mode "<mode>" asks before "<tool>"
@@ -58,7 +58,15 @@ MODE_ALIASES: Final[Mapping[str, PermissionMode]] = {
     "yolo": "bypassPermissions",
     "bypass": "bypassPermissions",
 }
-DEFAULT_READ_ONLY_TOOLS: Final = ("read", "grep", "glob", "todo_write", "job_list", "job_output")
+DEFAULT_READ_ONLY_TOOLS: Final = (
+    "read",
+    "grep",
+    "glob",
+    "todo_write",
+    "job_list",
+    "job_output",
+    "task",  # starting a subagent changes nothing itself; each of the child's calls is policed
+)
 _EDIT_TOOLS: Final = frozenset({"write", "edit"})
 
 
