@@ -112,11 +112,13 @@ async def start(
     keep_spill_files: bool = False,
     home: Path | None = None,
     builtins: bool = True,
+    without: frozenset[str] = frozenset(),
 ) -> Context:
     """A root context with the built-ins and the configured plugins mounted. `config_paths`
     default to `home/config.yml` then `cwd/tether.yml` (`home` defaults to `tether_home()`).
     Without `builtins` only the registry and the timeout policy (which enforces the tools'
-    `timeout_ms`) are built in; configured plugins are still mounted.
+    `timeout_ms`) are built in; configured plugins are still mounted. `without` names built-ins
+    to leave out (the Temporal worker has no in-process agent loop for `subagents`).
 
     Raises `tether.kernel.ConfigError` (one line) for any bad config.
     """
@@ -131,5 +133,6 @@ async def start(
     entries = builtin_entries(cwd, agent=agent, keep_spill_files=keep_spill_files, home=home)
     if not builtins:
         entries = [entry for entry in entries if entry.id in _CORE]
+    entries = [entry for entry in entries if entry.id not in without]
     await boot(ctx, config, builtins=entries)
     return ctx

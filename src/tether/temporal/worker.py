@@ -86,6 +86,7 @@ async def run_worker(
         cwd=settings.cwd,
         config_paths=None if settings.config is None else [settings.config],
         agent=True,
+        without=frozenset({"subagents"}),  # a `task` child needs an in-process AgentLoop
     )
     try:
         refuse_unattended(ctx)
