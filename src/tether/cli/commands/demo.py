@@ -249,9 +249,14 @@ async def _run(console: Console, workspace: Path, home: Path) -> int:
 def _sleepers() -> list[int]:
     import psutil
 
+    # Only this process's descendants (tether is a child subreaper, so a process that escaped
+    # its group is still one): a `sleep 30` someone else runs is not the demo's.
     found = []
-    for proc in psutil.process_iter(["cmdline"]):
-        cmdline = proc.info.get("cmdline") or []
+    for proc in psutil.Process().children(recursive=True):
+        try:
+            cmdline = proc.cmdline()
+        except psutil.Error:  # it ended while we looked
+            continue
         if cmdline[-2:] == ["sleep", "30"] or cmdline[-1:] == ["sleep 30"]:
             found.append(proc.pid)
     return found
