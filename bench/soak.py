@@ -10,9 +10,10 @@ and `tether chat` run as subprocesses of this Python with this checkout's `src` 
 `PreToolUse` hook on Bash runs for every bash call (and starts a `setsid -f` daemon of its own
 when the command says `hookdaemon`). A process is a new session (`run`), a turn added to an
 earlier session (`run --resume`, which repairs one a kill left open), or a `chat` of two to four
-turns. Each turn is killed with probability 1/20: the process gets SIGKILL at a moment drawn
-uniformly from its expected life (boot included), so kills land in boot, session creation,
-model streaming, tool runs and teardown.
+turns. Each turn draws a kill with probability 1/20: the process gets SIGKILL at a moment drawn
+uniformly from its expected life (boot included: the median time per turn so far times its
+turns), so kills land in boot, session creation, model streaming, tool runs and teardown; a
+process that ends before its moment carries the kill over to the next process.
 
 After every command that ran to its end, the processes of killed tethers that are still alive
 are counted as orphans: a process is one of ours when its environment has this run's `SOAK_RUN`
@@ -237,6 +238,7 @@ class Soak:
     turns: int = 0
     processes: int = 0
     kills: int = 0
+    planned: int = 0  # kills drawn so far; one the process outlived is carried to the next
     phases: collections.Counter[str] = field(default_factory=collections.Counter)
     orphans: list[tuple[int, str]] = field(default_factory=list)
     history: list[Ran] = field(default_factory=list)
@@ -403,9 +405,9 @@ class Soak:
             turn = self.turns
             self.model.plans[turn] = plan_turn(turn, self.rng)
             prompts.append(f"please do soak-turn-{turn} now")
-        kill = any(self.rng.randrange(self.kill_one_in) == 0 for _ in range(count))
+        self.planned += sum(self.rng.randrange(self.kill_one_in) == 0 for _ in range(count))
         per_turn = statistics.median(self.durations) if self.durations else 3.0
-        kill_after = self.rng.uniform(0.0, per_turn * count) if kill else None
+        kill_after = self.rng.uniform(0.0, per_turn * count) if self.planned > self.kills else None
         known = set(existing)
         if mode == "run":
             args = ["run", "--yolo", *(("--resume", resume) if resume else ()), prompts[0]]
@@ -541,6 +543,7 @@ async def main() -> int:
         ("turns started (turn/start records)", result["turn_starts"]),
         ("tether processes", soak.processes),
         ("sessions", result["sessions"]),
+        (f"kills drawn (1 in {soak.kill_one_in} turns)", soak.planned),
         ("kills (SIGKILL)", soak.kills),
         *((f"  kills while {phase}", n) for phase, n in sorted(soak.phases.items())),
         ("sessions `check` flagged", result["flagged"]),
