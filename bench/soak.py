@@ -355,27 +355,26 @@ class Soak:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(found.pid, signal.SIGKILL)
 
-    def phase(self, session: str | None, known: set[str]) -> str:
-        """What the killed process was doing, from the session log it left."""
+    def phase(self, session: str | None, known: set[str], before: int) -> str:
+        """What the killed process was doing, from what it wrote to its session log (`before`:
+        the records the log had when the process started)."""
         if session is None:
             fresh = set(self.sessions()) - known
             if not fresh:
                 temps = list((self.home / "sessions").glob("*/.session.jsonl.*.tmp"))
                 return "creating the session" if temps else "booting (no session yet)"
             session = sorted(fresh)[0]
-        path = self.home / "sessions" / session / "session.jsonl"
-        records = []
-        with contextlib.suppress(OSError):
-            for line in path.read_bytes().splitlines():
-                with contextlib.suppress(ValueError):
-                    records.append(json.loads(line))
-        calls = {r["data"].get("call_id") for r in records if r.get("type") == "tool/call"}
+        records = _records(self.home, session)
+        if len(records) <= before:
+            return "booting (nothing written yet)"
+        mine = records[before:]
+        calls = {r["data"].get("call_id") for r in mine if r.get("type") == "tool/call"}
         answered = set()
         for record in records:
             if record.get("type") == "tool/result":
                 content = record["data"].get("message", {}).get("content", [])
-                answered |= {c.get("tool_call_id") for c in content if isinstance(c, dict)}
-        last = records[-1].get("type") if records else "?"
+                answered |= {c.get("call_id") for c in content if isinstance(c, dict)}
+        last = records[-1].get("type")
         if calls - answered:
             return "a tool call running"
         if last in ("turn/end", "session"):
@@ -409,6 +408,7 @@ class Soak:
         per_turn = statistics.median(self.durations) if self.durations else 3.0
         kill_after = self.rng.uniform(0.0, per_turn * count) if self.planned > self.kills else None
         known = set(existing)
+        before = len(_records(self.home, resume)) if resume else 0
         if mode == "run":
             args = ["run", "--yolo", *(("--resume", resume) if resume else ()), prompts[0]]
             outcome = await self.tether(*args, kill_after=kill_after)
@@ -418,7 +418,7 @@ class Soak:
             outcome = await self.tether(*args, stdin=stdin.encode(), kill_after=kill_after)
         if outcome.code is None and not outcome.hung:
             self.kills += 1
-            self.phases[self.phase(resume, known)] += 1
+            self.phases[self.phase(resume, known, before)] += 1
             return
         if "repaired the session log" in outcome.stderr:
             self.repaired_in_turn += 1
@@ -545,7 +545,7 @@ async def main() -> int:
         ("sessions", result["sessions"]),
         (f"kills drawn (1 in {soak.kill_one_in} turns)", soak.planned),
         ("kills (SIGKILL)", soak.kills),
-        *((f"  kills while {phase}", n) for phase, n in sorted(soak.phases.items())),
+        *((f"  kills: {phase}", n) for phase, n in sorted(soak.phases.items())),
         ("sessions `check` flagged", result["flagged"]),
         ("repaired by `sessions resume`/`repair`", result["repaired"]),
         ("turns closed by crash repair (all)", result["interrupted"]),
