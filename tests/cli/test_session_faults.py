@@ -1,7 +1,8 @@
 """Session-log faults through the `tether` command line (issue 18): real subprocesses, real files.
 
 Contract: a `tether run` whose session log hits a full disk (a real tmpfs, or the write seam
-where mounting is refused: `tests/agent/_disk.py`) stops the turn with one line on stderr (exit
+where mounting is refused: `tests/agent/_disk.py`; the disk fills while a bash call runs, so the
+call's result is the first record refused) stops the turn with one line on stderr (exit
 1, no traceback) and leaves a log that is a valid prefix ending at the last record it could
 write; `sessions check` reports the cut turn and names `resume`; once there is space, `resume`
 writes
