@@ -6,18 +6,25 @@ runs as root here). `fill(leave)` writes a filler file so that only `leave` byte
 
 When mounting is refused (not root, no `CAP_SYS_ADMIN`), the disk falls back to a *seam*: the
 session log's one write function (`tether.agent.session.log._write_all`) raises
-`OSError(ENOSPC)` once the bytes written through it would exceed the budget `fill(leave)` set —
-in this process (`arm(monkeypatch)`) and in `tether` subprocesses (`env()` puts a
-`sitecustomize` on their `PYTHONPATH`). `mode` says which one a test ran under; nothing is
-skipped; `TETHER_TEST_DISK=seam` forces the seam (to exercise the fallback). The seam reaches
-only the session log, so tests about other writers (the orphan ledger) patch their own write
-under it.
+`OSError(ENOSPC)` once the bytes written through it would exceed the budget `fill(leave)` set,
+or while the filler file exists — in this process (`arm(monkeypatch)`) and in `tether`
+subprocesses (`env()` puts a `sitecustomize` on their `PYTHONPATH`). `mode` says which one a test
+ran under; nothing is skipped; `TETHER_TEST_DISK=seam` forces the seam (to exercise the
+fallback). The seam reaches only the session log, so tests about other writers (the orphan
+ledger) patch their own write under it.
+
+`fill_command()` is a bash command that fills the disk when it runs — from inside a tool call,
+so the disk becomes full at one exact point of a turn (after the call's `tool/call` record,
+before its result), whatever the sizes of the records before it: on a tmpfs it writes the
+filler until the kernel refuses; with the seam it creates the (empty) filler, which makes every
+later session-log write fail.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import shlex
 import subprocess
 from pathlib import Path
 from typing import Literal
@@ -28,17 +35,22 @@ __all__ = ["SmallDisk"]
 
 _FILLER = ".filler"
 _BUDGET_ENV = "TETHER_TEST_WRITE_BUDGET"
+_FULL_ENV = "TETHER_TEST_FULL_WHILE"
 _SITECUSTOMIZE = f'''
 import errno, os
 _budget = os.environ.get("{_BUDGET_ENV}")
-if _budget is not None:
+_full = os.environ.get("{_FULL_ENV}")
+if _budget is not None or _full is not None:
     from tether.agent.session import log as _log
-    _left = [int(_budget)]
+    _left = [None if _budget is None else int(_budget)]
     _real = _log._write_all
     def _write_all(fd, data):
-        if len(data) > _left[0]:
+        if _full is not None and os.path.exists(_full):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        _left[0] -= len(data)
+        if _left[0] is not None:
+            if len(data) > _left[0]:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            _left[0] -= len(data)
         _real(fd, data)
     _log._write_all = _write_all
 '''
@@ -84,6 +96,13 @@ class SmallDisk:
                 file.flush()
         assert self.available() <= leave
 
+    def fill_command(self) -> str:
+        """A bash command that fills the disk when it runs (see the module)."""
+        filler = shlex.quote(str(self.path / _FILLER))
+        if self.mode == "seam":
+            return f"touch {filler}"
+        return f"cat /dev/zero > {filler} 2>/dev/null; true"
+
     def free(self) -> None:
         """Make room again."""
         self.budget = None
@@ -98,6 +117,8 @@ class SmallDisk:
         real = log._write_all
 
         def write_all(fd: int, data: bytes) -> None:
+            if (self.path / _FILLER).exists():
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
             if self.budget is not None:
                 if len(data) > self.budget:
                     raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
@@ -107,13 +128,17 @@ class SmallDisk:
         monkeypatch.setattr(log, "_write_all", write_all)
 
     def env(self) -> dict[str, str]:
-        """Extra environment for a `tether` subprocess (seam mode: the budget and the seam)."""
-        if self.mode != "seam" or self.budget is None:
+        """Extra environment for a `tether` subprocess (seam mode: the seam, the filler it
+        watches and the budget, if one is set)."""
+        if self.mode != "seam":
             return {}
         self._site.mkdir(exist_ok=True)
         (self._site / "sitecustomize.py").write_text(_SITECUSTOMIZE)
         path = os.pathsep.join(p for p in (str(self._site), os.environ.get("PYTHONPATH")) if p)
-        return {"PYTHONPATH": path, _BUDGET_ENV: str(self.budget)}
+        env = {"PYTHONPATH": path, _FULL_ENV: str(self.path / _FILLER)}
+        if self.budget is not None:
+            env[_BUDGET_ENV] = str(self.budget)
+        return env
 
     def close(self) -> None:
         if self.mode == "tmpfs":

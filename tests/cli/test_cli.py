@@ -424,3 +424,50 @@ async def test_the_next_tether_stops_a_process_that_escaped_the_group_of_a_kille
             await process.wait()
         if escaped is not None and not gone(escaped):
             escaped.kill()
+
+
+async def test_the_next_tether_stops_a_daemon_a_hook_of_a_killed_tether_started(
+    cli: Cli, server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    duration = f"62.{secrets.randbelow(10**9):09d}"  # this test's daemon, by its argv
+    hooks = cli.work / ".claude" / "hooks"
+    hooks.mkdir(parents=True)
+    (hooks / "pre.sh").write_text(f"#!/bin/bash\nsetsid -f sleep {duration}\nsleep 30\n")
+    (hooks / "pre.sh").chmod(0o755)
+    command = '"$CLAUDE_PROJECT_DIR"/.claude/hooks/pre.sh'
+    entry = {"matcher": "Bash", "hooks": [{"type": "command", "command": command}]}
+    (cli.work / ".claude" / "settings.json").write_text(
+        json.dumps({"hooks": {"PreToolUse": [entry]}})
+    )
+    cli.env["HOME"] = str(tmp_path / "user")
+    server.push(tool_calls_reply(SLEEP_30))
+    process = await cli.spawn("run", "--yolo", "wait for it", new_session=True)
+    daemon = hook = None
+    try:
+        await eventually(
+            lambda: process_running(process.pid, ["sleep", duration]),
+            timeout_s=30,
+            what="the hook's daemon",
+        )
+        daemon = process_running(process.pid, ["sleep", duration])
+        hook = process_running(process.pid, ["sleep", "30"])
+        assert daemon is not None
+        assert hook is not None
+        assert os.getsid(daemon.pid) == daemon.pid  # it left the hook's session
+        os.killpg(process.pid, signal.SIGKILL)  # at once: tether may not have looked for it yet
+        await process.wait()
+        assert not gone(daemon)  # SIGKILL gave tether no chance to stop it
+        assert not gone(hook)
+
+        done = await cli.run("tools", "list", timeout_s=30)
+
+        assert done.code == 0
+        await eventually(lambda: gone(daemon) and gone(hook), timeout_s=30, what="both stopped")
+        assert list((cli.home / "run").glob("*.groups")) == []
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        for left in (daemon, hook):
+            if left is not None and not gone(left):
+                left.kill()

@@ -1,7 +1,8 @@
 """Session-log faults through the `tether` command line (issue 18): real subprocesses, real files.
 
 Contract: a `tether run` whose session log hits a full disk (a real tmpfs, or the write seam
-where mounting is refused: `tests/agent/_disk.py`) stops the turn with one line on stderr (exit
+where mounting is refused: `tests/agent/_disk.py`; the disk fills while a bash call runs, so the
+call's result is the first record refused) stops the turn with one line on stderr (exit
 1, no traceback) and leaves a log that is a valid prefix ending at the last record it could
 write; `sessions check` reports the cut turn and names `resume`; once there is space, `resume`
 writes
@@ -28,7 +29,12 @@ from typing import Any
 import pytest
 
 from tether.agent.session import OUTCOME_UNKNOWN_TEXT, TOOL_NOT_STARTED_TEXT
-from tether.testing.scripted_model import ScriptedModelServer, text_reply, tool_calls_reply
+from tether.testing.scripted_model import (
+    ScriptedModelServer,
+    ScriptedResponse,
+    text_reply,
+    tool_calls_reply,
+)
 
 from ..agent._disk import SmallDisk
 from ..agent.test_session_faults import CLOSED_WITHOUT_RESULTS
@@ -36,11 +42,15 @@ from ._support import Cli
 
 pytestmark = pytest.mark.slow
 
-TWO_CALLS = tool_calls_reply(
-    ("r1_s0", "bash", '{"command": "seq 1 12000", "description": "count"}'),
-    ("r1_s1", "bash", '{"command": "echo second", "description": "echo"}'),
-)
-"""Two exclusive calls: r1_s0's result (~60 KB of output) does not fit; r1_s1 never starts."""
+
+def two_calls(disk: SmallDisk) -> ScriptedResponse:
+    """Two exclusive calls: r1_s0 prints ~60 KB and then fills the disk, so its `tool/call` is
+    recorded and its result is refused; r1_s1 never starts."""
+    command = f"seq 1 12000; {disk.fill_command()}"
+    return tool_calls_reply(
+        ("r1_s0", "bash", json.dumps({"command": command, "description": "count"})),
+        ("r1_s1", "bash", '{"command": "echo second", "description": "echo"}'),
+    )
 
 
 @pytest.fixture
@@ -65,7 +75,7 @@ def cli(tmp_path: Path, server: ScriptedModelServer) -> Cli:
 
 def use(cli: Cli, disk: SmallDisk) -> None:
     """Point the next `tether` at the disk as it is now (seam mode: its budget)."""
-    for key in ("TETHER_TEST_WRITE_BUDGET",):
+    for key in ("TETHER_TEST_WRITE_BUDGET", "TETHER_TEST_FULL_WHILE"):
         cli.env.pop(key, None)
     cli.env["PYTHONPATH"] = os.environ.get("PYTHONPATH", "")
     cli.env.update(disk.env())
@@ -86,20 +96,13 @@ async def finished_session(cli: Cli, server: ScriptedModelServer) -> str:
 # -- 1. a full disk mid-turn ----------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    reason="since the headless merge (transcript beside the session, retry events) the 24 KiB "
-    "disk fills at another record than this test pins; the library-level fault tests in "
-    "tests/agent/test_session_faults.py cover the behaviour; to be re-pinned (issue 18)",
-    strict=False,
-)
 async def test_a_full_disk_stops_the_turn_in_one_line_and_resume_records_the_outcomes_later(
     cli: Cli, server: ScriptedModelServer, disk: SmallDisk
 ) -> None:
-    server.push(TWO_CALLS)
-    disk.fill(24 * 1024)
+    server.push(two_calls(disk))
     use(cli, disk)
 
-    done = await cli.run("run", "count")
+    done = await cli.run("run", "--yolo", "count")
 
     (summary,) = cli.sessions()
     sid, path = summary.id, summary.path

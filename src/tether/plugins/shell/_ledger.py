@@ -1,17 +1,22 @@
-"""The orphan ledger: a durable list of the process groups this process started and of the
-processes that escaped them, so that a later tether can stop what a SIGKILLed (or crashed)
-tether left behind.
+"""The orphan ledger: a durable list of the process groups this process started and of the processes
+that escaped them, so that a later tether can stop what a SIGKILLed (or crashed) tether left behind.
 
 Owns: one file per owning process in a ledger directory (`<pid>-<start ticks>.groups`), with one
-`<pgid> <start ticks>` line per live group (written before the spawn call returns) and one
-`<pid> <start ticks> escaped` line per process that left its command's group (`setsid` ...),
-as the subprocess service finds them (it looks every half second); and `reap_orphans()`, which
-finds ledgers whose owner is gone and stops their groups and escaped processes (SIGTERM, a short
-grace, SIGKILL; an escaped process that leads its own group gets the signal for the group). A
-group is only signalled while its leader is the very process the ledger recorded (same start
-time), and an escaped process only while it is the very process recorded, so a recycled pid is
-never hit. A ledger that cannot be
-written (a full disk) is one warning line, never an error of the command. Does not own stopping
+`tag <tag>` line per command, written *before* it is spawned (the `TETHER_PROCESS_TAG` its processes
+carry, `_tree.py`), one `<pgid> <start ticks>` line per live group (written as soon as the spawn
+call returns) and one `<pid> <start ticks> escaped` line per process that left its command's group
+(`setsid` ...), as the subprocess service finds them (it looks every half second); and
+`reap_orphans()`, which finds ledgers whose owner is gone and stops their groups, their escaped
+processes and every process that carries one of their tags (SIGTERM, a short grace, SIGKILL; an
+escaped process that leads its own group gets the signal for the group), removing a ledger only once
+its processes were signalled, so a tether killed while it sweeps leaves the ledger to the next one.
+The tags close the windows the other lines leave: a process that escaped within the half second
+before the owner was killed (not looked at yet), or a command whose group line was never written
+(the owner was killed during the spawn call). Only a process that both cleared its environment and
+left the group in that half second is out of reach. A group is only signalled while its leader is
+the very process the ledger recorded (same start time), and an escaped or tagged process only while
+it is the very process found (`signal_exact`), so a recycled pid is never hit. A ledger that cannot
+be written (a full disk) is one warning line, never an error of the command. Does not own stopping
 what a live owner started: that is the subprocess service's job.
 """
 
@@ -26,7 +31,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ._group import group_alive, running, signal_exact, signal_group
-from ._tree import ProcessEntry, entry
+from ._tree import ProcessEntry, entry, read_tag, read_tree
 
 __all__ = ["GroupLedger", "reap_orphans", "start_ticks"]
 
@@ -48,7 +53,7 @@ def start_ticks(pid: int) -> int | None:
 class GroupLedger:
     """This process's ledger file in `directory`; created on the first group, removed on close."""
 
-    __slots__ = ("_escaped", "_groups", "_path")
+    __slots__ = ("_escaped", "_groups", "_path", "_tags")
 
     def __init__(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -56,14 +61,28 @@ class GroupLedger:
         self._path = directory / f"{me}-{start_ticks(me) or 0}.groups"
         self._groups: dict[int, int] = {}
         self._escaped: dict[int, dict[int, int]] = {}  # pgid -> {pid: start ticks}
+        self._tags: dict[str, int | None] = {}  # tag -> its group (None: not spawned yet)
 
     @property
     def path(self) -> Path:
         return self._path
 
-    def add(self, pgid: int, ticks: int | None = None) -> None:
+    def expect(self, tag: str) -> None:
+        """Record the tag of a command about to be spawned (call `add` or `discard` after)."""
+        self._tags[tag] = None
+        self._write()
+
+    def discard(self, tag: str) -> None:
+        """Forget the tag of a command whose spawn failed."""
+        if self._tags.pop(tag, 0) is None:
+            self._write()
+
+    def add(self, pgid: int, ticks: int | None = None, *, tag: str | None = None) -> None:
         """Record a group just spawned (its leader's pid is the pgid; `ticks`: its start, read
-        from `/proc` when not given)."""
+        from `/proc` when not given; `tag`: the command's, from `expect`). A group whose leader
+        is already gone keeps only its tag, until `remove`."""
+        if tag is not None:
+            self._tags[tag] = pgid
         if ticks is None:
             ticks = start_ticks(pgid)
         if ticks is None:
@@ -84,8 +103,11 @@ class GroupLedger:
             self._write()
 
     def remove(self, pgid: int) -> None:
-        """Forget a group that is gone, with its escaped processes."""
-        if self._groups.pop(pgid, None) is not None:
+        """Forget a group whose command is over, with its escaped processes and its tag."""
+        tags = [tag for tag, group in self._tags.items() if group == pgid]
+        for tag in tags:
+            del self._tags[tag]
+        if self._groups.pop(pgid, None) is not None or tags:
             self._escaped.pop(pgid, None)
             self._write()
 
@@ -93,15 +115,17 @@ class GroupLedger:
         """Every group is gone (or handed back to the OS): remove the file."""
         self._groups.clear()
         self._escaped.clear()
+        self._tags.clear()
         with contextlib.suppress(FileNotFoundError):
             self._path.unlink()
 
     def _write(self) -> None:
-        if not self._groups:
+        if not self._groups and not self._tags:
             with contextlib.suppress(FileNotFoundError):
                 self._path.unlink()
             return
-        lines = "".join(f"{pgid} {ticks}\n" for pgid, ticks in self._groups.items())
+        lines = "".join(f"tag {tag}\n" for tag in self._tags)
+        lines += "".join(f"{pgid} {ticks}\n" for pgid, ticks in self._groups.items())
         lines += "".join(
             f"{pid} {ticks} escaped\n"
             for escaped in self._escaped.values()
@@ -132,8 +156,8 @@ def _owner_alive(name: str) -> bool:
 
 
 def reap_orphans(directory: Path, *, grace_s: float = 0.5) -> list[int]:
-    """Stop the groups and escaped processes recorded by owners that no longer run; returns the
-    pgids and pids signalled (groups first).
+    """Stop the groups, escaped processes and tagged processes recorded by owners that no longer
+    run; returns the pgids and pids signalled (groups first).
 
     Never raises for a missing directory or an unreadable ledger (logged and removed).
     """
@@ -141,16 +165,23 @@ def reap_orphans(directory: Path, *, grace_s: float = 0.5) -> list[int]:
         return []
     targets: list[int] = []
     escaped: list[ProcessEntry] = []
+    tags: set[str] = set()
+    read: list[Path] = []
     for ledger in directory.glob("*.groups"):
         if _owner_alive(ledger.name):
             continue
+        read.append(ledger)
         try:
             lines = ledger.read_text().splitlines()
         except OSError:
             lines = []
         for line in lines:
+            words = line.split()
+            if len(words) == 2 and words[0] == "tag":
+                tags.add(words[1])
+                continue
             try:
-                pgid_text, ticks_text, *kind = line.split()
+                pgid_text, ticks_text, *kind = words
                 pgid, ticks = int(pgid_text), int(ticks_text)
                 if kind not in ([], ["escaped"]):
                     raise ValueError(line)
@@ -166,8 +197,8 @@ def reap_orphans(directory: Path, *, grace_s: float = 0.5) -> list[int]:
             # leader is gone is still the recorded one; a live leader must be the same process.
             if start_ticks(pgid) in (ticks, None) and group_alive(pgid):
                 targets.append(pgid)
-        with contextlib.suppress(FileNotFoundError):
-            ledger.unlink()
+    if tags:
+        escaped += _tagged(tags, targets, {process.pid for process in escaped})
     for pgid in targets:
         _log.warning("stopping process group %d left behind by a tether that was killed", pgid)
         signal_group(pgid, signals.SIGTERM)
@@ -191,4 +222,20 @@ def reap_orphans(directory: Path, *, grace_s: float = 0.5) -> list[int]:
             signal_group(pgid, signals.SIGKILL)
     for process in escaped:
         signal_exact(process, signals.SIGKILL)
+    # Only now: a tether killed while it sweeps leaves the ledgers for the next one.
+    for ledger in read:
+        with contextlib.suppress(FileNotFoundError):
+            ledger.unlink()
     return targets + [process.pid for process in escaped]
+
+
+def _tagged(tags: set[str], groups: list[int], known: set[int]) -> list[ProcessEntry]:
+    """The running processes outside `groups` and `known` that carry one of `tags`."""
+    me = os.getpid()
+    found = []
+    for process in read_tree().values():
+        if process.dead or process.pid == me or process.pid in known or process.pgid in groups:
+            continue
+        if read_tag(process.pid) in tags:
+            found.append(process)
+    return found

@@ -69,7 +69,7 @@ from ._reaper import is_subreaper, reap
 from ._spawn import STDERR, STDOUT, Launched
 from ._tree import TAG_VARIABLE, ProcessEntry, boot_ticks, direct_children, read_tree
 
-__all__ = ["ExitStatus", "Phase", "SpawnSpec", "Subprocess", "signal_name"]
+__all__ = ["ExitStatus", "Phase", "SpawnSpec", "Subprocess", "new_tag", "signal_name"]
 
 _log = logging.getLogger("tether.shell")
 
@@ -99,6 +99,11 @@ class ExitStatus:
 
     exit_code: int | None
     signal_name: str | None
+
+
+def new_tag() -> str:
+    """A fresh, unique value for a command's `TETHER_PROCESS_TAG`."""
+    return os.urandom(8).hex()
 
 
 def signal_name(number: int) -> str:
@@ -173,7 +178,7 @@ class Subprocess:
         self._remove_abort: Callable[[], None] | None = None
         self._launched: Launched | None = None
         self._ends_with_leader = spec.ends_with_leader
-        self._tag = os.urandom(8).hex()
+        self._tag = new_tag()
         self._leader = Leader(0, None)
         self._members: dict[int, ProcessEntry] = {}
         self.phase = Phase.RUNNING
@@ -181,11 +186,16 @@ class Subprocess:
         self.pid = 0
 
     @classmethod
-    def spawn(cls, spec: SpawnSpec, spill_dir: SpillDirectory) -> Subprocess:
+    def spawn(
+        cls, spec: SpawnSpec, spill_dir: SpillDirectory, *, tag: str | None = None
+    ) -> Subprocess:
         """Start `spec` in a new session (synchronously: there is no window in which a
-        cancellation could leave a half-started process). Raises `OSError` when it cannot be
-        spawned (bad cwd, missing program)."""
+        cancellation could leave a half-started process); `tag`: its `TETHER_PROCESS_TAG`
+        (default: a new one). Raises `OSError` when it cannot be spawned (bad cwd, missing
+        program)."""
         self = cls(spec, spill_dir)
+        if tag is not None:
+            self._tag = tag
         env = child_environment(spec.env)
         env[TAG_VARIABLE] = self._tag
         not_before = boot_ticks()

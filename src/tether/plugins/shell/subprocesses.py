@@ -1,17 +1,17 @@
 """The subprocess service: spawns process groups and owns every one of them until it is gone.
 
-Owns: argument checks before spawning, the translation of spawn failures into `ShellError`
-(with the errno name, e.g. `ENOENT`), the table of live groups (a process leaves it once its
-group is seen gone and no process it left behind still runs; one that outlived its leader stays
-until the service is closed), the private spill directory, the optional orphan ledger
-(`_ledger.py`), the look at the tree every half second while a process is live (each process
-records the processes of its command, `_descendants.py`; the escaped ones go to the ledger, so
-a later tether can stop them if this one is SIGKILLed), `aclose()` (terminate every live group
-and await its settlement and termination, then delete the spill directory unless
-`keep_spill_files`) and a host-exit hook that SIGKILLs whatever is still alive when the
-interpreter exits without closing the service. Creating a service makes this process the child
-subreaper (`_reaper.py`). Does not own what to run (the bash executor) or how one process is
-stopped (`_process.py`).
+Owns: argument checks before spawning, the translation of spawn failures into `ShellError` (with the
+errno name, e.g. `ENOENT`), the table of live groups (a process leaves it once its group is seen
+gone and no process it left behind still runs; one that outlived its leader stays until the service
+is closed), the private spill directory, the optional orphan ledger (`_ledger.py`: a command's tag
+is recorded before it is spawned, its group right after), the look at the tree every half second
+while a process is live (each process records the processes of its command, `_descendants.py`; the
+escaped ones go to the ledger, so a later tether can stop them if this one is SIGKILLed), `aclose()`
+(terminate every live group and await its settlement and termination, then delete the spill
+directory unless `keep_spill_files`) and a host-exit hook that SIGKILLs whatever is still alive when
+the interpreter exits without closing the service. Creating a service makes this process the child
+subreaper (`_reaper.py`). Does not own what to run (the bash executor) or how one process is stopped
+(`_process.py`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from ...core.timeout import MAX_TIMER_DELAY_MS
 from ._collect import SpillDirectory
 from ._descendants import claim
 from ._ledger import GroupLedger
-from ._process import SpawnSpec, Subprocess
+from ._process import SpawnSpec, Subprocess, new_tag
 from ._reaper import become_subreaper
 from ._tree import read_tree
 from .errors import ShellError, SpawnAbortedError
@@ -116,15 +116,20 @@ class SubprocessService:
             raise RuntimeError("the subprocess service is closed; it spawns nothing new")
         if signal.aborted:
             raise SpawnAbortedError(signal.reason)
+        tag = new_tag()
+        if self._ledger is not None:
+            self._ledger.expect(tag)  # before the spawn: a kill from here on leaves it findable
         try:
-            process = Subprocess.spawn(spec, self._spill)
+            process = Subprocess.spawn(spec, self._spill, tag=tag)
         except OSError as exc:
+            if self._ledger is not None:
+                self._ledger.discard(tag)
             raise _spawn_failure(exc) from exc
         _install_exit_hook()
         _ALL_LIVE.add(process)
         self._live.add(process)
         if self._ledger is not None:
-            self._ledger.add(process.pid)
+            self._ledger.add(process.pid, tag=tag)
         process.done.add_done_callback(lambda _: self._settled(process))
         process.add_abort(signal)
         if self._look_timer is None:
