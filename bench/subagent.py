@@ -24,8 +24,6 @@ import argparse
 import asyncio
 import gc
 import json
-import os
-import platform
 import statistics
 import tempfile
 import time
@@ -35,6 +33,7 @@ from typing import Any
 
 import psutil
 
+from loop import machine  # bench/loop.py: a script's own folder is on sys.path
 from tether import AbortController, ToolExecutionInput
 from tether.agent.llm import LlmConfig, RetryPolicy
 from tether.agent.llm.plugin import build_llm
@@ -209,22 +208,6 @@ async def abort_latency(bench: Bench, prompt: str) -> float:
 def p95(values: list[float]) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-
-
-def machine() -> str:
-    model = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as info:
-            for line in info:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return (
-        f"{os.cpu_count()} CPUs, {model}, {platform.machine()}, "
-        f"{platform.python_implementation()} {platform.python_version()}"
-    )
 
 
 async def main() -> None:
