@@ -36,16 +36,19 @@ BUILTINS: tuple[tuple[str, str], ...] = (
     ("permissions", "tether.plugins.permissions.plugin:Permissions"),
     ("approval", "tether.plugins.approval.service:Approval"),
     ("code-mode", "tether.plugins.code_mode.plugin"),
+    ("spill-policy", "tether.plugins.spill.policy"),
     ("llm", "tether.agent.llm.plugin"),
     ("subagents", "tether.agent.subagents.plugin"),
     ("mcp", "tether.plugins.mcp"),
 )
 """(id, module) of the default plugin set; entries whose module is absent are skipped."""
 
-AGENT_ONLY: frozenset[str] = frozenset({"permissions", "llm", "subagents"})
+AGENT_ONLY: frozenset[str] = frozenset({"permissions", "llm", "subagents", "spill-policy"})
 """Built-ins mounted only where a model drives the tools (`tether run` and `tether chat`, alike:
 deny rules hold and asks are answered — by the user in `chat`, refused in `run`; and the model
-itself, and the `task` tool, whose children need a calling agent loop). `tether tools call` is
+itself, and the `task` tool, whose children need a calling agent loop; and the spill policy,
+which keeps big results out of the model's context and stores them beside the session — a
+session only an agent has). `tether tools call` is
 the user running one tool by hand, so it gets them only when a config file adds them (and
 `tether tools list` does not pay for importing the model client)."""
 
