@@ -3,9 +3,10 @@
 Contract: `tether run` (and `chat`, which boots the same agent set) mounts `spill-policy` with
 the shipped cap, 50,000 UTF-8 bytes: a plain-text tool result over it reaches the model — and
 the session log — as head + `\\n...\\n` + tail + the notice naming the file beside the session
-that holds the whole text. A config file sets another cap. `tether tools call` (a person running
-one tool, no session) does not mount it: the whole result is printed (bash's own 64,000-byte
-tail, which is over the cap).
+that holds the whole text, which the model can `read` back (the session directory is readable,
+not writable, for the file tools). A config file sets another cap. `tether tools call` (a
+person running one tool, no session) does not mount it: the whole result is printed (bash's own
+64,000-byte tail, which is over the cap).
 
 The model is a `ScriptedModelServer` on 127.0.0.1; `tether` runs as a real subprocess.
 """
@@ -130,3 +131,22 @@ async def test_tools_call_prints_the_whole_result(cli: Cli) -> None:
     assert "Full formatted result stored at" not in done.stdout
     assert "\n19999\n20000\n\n[output truncated; full output: " in done.stdout
     assert len(done.stdout.encode()) > 60_000
+
+
+async def test_the_model_can_read_the_spilled_text_back(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    server.push(tool_calls_reply(bash("seq 1 20000")))
+    await cli.run("run", "--yolo", "count")
+    (summary,) = cli.sessions()
+    saved = summary.path.parent / "spill" / "t1.txt"
+    read = ("t2", "read", json.dumps({"file_path": str(saved), "offset": 2, "limit": 2}))
+    server.push(tool_calls_reply(read), text_reply("read it"))
+
+    done = await cli.run("run", "--yolo", "--resume", summary.id, "read the rest")
+
+    assert (done.code, done.stdout) == (0, "read it\n")
+    (message,) = [m for m in server.requests[-1].messages if m["role"] == "tool"][-1:]
+    lines = saved.read_text().splitlines()
+    assert f"\n2: {lines[1]}\n3: {lines[2]}\n" in str(message["content"])
+    assert "\n4: " not in str(message["content"])

@@ -79,7 +79,9 @@ def builtin_entries(
     """The built-in entries that exist in this installation, configured for `cwd`; `agent` adds
     the ones that police a model's calls (`AGENT_ONLY`); `keep_spill_files` is the shell's (for a
     command that prints a result and exits); `home` is the tether home (default `tether_home()`)
-    whose `run/` holds the shell's orphan ledger. `TETHER_TOOLS_MODE` (native | code | both) is
+    whose `run/` holds the shell's orphan ledger and whose `sessions/` the file tools may read
+    (not write) although it is outside the workspace — the spill policy keeps big results there
+    and tells the model to `read` them. `TETHER_TOOLS_MODE` (native | code | both) is
     the registry's presentation mode."""
     mode = os.environ.get("TETHER_TOOLS_MODE", "").strip()
     entries = [
@@ -99,6 +101,8 @@ def builtin_entries(
         config = dict(BUILTIN_CONFIG.get(plugin_id, {}))
         if (key := _WORKSPACE_KEYS.get(plugin_id)) is not None:
             config[key] = str(cwd)
+        if plugin_id == "fs":  # a spill notice's `read` works: session files are readable
+            config["readable"] = [str((home or tether_home()) / "sessions")]
         if plugin_id == "shell":  # the next tether stops groups a killed one left behind
             config["orphan_ledger_dir"] = str((home or tether_home()) / "run")
             if keep_spill_files:

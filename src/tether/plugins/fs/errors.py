@@ -37,6 +37,7 @@ __all__ = [
     "FsError",
     "check_signal",
     "os_error",
+    "refuse_read_only",
 ]
 
 FS_NOT_FOUND: Final = "FS_NOT_FOUND"
@@ -102,3 +103,12 @@ def os_error(error: OSError, verb: str, display_path: str) -> FsError:
     """`cannot <verb> "<path>": <what>` with the code matching `error.errno` (else FS_IO_ERROR)."""
     code, what = _BY_ERRNO.get(error.errno or 0, (FS_IO_ERROR, error.strerror or str(error)))
     return FsError(f'cannot {verb} "{display_path}": {what}', code, cause=error)
+
+
+def refuse_read_only(writable: bool, display_path: str, verb: str) -> None:
+    """FS_SANDBOX_DENIED for a path outside the workspace that may only be read."""
+    if not writable:
+        raise FsError(
+            f'cannot {verb} "{display_path}": it is outside the workspace and may only be read',
+            FS_SANDBOX_DENIED,
+        )

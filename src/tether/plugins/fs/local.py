@@ -36,6 +36,7 @@ from .errors import (
     FsError,
     check_signal,
     os_error,
+    refuse_read_only,
 )
 from .seam import (
     CreateIfAbsent,
@@ -58,12 +59,15 @@ _CHUNK: Final = 1024 * 1024
 
 class LocalFsConfig(BaseModel):
     """`root`: the workspace (default: the process cwd at mount); `confine`: refuse any path
-    whose real location is outside it."""
+    whose real location is outside it, except that files under a `readable` directory may be
+    read (never written or edited: the agent boot lists where tether keeps spilled outputs, so
+    the `read` a spill notice suggests works)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     root: str | None = None
     confine: bool = True
+    readable: tuple[str, ...] = ()
 
 
 def version_of(st: os.stat_result) -> str:
@@ -265,6 +269,9 @@ class LocalFileSystem(Service):
         self.root: Final = root
         self.confine: Final = settings.confine
         self._real_root = os.path.realpath(root)
+        self._readable: Final = tuple(
+            os.path.realpath(os.path.expanduser(path)) for path in settings.readable
+        )
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
     def _lock(self, key: str) -> asyncio.Lock:
@@ -277,6 +284,9 @@ class LocalFileSystem(Service):
         """Whether a real (symlink-free) path is the workspace root or inside it."""
         return os.path.commonpath([self._real_root, real_path]) == self._real_root
 
+    def _only_readable(self, real_path: str) -> bool:
+        return any(os.path.commonpath([top, real_path]) == top for top in self._readable)
+
     def locate(self, path: str, cwd: str | None = None) -> FsTarget:
         """The synchronous core of `resolve` (no signal: it has no effect to refuse)."""
         if not path.strip():
@@ -286,6 +296,8 @@ class LocalFileSystem(Service):
         key = os.path.realpath(joined)
         display = os.path.normpath(joined)
         if self.confine and not self.within_root(key):
+            if self._only_readable(key):
+                return FsTarget(key=key, display_path=display, writable=False)
             raise FsError(
                 f'cannot access "{display}": it is outside the workspace "{self.root}"',
                 FS_SANDBOX_DENIED,
@@ -361,6 +373,7 @@ class LocalFileSystem(Service):
         an existing file), FS_STALE_VERSION (ReplaceIfVersion gone or changed),
         FS_NOT_REGULAR_FILE, FS_PERMISSION_DENIED, FS_ABORTED (nothing written), ..."""
         check_signal(signal, "write")
+        refuse_read_only(target.writable, target.display_path, "write")
         async with self._lock(target.key):
             return await asyncio.to_thread(_write, target, content, intent, signal)
 
@@ -377,6 +390,7 @@ class LocalFileSystem(Service):
         """Replace literal text; CRLF files keep CRLF. Raises FsError: FS_STALE_VERSION (guard
         mismatch or file gone), FS_NOT_TEXT, FS_EDIT_NOT_FOUND, FS_AMBIGUOUS_EDIT, FS_ABORTED."""
         check_signal(signal, "edit")
+        refuse_read_only(target.writable, target.display_path, "edit")
         async with self._lock(target.key):
             return await asyncio.to_thread(
                 functools.partial(

@@ -6,6 +6,7 @@ One entry point for the usual composition; each part is also a plugin of its own
 
     root: str | None          workspace; relative paths resolve here (default: the cwd at mount)
     confine: bool = True      refuse paths whose real location is outside the workspace
+    readable: list[str] = []  directories outside it whose files may be read, never written
     observation_policy: bool = True   require a read before overwriting or editing a file
     read_limit, read_max_line_length, read_max_bytes, read_stream_min_size   (see tool-fs)
 """
@@ -32,6 +33,7 @@ class FsConfig(BaseModel):
 
     root: str | None = None
     confine: bool = True
+    readable: tuple[str, ...] = ()
     observation_policy: bool = True
     read_limit: Count = 2000
     read_max_line_length: Count = 2000
@@ -45,7 +47,10 @@ Config = FsConfig
 async def apply(ctx: Context, config: FsConfig) -> None:
     """Mount the seam, then the policy (when enabled), then the tools — each owned by this
     plugin and disposed with it, last mounted first."""
-    await ctx.plugin(LocalFileSystem, {"root": config.root, "confine": config.confine})
+    await ctx.plugin(
+        LocalFileSystem,
+        {"root": config.root, "confine": config.confine, "readable": config.readable},
+    )
     if config.observation_policy:
         await ctx.plugin(observation)
     await ctx.plugin(

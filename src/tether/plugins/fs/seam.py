@@ -44,10 +44,13 @@ FileType: TypeAlias = Literal["file", "directory", "other"]
 @dataclass(frozen=True, slots=True)
 class FsTarget:
     """A resolved path. `key` is the opaque identity (local: the realpath); `display_path` is the
-    absolute, unresolved path the model sees in results and errors."""
+    absolute, unresolved path the model sees in results and errors; `writable` is False for a
+    path outside a confined workspace that may only be read (the provider's readable
+    directories: where tether keeps spilled outputs), and writes and edits refuse it."""
 
     key: str
     display_path: str
+    writable: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,6 +34,7 @@ from .errors import (
     FS_NOT_REGULAR_FILE,
     FS_STALE_VERSION,
     FsError,
+    refuse_read_only,
 )
 from .seam import (
     EDIT_INTENT,
@@ -245,6 +246,7 @@ def fs_tools(ctx: Context, fs: FileSystem, config: ToolFsConfig) -> list[ToolDef
         signal = exec.signal
         try:
             target = await fs.resolve(args.file_path, cwd=session_cwd(exec.agent), signal=signal)
+            refuse_read_only(target.writable, target.display_path, "write")
             intent = await ctx.waterfall(WRITE_INTENT, target, exec.agent, base=_no_write_intent)
             done = await fs.write_text(target, args.content, intent=intent, signal=signal)
         except FsError as error:
@@ -261,6 +263,7 @@ def fs_tools(ctx: Context, fs: FileSystem, config: ToolFsConfig) -> list[ToolDef
         signal = exec.signal
         try:
             target = await fs.resolve(args.file_path, cwd=session_cwd(exec.agent), signal=signal)
+            refuse_read_only(target.writable, target.display_path, "edit")
             guard = await ctx.waterfall(EDIT_INTENT, target, exec.agent, base=_no_edit_guard)
             done = await fs.edit_text(
                 target,
