@@ -1,12 +1,13 @@
 """The spill policy is a built-in of the agent commands (spec capabilities §1.6.8).
 
-Contract: `tether run` (and `chat`, which boots the same agent set) mounts `spill-policy` with
-the shipped cap, 50,000 UTF-8 bytes: a plain-text tool result over it reaches the model — and
-the session log — as head + `\\n...\\n` + tail + the notice naming the file beside the session
-that holds the whole text, which the model can `read` back (the session directory is readable,
-not writable, for the file tools). A config file sets another cap. `tether tools call` (a
-person running one tool, no session) does not mount it: the whole result is printed (bash's own
-64,000-byte tail, which is over the cap).
+Contract: `tether run` (and `chat`, which boots the same agent set) mounts `spill-policy` with the
+shipped cap, 50,000 UTF-8 bytes: a plain-text tool result over it reaches the model — and the
+session log — as head + `\\n...\\n` + tail + the notice naming the file beside the session that
+holds the whole text, which the model can `read` back (the session directory is readable, not
+writable, for the file tools), as it can a truncated command's full output (kept under
+`$TETHER_HOME/run/spill` until the shell closes). A config file sets another cap. `tether tools
+call` (a person running one tool, no session) does not mount it: the whole result is printed (bash's
+own 64,000-byte tail, which is over the cap).
 
 The model is a `ScriptedModelServer` on 127.0.0.1; `tether` runs as a real subprocess.
 """
@@ -22,7 +23,13 @@ import pytest
 
 from tether.plugins.spill import LOCAL_HINT, Spilled
 from tether.plugins.spill.policy import bounded_text
-from tether.testing.scripted_model import ScriptedModelServer, text_reply, tool_calls_reply
+from tether.testing.scripted_model import (
+    RecordedRequest,
+    ScriptedModelServer,
+    ScriptedResponse,
+    text_reply,
+    tool_calls_reply,
+)
 
 from ._support import Cli
 
@@ -150,3 +157,23 @@ async def test_the_model_can_read_the_spilled_text_back(
     lines = saved.read_text().splitlines()
     assert f"\n2: {lines[1]}\n3: {lines[2]}\n" in str(message["content"])
     assert "\n4: " not in str(message["content"])
+
+
+async def test_the_model_can_read_a_truncated_commands_full_output(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    def read_the_full_output(request: RecordedRequest) -> ScriptedResponse:
+        (message,) = [m for m in request.messages if m["role"] == "tool"]
+        full = re.search(r"\[output truncated; full output: (\S+)\]", str(message["content"]))
+        assert full is not None
+        arguments = json.dumps({"file_path": full.group(1), "offset": 1, "limit": 2})
+        return tool_calls_reply(("t2", "read", arguments))
+
+    server.push(tool_calls_reply(bash("seq 1 20000")), read_the_full_output, text_reply("read it"))
+
+    done = await cli.run("run", "--yolo", "count")
+
+    assert (done.code, done.stdout) == (0, "read it\n")
+    read = [m for m in server.requests[2].messages if m["role"] == "tool"][-1]
+    assert "\n1: 1\n2: 2\n" in str(read["content"])
+    assert str(cli.home / "run" / "spill") in str(read["content"])

@@ -79,9 +79,10 @@ def builtin_entries(
     """The built-in entries that exist in this installation, configured for `cwd`; `agent` adds
     the ones that police a model's calls (`AGENT_ONLY`); `keep_spill_files` is the shell's (for a
     command that prints a result and exits); `home` is the tether home (default `tether_home()`)
-    whose `run/` holds the shell's orphan ledger and whose `sessions/` the file tools may read
-    (not write) although it is outside the workspace — the spill policy keeps big results there
-    and tells the model to `read` them. `TETHER_TOOLS_MODE` (native | code | both) is
+    whose `run/` holds the shell's orphan ledger and `run/spill/` a truncated command's full
+    output; that and `sessions/` (where the spill policy keeps big results) the file tools may
+    read, never write, although they are outside the workspace: the notices tell the model to
+    `read` them. `TETHER_TOOLS_MODE` (native | code | both) is
     the registry's presentation mode."""
     mode = os.environ.get("TETHER_TOOLS_MODE", "").strip()
     entries = [
@@ -101,12 +102,15 @@ def builtin_entries(
         config = dict(BUILTIN_CONFIG.get(plugin_id, {}))
         if (key := _WORKSPACE_KEYS.get(plugin_id)) is not None:
             config[key] = str(cwd)
-        if plugin_id == "fs":  # a spill notice's `read` works: session files are readable
-            config["readable"] = [str((home or tether_home()) / "sessions")]
+        base = home or tether_home()
+        if plugin_id == "fs":  # the `read` a spill notice or a truncated output suggests works
+            config["readable"] = [str(base / "sessions"), str(base / "run" / "spill")]
         if plugin_id == "shell":  # the next tether stops groups a killed one left behind
-            config["orphan_ledger_dir"] = str((home or tether_home()) / "run")
-            if keep_spill_files:
+            config["orphan_ledger_dir"] = str(base / "run")
+            if keep_spill_files:  # printed paths outlive the command: the system's temp dir
                 config["keep_spill_files"] = True
+            else:
+                config["spill_dir"] = str(base / "run" / "spill")
         entries.append(PluginEntry(id=plugin_id, name=module, config=config, origin="built-in"))
     return entries
 

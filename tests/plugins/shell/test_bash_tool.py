@@ -124,6 +124,38 @@ async def test_output_over_the_cap_shows_its_tail_and_the_spill_file() -> None:
     await ctx.dispose()
 
 
+async def test_a_spill_dir_holds_the_full_output_until_the_shell_closes(tmp_path: Path) -> None:
+    spill_dir = tmp_path / "run" / "spill"
+    ctx = await mounted({"max_output_bytes": 100, "spill_dir": str(spill_dir)})
+    result = await call(ctx, {"command": "seq 1 20000", "description": "Count"})
+    notice = text(result).rsplit("\n", 1)[1]
+    spill = Path(notice.removeprefix("[output truncated; full output: ").removesuffix("]"))
+
+    assert spill.parent.parent == spill_dir
+    assert spill.parent.name.startswith(f"tether-shell-{os.getpid()}-")
+    assert stat.S_IMODE(os.stat(spill_dir).st_mode) == 0o700
+    assert spill.read_text() == "".join(f"{n}\n" for n in range(1, 20001))
+    await ctx.dispose()
+    assert list(spill_dir.iterdir()) == []
+
+
+async def test_mounting_removes_the_spill_directories_a_dead_tether_left(tmp_path: Path) -> None:
+    spill_dir = tmp_path / "spill"
+    gone = await asyncio.create_subprocess_exec("true")
+    await gone.wait()
+    dead = spill_dir / f"tether-shell-{gone.pid}-abc"
+    live = spill_dir / f"tether-shell-{os.getpid()}-def"
+    other = spill_dir / "notes"
+    for directory in (dead, live, other):
+        directory.mkdir(parents=True)
+        (directory / "f.log").write_text("x")
+
+    ctx = await mounted({"spill_dir": str(spill_dir)})
+
+    assert sorted(p.name for p in spill_dir.iterdir()) == sorted([live.name, other.name])
+    await ctx.dispose()
+
+
 async def test_the_timeout_policy_does_not_apply_to_bash() -> None:
     ctx = await mounted(policy=True)
     definition = ctx.tools.get("bash")

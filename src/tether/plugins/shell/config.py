@@ -25,7 +25,11 @@ class ShellConfig(BaseModel):
     ones a killed tether left behind (the CLI sets `$TETHER_HOME/run`; unset: no ledger);
     `keep_spill_files`: leave full-output spill files in place when the shell closes, for a
     reader who outlives it (`tether tools call` prints their paths, then exits; they are in the
-    system's temporary directory, which it cleans; default: deleted at close)."""
+    system's temporary directory, which it cleans; default: deleted at close); `spill_dir`: where
+    the private spill directory (`tether-shell-<pid>-*`) is made instead of the system's
+    temporary directory — the agent boot sets `$TETHER_HOME/run/spill`, which the file tools may
+    read, so the `read` of a truncated command's full output works; directories a dead tether
+    left there are removed when the next shell mounts."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -37,6 +41,7 @@ class ShellConfig(BaseModel):
     grace_ms: float = 3000
     orphan_ledger_dir: str | None = None
     keep_spill_files: bool = False
+    spill_dir: str | None = None
 
     @field_validator(
         "timeout_ms", "max_timeout_ms", "max_output_bytes", "max_spill_bytes", "grace_ms"

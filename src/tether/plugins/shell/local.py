@@ -28,7 +28,7 @@ from typing import Final
 
 from ...core.signals import AbortSignal
 from ...core.timeout import TimeoutReason, clamp_timeout, deadline
-from ._collect import CaptureLimits
+from ._collect import CaptureLimits, sweep_spill_directories
 from ._ledger import GroupLedger, reap_orphans
 from ._process import ExitStatus, SpawnSpec, Subprocess
 from .config import ShellConfig
@@ -67,8 +67,12 @@ class LocalBashExecutor:
                 directory = Path(config.orphan_ledger_dir)
                 reap_orphans(directory)
                 ledger = GroupLedger(directory)
+            if config.spill_dir is not None:
+                sweep_spill_directories(config.spill_dir)
             subprocesses = SubprocessService(
-                ledger=ledger, keep_spill_files=config.keep_spill_files
+                ledger=ledger,
+                keep_spill_files=config.keep_spill_files,
+                spill_parent=config.spill_dir,
             )
         self._subprocesses = subprocesses
 

@@ -88,11 +88,15 @@ class SubprocessService:
     __slots__ = ("_closed", "_ledger", "_live", "_look_timer", "_spill")
 
     def __init__(
-        self, *, ledger: GroupLedger | None = None, keep_spill_files: bool = False
+        self,
+        *,
+        ledger: GroupLedger | None = None,
+        keep_spill_files: bool = False,
+        spill_parent: str | None = None,
     ) -> None:
         become_subreaper()
         self._live: set[Subprocess] = set()
-        self._spill = SpillDirectory(keep=keep_spill_files)
+        self._spill = SpillDirectory(keep=keep_spill_files, parent=spill_parent)
         self._closed = False
         self._ledger = ledger
         self._look_timer: asyncio.TimerHandle | None = None
