@@ -345,12 +345,6 @@ async def test_the_prompt_repeats_after_an_unknown_answer_and_offers_always_only
 
 
 @pytest.fixture
-async def server() -> AsyncIterator[ScriptedModelServer]:
-    async with ScriptedModelServer() as scripted:
-        yield scripted
-
-
-@pytest.fixture
 def cli(tmp_path: Path, server: ScriptedModelServer) -> Cli:
     cli = Cli(tmp_path, server.base_url)
     cli.env["HOME"] = str(tmp_path)

@@ -12,7 +12,7 @@ Waiting is always for screen text (generous timeouts), never fixed sleeps.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -34,12 +34,6 @@ from ._support import TETHER, Cli, Terminal, eventually
 pytestmark = pytest.mark.slow
 
 WAIT = 30.0
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[ScriptedModelServer]:
-    async with ScriptedModelServer() as scripted:
-        yield scripted
 
 
 @pytest.fixture

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,19 +26,6 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(shutil.which("jq") is None, reason="the hook scripts use jq"),
 ]
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[ScriptedModelServer]:
-    async with ScriptedModelServer() as scripted:
-        yield scripted
-
-
-@pytest.fixture
-def cli(tmp_path: Path, server: ScriptedModelServer) -> Cli:
-    cli = Cli(tmp_path, server.base_url)
-    cli.env["HOME"] = str(tmp_path / "user")
-    return cli
 
 
 def bash(command: str, call_id: str = "t1") -> tuple[str, str, str]:

@@ -19,7 +19,7 @@ import json
 import os
 import secrets
 import signal
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,12 +38,6 @@ from ._support import TETHER, Cli, Terminal, eventually, gone, process_running
 pytestmark = pytest.mark.slow
 
 SLEEP_30 = ("b1", "bash", '{"command": "sleep 30", "description": "wait a while"}')
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[ScriptedModelServer]:
-    async with ScriptedModelServer() as scripted:
-        yield scripted
 
 
 @pytest.fixture

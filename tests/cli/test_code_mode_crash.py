@@ -16,7 +16,6 @@ import importlib.util
 import json
 import os
 import signal
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +33,6 @@ pytestmark = [
 ]
 
 PROGRAM = "await tools.bash({'command': 'echo $$ > pid; exec sleep 30', 'description': 'wait'})"
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[ScriptedModelServer]:
-    async with ScriptedModelServer() as scripted:
-        yield scripted
 
 
 @pytest.fixture

@@ -14,8 +14,6 @@ terminal (stdin is /dev/null).
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
@@ -29,19 +27,6 @@ NEEDS_APPROVAL = (
     'Error: tool "bash" requires approval, but no approval channel is available (tether run is '
     "non-interactive; allow it with --allow 'Bash(rm new.txt)' or --yolo)"
 )
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[ScriptedModelServer]:
-    async with ScriptedModelServer() as scripted:
-        yield scripted
-
-
-@pytest.fixture
-def cli(tmp_path: Path, server: ScriptedModelServer) -> Cli:
-    cli = Cli(tmp_path, server.base_url)
-    cli.env["HOME"] = str(tmp_path / "user")  # no ~/.claude/settings.json of the real user
-    return cli
 
 
 def bash(command: str) -> tuple[str, str, str]:

@@ -17,8 +17,6 @@ from __future__ import annotations
 import json
 import re
 import socket
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
@@ -35,19 +33,6 @@ from tether.testing.scripted_model import (
 from ._support import TETHER, Cli, Terminal
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[ScriptedModelServer]:
-    async with ScriptedModelServer() as scripted:
-        yield scripted
-
-
-@pytest.fixture
-def cli(tmp_path: Path, server: ScriptedModelServer) -> Cli:
-    cli = Cli(tmp_path, server.base_url)
-    cli.env["HOME"] = str(tmp_path / "user")
-    return cli
 
 
 def bash(command: str, call_id: str = "t1") -> tuple[str, str, str]:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -39,19 +38,6 @@ NOTICE = re.compile(
     r"\n\n\(Omitted (\d+) bytes\. Full formatted result stored at: (\S+)\. Use read with "
     r"offset/limit, or grep this path to search within it\.\)$"
 )
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[ScriptedModelServer]:
-    async with ScriptedModelServer() as scripted:
-        yield scripted
-
-
-@pytest.fixture
-def cli(tmp_path: Path, server: ScriptedModelServer) -> Cli:
-    cli = Cli(tmp_path, server.base_url)
-    cli.env["HOME"] = str(tmp_path / "user")
-    return cli
 
 
 def bash(command: str) -> tuple[str, str, str]:
