@@ -61,7 +61,7 @@ from .llm.plugin import build_llm
 from .llm.service import Llm
 from .loop import AgentLoop, AgentSettings, default_system_prompt
 from .session import SessionLog, SessionStore
-from .stream import RunStream
+from .stream import RunStream, quiesce
 
 __all__ = ["Agent", "AgentClosed", "PluginSpec", "ToolSpec"]
 
@@ -422,17 +422,13 @@ class Agent:
 
 
 async def _shielded(work: Coroutine[Any, Any, None]) -> None:
-    """Run a disposal to its end even if the caller is cancelled meanwhile (re-raised after)."""
+    """Run a disposal to its end even if the caller is cancelled meanwhile (re-raised after;
+    a failure of the disposal itself wins)."""
     task = asyncio.ensure_future(work)
-    cancelled = False
-    while not task.done():
-        try:
-            await asyncio.wait({task})
-        except asyncio.CancelledError:
-            cancelled = True
-    task.result()
-    if cancelled:
-        raise asyncio.CancelledError
+    try:
+        await quiesce(task)
+    finally:
+        task.result()
 
 
 class _Booted:

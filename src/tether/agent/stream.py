@@ -104,7 +104,7 @@ class RunStream:
             task.get_loop().call_soon_threadsafe(self._stop.abort, StreamClosed())
 
 
-async def quiesce(task: asyncio.Task[RunResult]) -> None:
+async def quiesce(task: asyncio.Future[Any]) -> None:
     """Wait until `task` is done, even through cancellations of the waiter (re-raised after)."""
     cancelled = False
     while not task.done():
