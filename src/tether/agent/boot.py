@@ -94,6 +94,8 @@ def builtin_entries(
             origin="built-in",
         )
     ]
+    base = home or tether_home()
+    shell_spill = base / "run" / "spill"  # a truncated command's full output, until it closes
     for plugin_id, module in BUILTINS:
         if plugin_id in AGENT_ONLY and not agent:
             continue
@@ -102,15 +104,14 @@ def builtin_entries(
         config = dict(BUILTIN_CONFIG.get(plugin_id, {}))
         if (key := _WORKSPACE_KEYS.get(plugin_id)) is not None:
             config[key] = str(cwd)
-        base = home or tether_home()
         if plugin_id == "fs":  # the `read` a spill notice or a truncated output suggests works
-            config["readable"] = [str(base / "sessions"), str(base / "run" / "spill")]
+            config["readable"] = [str(base / "sessions"), str(shell_spill)]
         if plugin_id == "shell":  # the next tether stops groups a killed one left behind
             config["orphan_ledger_dir"] = str(base / "run")
             if keep_spill_files:  # printed paths outlive the command: the system's temp dir
                 config["keep_spill_files"] = True
             else:
-                config["spill_dir"] = str(base / "run" / "spill")
+                config["spill_dir"] = str(shell_spill)
         entries.append(PluginEntry(id=plugin_id, name=module, config=config, origin="built-in"))
     return entries
 

@@ -26,6 +26,7 @@ from tether.kernel import Context
 from tether.plugins import timeout_policy
 from tether.plugins.shell import bash as bash_plugin
 from tether.plugins.shell import plugin as shell_plugin
+from tether.plugins.shell._ledger import owner_name
 from tether.tools import ToolFailure, ToolRuntime
 
 from ._support import alive, call, pids, text, until
@@ -143,8 +144,8 @@ async def test_mounting_removes_the_spill_directories_a_dead_tether_left(tmp_pat
     spill_dir = tmp_path / "spill"
     gone = await asyncio.create_subprocess_exec("true")
     await gone.wait()
-    dead = spill_dir / f"tether-shell-{gone.pid}-abc"
-    live = spill_dir / f"tether-shell-{os.getpid()}-def"
+    dead = spill_dir / f"tether-shell-{gone.pid}-0-abc"  # owner: <pid>-<start ticks>
+    live = spill_dir / f"tether-shell-{owner_name()}-def"
     other = spill_dir / "notes"
     for directory in (dead, live, other):
         directory.mkdir(parents=True)

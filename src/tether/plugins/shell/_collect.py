@@ -17,20 +17,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import secrets
-import shutil
 from dataclasses import dataclass
 from typing import BinaryIO, Final
 
-__all__ = [
-    "CaptureLimits",
-    "Collected",
-    "StreamCollector",
-    "StreamRead",
-    "decode",
-    "sweep_spill_directories",
-]
+from ._ledger import SPILL_PREFIX, owner_name
+
+__all__ = ["CaptureLimits", "Collected", "StreamCollector", "StreamRead", "decode"]
 
 _SPILL_FLAGS: Final = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
 
@@ -227,8 +220,9 @@ class StreamCollector:
 class SpillDirectory:
     """A private (0700) directory created on first use; files in it are 0600 and exclusive.
     `keep`: `remove()` leaves the directory and its files for whoever was shown their paths.
-    `parent`: where the directory (`tether-shell-<pid>-<random>`) is made, created 0700 if
-    missing; default the system's temporary directory."""
+    `parent`: where the directory (`tether-shell-<owner>-<random>`, the owner as the orphan
+    ledger names it) is made, created 0700 if missing; default the system's temporary
+    directory."""
 
     __slots__ = ("_counter", "_keep", "_parent", "_path")
 
@@ -252,7 +246,7 @@ class SpillDirectory:
 
                 if self._parent is not None:
                     os.makedirs(self._parent, mode=0o700, exist_ok=True)
-                prefix = f"tether-shell-{os.getpid()}-"
+                prefix = f"{SPILL_PREFIX}{owner_name()}-"
                 self._path = tempfile.mkdtemp(prefix=prefix, dir=self._parent)  # mode 0700
             self._counter += 1
             unique = f"{os.getpid()}-{self._counter}-{secrets.token_hex(6)}"
@@ -271,35 +265,3 @@ class SpillDirectory:
             import shutil
 
             shutil.rmtree(path, ignore_errors=True)
-
-
-_OWNED: Final = re.compile(r"tether-shell-(\d+)-")
-
-
-def sweep_spill_directories(parent: str) -> list[str]:
-    """Remove the spill directories under `parent` whose tether process is gone (a tether that
-    was killed could not remove its own); the paths removed. A live owner's directory, and
-    anything not named `tether-shell-<pid>-...`, stays."""
-    removed: list[str] = []
-    try:
-        names = os.listdir(parent)
-    except OSError:
-        return removed
-    for name in names:
-        owner = _OWNED.match(name)
-        if owner is None or _alive(int(owner.group(1))):
-            continue
-        path = os.path.join(parent, name)
-        shutil.rmtree(path, ignore_errors=True)
-        removed.append(path)
-    return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # someone else's process: not ours to judge
-    return True

@@ -25,15 +25,27 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import shutil
 import signal as signals
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Final
 
 from ._group import group_alive, running, signal_exact, signal_group
 from ._tree import ProcessEntry, entry, read_tag, read_tree
 
-__all__ = ["GroupLedger", "reap_orphans", "start_ticks"]
+__all__ = [
+    "SPILL_PREFIX",
+    "GroupLedger",
+    "owner_name",
+    "reap_orphans",
+    "start_ticks",
+    "sweep_spill_directories",
+]
+
+SPILL_PREFIX: Final = "tether-shell-"
+"""A spill directory is `tether-shell-<owner>-<random>` (`owner_name()` of its process)."""
 
 _log = logging.getLogger("tether.shell")
 
@@ -57,8 +69,7 @@ class GroupLedger:
 
     def __init__(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        me = os.getpid()
-        self._path = directory / f"{me}-{start_ticks(me) or 0}.groups"
+        self._path = directory / f"{owner_name()}.groups"
         self._groups: dict[int, int] = {}
         self._escaped: dict[int, dict[int, int]] = {}  # pgid -> {pid: start ticks}
         self._tags: dict[str, int | None] = {}  # tag -> its group (None: not spawned yet)
@@ -146,13 +157,40 @@ class GroupLedger:
             )
 
 
+def owner_name() -> str:
+    """This process as ledgers and spill directories name their owner: `<pid>-<start ticks>`
+    (a recycled pid has other start ticks)."""
+    me = os.getpid()
+    return f"{me}-{start_ticks(me) or 0}"
+
+
 def _owner_alive(name: str) -> bool:
-    pid_text, _, ticks_text = name.removesuffix(".groups").partition("-")
+    """Whether the process an `owner_name()` (possibly followed by `-...`) names still runs."""
+    pid_text, _, rest = name.partition("-")
+    ticks_text = rest.partition("-")[0]
     try:
         pid, ticks = int(pid_text), int(ticks_text)
     except ValueError:
         return False
     return start_ticks(pid) == ticks
+
+
+def sweep_spill_directories(parent: str) -> list[str]:
+    """Remove the spill directories under `parent` whose owner no longer runs (a tether that was
+    killed could not remove its own); the paths removed. A live owner's directory, and anything
+    not named `tether-shell-...`, stays."""
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return []
+    removed: list[str] = []
+    for name in names:
+        if not name.startswith(SPILL_PREFIX) or _owner_alive(name.removeprefix(SPILL_PREFIX)):
+            continue
+        path = os.path.join(parent, name)
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
 
 
 def reap_orphans(directory: Path, *, grace_s: float = 0.5) -> list[int]:
@@ -168,7 +206,7 @@ def reap_orphans(directory: Path, *, grace_s: float = 0.5) -> list[int]:
     tags: set[str] = set()
     read: list[Path] = []
     for ledger in directory.glob("*.groups"):
-        if _owner_alive(ledger.name):
+        if _owner_alive(ledger.name.removesuffix(".groups")):
             continue
         read.append(ledger)
         try:

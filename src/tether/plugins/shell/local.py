@@ -28,8 +28,8 @@ from typing import Final
 
 from ...core.signals import AbortSignal
 from ...core.timeout import TimeoutReason, clamp_timeout, deadline
-from ._collect import CaptureLimits, sweep_spill_directories
-from ._ledger import GroupLedger, reap_orphans
+from ._collect import CaptureLimits
+from ._ledger import GroupLedger, reap_orphans, sweep_spill_directories
 from ._process import ExitStatus, SpawnSpec, Subprocess
 from .config import ShellConfig
 from .errors import SpawnAbortedError
