@@ -24,7 +24,12 @@ import pytest
 
 pytest.importorskip("temporalio")
 
+from temporalio.client import Client
+
+from tether.temporal.blobs import BlobStore
+from tether.temporal.connection import connect_client
 from tether.temporal.devserver import DevServer, find_temporal
+from tether.temporal.storage import FileStorageDriver, OpenStore, PayloadStore
 from tether.testing.scripted_model import Script, ScriptedModelServer
 
 TETHER = Path(sys.executable).parent / "tether"
@@ -94,6 +99,22 @@ class Cluster:
     def address(self) -> str:
         return self.server.address
 
+    @property
+    def store_url(self) -> str:
+        """The payload store every worker and client of the tests shares."""
+        return (self.root / "payloads").as_uri()
+
+    def store(self) -> OpenStore:
+        store = PayloadStore.parse(self.store_url)
+        return OpenStore(store, FileStorageDriver(Path(store.location)))
+
+    def blobs(self) -> BlobStore:
+        return BlobStore(self.store().driver, "default")
+
+    async def connect(self) -> Client:
+        """A client of the dev server whose big payloads go to the shared store."""
+        return await connect_client(self.address, "default", self.store())
+
     def env(self, workspace: Path, **extra: str) -> dict[str, str]:
         env = dict(os.environ)
         env.update(
@@ -101,6 +122,7 @@ class Cluster:
             HOME=str(self.root / "user"),
             OPENAI_BASE_URL=self.model.server.base_url,
             OPENAI_MODEL="scripted",
+            TETHER_TEMPORAL_PAYLOAD_STORE=self.store_url,
         )
         env.pop("OPENAI_API_KEY", None)
         env.update(extra)

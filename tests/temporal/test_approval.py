@@ -20,7 +20,6 @@ from temporalio.client import Client, WorkflowHandle
 
 from tether.temporal import client as sessions
 from tether.temporal.payloads import ApprovalAsk, LogEntry, SessionSpec
-from tether.temporal.worker import connect
 from tether.testing.scripted_model import text_reply, tool_calls_reply
 
 from .conftest import TETHER, Cluster, WorkerProcess
@@ -54,7 +53,7 @@ def touch(call_id: str, name: str) -> tuple[str, str, str]:
 async def start(
     cluster: Cluster, queue: str = "ask"
 ) -> tuple[Client, WorkflowHandle[Any, Any], str]:
-    client = await connect(cluster.address)
+    client = await cluster.connect()
     session_id = f"ask-{uuid.uuid4().hex[:8]}"
     handle = await sessions.start_session(client, SessionSpec(session_id), task_queue=queue)
     return client, handle, session_id

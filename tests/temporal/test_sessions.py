@@ -34,8 +34,8 @@ from tether.cli.policy import apply_flags
 from tether.core.signals import AbortController
 from tether.temporal import client as sessions
 from tether.temporal.payloads import LogEntry, SessionSpec, TurnResult
-from tether.temporal.projector import append_entries
-from tether.temporal.worker import connect, workflow_runner
+from tether.temporal.projector import project_turn
+from tether.temporal.worker import workflow_runner
 from tether.temporal.workflow import SessionWorkflow
 from tether.testing.scripted_model import ScriptedModelServer, text_reply, tool_calls_reply
 
@@ -62,7 +62,7 @@ def bash(call_id: str, command: str) -> tuple[str, str, str]:
 async def open_session(
     cluster: Cluster, queue: str = "main", **spec: Any
 ) -> tuple[Client, WorkflowHandle[Any, Any]]:
-    client = await connect(cluster.address)
+    client = await cluster.connect()
     session_id = f"t-{uuid.uuid4().hex[:12]}"
     handle = await sessions.start_session(client, SessionSpec(session_id, **spec), task_queue=queue)
     return client, handle
@@ -137,7 +137,7 @@ async def test_a_turn_with_parallel_reads_and_a_bash_call_projects_like_a_local_
     (main_worker.workspace / "a.txt").write_text("alpha\n")
     (main_worker.workspace / "b.txt").write_text("beta\n")
     cluster.model.push(*TURN_SCRIPT)
-    client, handle = await open_session(cluster)
+    _, handle = await open_session(cluster)
     result = await sessions.run_turn(handle, "read a and b, then run bash")
     assert (result.reason, result.text) == (
         {"kind": "completed"},
@@ -146,7 +146,7 @@ async def test_a_turn_with_parallel_reads_and_a_bash_call_projects_like_a_local_
 
     store = SessionStore(tmp_path / "sessions")
     with store.create(session_id="projected", cwd=main_worker.workspace) as log:
-        append_entries(log, await sessions.log_entries(client, handle.id))
+        await project_turn(log, result, cluster.blobs())
     assert store.check("projected") == []
     projected = [(e.type, dict(e.data)) for e in store.load("projected").events]
 

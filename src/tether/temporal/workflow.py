@@ -24,33 +24,46 @@ No plugin code runs here: the model and the tools run in activities on workers t
 tether `Context`. Not here: the `agent/*` extension events of the local loop (session-start,
 prompt screening, turn-stopping), which need an in-process `AgentLoop`.
 
-The workflow keeps the session's log entries (`log_page` query); the projector writes them to
-tether's JSONL session log. Between turns, after `turns_per_run` turns or when Temporal suggests
-it, the workflow continues as new (same workflow id) with a `SessionState`: the turn count, the
-conversation the model sees and the log index the next run starts at, so one tether session
-spans the runs and the projector follows `previous_run_id` for entries of earlier runs.
+Log entries: a turn's entries are the `run_turn` Update's result (`TurnResult.entries`), so the
+history records them as they were produced; readers take them from there, never from this code
+running again over an old history (the `log_page` query serves the turn that is still running,
+and runs recorded before turns carried their entries). A field that would make an entry big (a
+tool result, the request header) is already a `BlobRef` when an activity returns it.
+
+Payloads stay small: a model step gets the conversation by reference (`Conversation`: sealed
+segments in the payload store plus an inline tail; the step seals a tail that grew and returns
+the smaller equivalent), and the header's digest instead of the header.
+
+Between turns, after `turns_per_run` turns, when Temporal suggests it, or once the run's history
+holds `history_bytes_per_run` bytes or `history_events_per_run` events, the workflow continues
+as new (same workflow id) with a `SessionState`: the turn count, the conversation, the header's
+digest and the log index the next run starts at, so one tether session spans the runs.
+
+Versioning: the run decides its patches once, first (`tether.temporal.versions`); every
+behaviour change takes its new path only where its patch is active.
 """
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
-from datetime import timedelta
-from typing import Any
+from enum import StrEnum
+from typing import Any, Final
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, CancelledError, TimeoutError, TimeoutType
 
 with workflow.unsafe.imports_passed_through():
+    from .options import start_model_step, start_tool
     from .outcomes import FailureKind, outcome_for, synthesized_record
     from .payloads import (
-        LLM_STEP,
         SESSION_WORKFLOW,
         TOOL_CALL,
         TOOL_DISPATCH,
         ApprovalAsk,
         ApprovalDecision,
+        BlobRef,
+        Conversation,
         LlmStepInput,
         LlmStepOutput,
         LogEntry,
@@ -62,12 +75,27 @@ with workflow.unsafe.imports_passed_through():
         ToolCallOutput,
         ToolDispatchInput,
         TurnResult,
+        header_digest,
     )
+    from .versions import HISTORY_SIZE_CONTINUE, PAYLOADS_BY_REFERENCE, Behaviour
 
-__all__ = ["SessionWorkflow"]
+__all__ = ["LOG_PAGE_ENTRIES", "SessionWorkflow", "TurnState"]
 
 _SURFACE = frozenset({"user/message", "assistant/message", "tool/result"})
 _ABORTED_REASON: dict[str, Any] = {"kind": "aborted", "reason": {"kind": "user"}}
+
+LOG_PAGE_ENTRIES: Final = 500
+"""At most this many entries per `log_page` answer (`LogPage.complete` says whether more follow)."""
+
+
+class TurnState(StrEnum):
+    """What a session is doing, as the `status` query reports it."""
+
+    IDLE = "idle"
+    MODEL = "model"
+    TOOLS = "tools"
+    APPROVAL = "approval"
+    ABORTING = "aborting"
 
 
 class _Aborted(Exception):
@@ -90,6 +118,8 @@ def failure_kind(error: ActivityError) -> FailureKind:
             return "heartbeat-timeout"
         if cause.type == TimeoutType.START_TO_CLOSE:
             return "backstop-timeout"
+        if cause.type == TimeoutType.SCHEDULE_TO_START:
+            return "not-started"
         return "timeout"
     return "failed"
 
@@ -99,25 +129,43 @@ class SessionWorkflow:
     @workflow.init
     def __init__(self, spec: SessionSpec) -> None:
         state = spec.carried
+        self._behaviour = Behaviour.of_this_run()
         self._spec = replace(spec, carried=None)
         self._log: list[LogEntry] = []  # this run's entries; session-log index = _base + i
         self._base = 0 if state is None else state.log_base
-        self._surface: list[LogEntry] = [] if state is None else list(state.surface)
         self._turn = 0 if state is None else state.turn
         self._first_turn = self._turn  # the turns run before this run
+        self._turn_start = 0  # index in _log of the running (or last) turn's turn/start
+        self._segments: list[BlobRef] = []  # the conversation: sealed segments, then the tail
+        self._tail: list[LogEntry] = []
+        self._header_sha: str | None = None
+        self._header: dict[str, Any] | None = None  # whole, for a run that carries it so
+        self._sent_tail = 0  # how much of the tail the running model step was sent
+        self._parked: list[dict[str, Any]] = []
+        self._context: dict[str, Any] | None = None
+        if state is not None:
+            conversation = state.conversation or Conversation([], list(state.surface))
+            self._segments, self._tail = list(conversation.segments), list(conversation.tail)
+            self._header_sha = state.header_sha256 or (
+                None if state.header is None else header_digest(state.header)
+            )
+            self._header = state.header
+            self._parked = list(state.parked)
+            self._context = state.context
         self._busy = False
+        self._state = TurnState.IDLE
         self._abort: str | None = None
         self._closing = False
-        self._parked: list[dict[str, Any]] = [] if state is None else list(state.parked)
-        self._header: dict[str, Any] | None = None if state is None else state.header
-        self._context: dict[str, Any] | None = None if state is None else state.context
         self._asks: dict[str, ApprovalAsk] = {}
         self._answers: dict[str, ApprovalDecision] = {}
+        self._update_id: str | None = None
+        self._prompt = ""
+        self._last_activity = workflow.now()
 
     @workflow.run
     async def run(self, spec: SessionSpec) -> int:
         """Lives until `close` and returns the number of turns run; between turns, continues as
-        new once `turns_per_run` turns ran in this run or Temporal suggests it."""
+        new when `_continue_due` says so."""
         await workflow.wait_condition(
             lambda: (
                 not self._busy
@@ -133,13 +181,31 @@ class SessionWorkflow:
         ran = self._turn - self._first_turn
         if ran >= self._spec.turns_per_run:
             return True
-        return ran > 0 and workflow.info().is_continue_as_new_suggested()
+        if ran == 0:
+            return False
+        info = workflow.info()
+        if info.is_continue_as_new_suggested():
+            return True
+        return HISTORY_SIZE_CONTINUE in self._behaviour and (
+            info.get_current_history_size() >= self._spec.history_bytes_per_run
+            or info.get_current_history_length() >= self._spec.history_events_per_run
+        )
 
     def _carried(self) -> SessionState:
-        return SessionState(
+        log_base = self._base + len(self._log)
+        if PAYLOADS_BY_REFERENCE in self._behaviour:
+            return SessionState(
+                turn=self._turn,
+                log_base=log_base,
+                context=self._context,
+                parked=self._parked,
+                conversation=Conversation(self._segments, self._tail),
+                header_sha256=self._header_sha,
+            )
+        return SessionState(  # what a run without the patch carried: it all inline
             turn=self._turn,
-            log_base=self._base + len(self._log),
-            surface=self._surface,
+            log_base=log_base,
+            surface=self._tail,
             header=self._header,
             context=self._context,
             parked=self._parked,
@@ -152,6 +218,7 @@ class SessionWorkflow:
         """Abort the running turn (ignored when none runs)."""
         if self._busy and self._abort is None:
             self._abort = reason or "user"
+            self._state = TurnState.ABORTING
 
     @workflow.signal(name="close")
     def close(self) -> None:
@@ -160,18 +227,32 @@ class SessionWorkflow:
 
     @workflow.query(name="log_page")
     def log_page(self, start: int) -> LogPage:
-        """This run's entries from session-log index `start` on (see `LogPage`)."""
-        return LogPage(
-            self._base, workflow.info().continued_run_id, self._log[max(0, start - self._base) :]
-        )
+        """This run's entries from session-log index `start` on, at most `LOG_PAGE_ENTRIES`
+        (see `LogPage`)."""
+        first = max(0, start - self._base)
+        page = self._log[first : first + LOG_PAGE_ENTRIES]
+        complete = first + len(page) >= len(self._log)
+        return LogPage(self._base, workflow.info().continued_run_id, page, complete)
 
     @workflow.query(name="status")
     def status(self) -> dict[str, Any]:
+        """What the session is doing: `turn` (the running or last turn), `busy`, `state` (a
+        `TurnState`), `last_activity` (ISO time of the last entry), `approvals` (calls waiting
+        for a human), `update_id` (the running turn's `run_turn` Update, to wait for its
+        result), `prompt` (its first 200 characters), `model` (the workers' model, once a step
+        ran), the log's size, this run's base and where the running (or last) turn starts."""
         return {
             "turn": self._turn,
             "busy": self._busy,
+            "state": str(self._state),
+            "last_activity": self._last_activity.isoformat(),
+            "approvals": len(self._asks),
+            "update_id": self._update_id if self._busy else None,
+            "prompt": self._prompt[:200],
+            "model": None if self._context is None else self._context.get("model"),
             "log_size": self._base + len(self._log),
             "log_base": self._base,
+            "turn_start": self._base + self._turn_start,
         }
 
     # -- approvals: a worker's `tool_call` defers an ask, any client answers --------------------
@@ -224,13 +305,18 @@ class SessionWorkflow:
 
     @workflow.update(name="run_turn")
     async def run_turn(self, prompt: str) -> TurnResult:
-        """Run one turn for `prompt`; it always ends with a `turn/end` entry."""
+        """Run one turn for `prompt`; it always ends with a `turn/end` entry, and its result
+        carries the turn's entries."""
         await workflow.wait_condition(lambda: not self._busy)
         self._busy, self._abort = True, None
+        info = workflow.current_update_info()
+        self._update_id = None if info is None else info.id
+        self._prompt = prompt
         try:
             return await self._run_turn(prompt)
         finally:
             self._busy, self._abort = False, None
+            self._state = TurnState.IDLE
             self._asks.clear()
             self._answers.clear()
 
@@ -239,22 +325,30 @@ class SessionWorkflow:
         if self._closing:
             raise ValueError("the session is closed; start a new one")
         if self._busy:
-            raise ValueError("a turn is already running in this session; abort it or wait")
+            raise ValueError(
+                f"turn {self._turn} is still running in this session: follow it with `tether "
+                f"temporal attach {self._spec.session_id}`, stop it with `tether temporal abort "
+                f"{self._spec.session_id}`"
+            )
         if not isinstance(prompt, str) or not prompt.strip():
             raise ValueError("run_turn needs a non-empty prompt")
 
     # -- the turn ------------------------------------------------------------------------------
 
-    def _emit(self, type: str, data: dict[str, Any]) -> None:
-        entry = LogEntry(type, data)
+    def _emit(
+        self, type: str, data: dict[str, Any], refs: dict[str, BlobRef] | None = None
+    ) -> None:
+        self._last_activity = workflow.now()
+        entry = LogEntry(type, data, refs or {}, int(self._last_activity.timestamp() * 1000))
         self._log.append(entry)
         if type in _SURFACE:
-            self._surface.append(entry)
+            self._tail.append(entry)
 
     async def _run_turn(self, prompt: str) -> TurnResult:
         spec = self._spec
         self._turn += 1
         turn = self._turn
+        self._turn_start = len(self._log)
         self._emit("turn/start", {"turn": turn})
         reason: dict[str, Any] = {"kind": "completed"}
         text = ""
@@ -295,7 +389,8 @@ class SessionWorkflow:
                 else {"kind": "error", "error": failed.error}
             )
         self._emit("turn/end", {"turn": turn, "reason": reason})
-        return TurnResult(turn, reason, text, self._base + len(self._log))
+        entries = self._log[self._turn_start :]
+        return TurnResult(turn, reason, text, self._base + len(self._log), entries)
 
     async def _step(self, turn: int, step: int) -> tuple[str, str]:
         if self._abort is not None:
@@ -330,27 +425,45 @@ class SessionWorkflow:
         return ("completed" if concluded else "continue"), answer
 
     def _record_request(self, out: LlmStepOutput) -> None:
-        if out.header != self._header:
-            reason = "initial" if self._header is None else "change"
-            self._emit("request/header", {"header": out.header, "reason": reason})
-            self._header = out.header
+        digest = out.header_sha256
+        if digest is None and out.header is not None:  # an activity that sends it whole
+            digest = header_digest(out.header)
+        if digest is not None and digest != self._header_sha:
+            reason = "initial" if self._header_sha is None else "change"
+            if out.header_ref is not None:
+                data: dict[str, Any] = {"header": None, "reason": reason}
+                self._emit("request/header", data, {"header": out.header_ref})
+            else:
+                self._emit("request/header", {"header": out.header, "reason": reason})
+                self._header = out.header
+            self._header_sha = digest
         if out.context != self._context:
             self._emit("request/context", out.context)
             self._context = out.context
+        if out.conversation is not None:  # the step sealed the tail it was sent
+            self._segments = list(out.conversation.segments)
+            self._tail = list(out.conversation.tail) + self._tail[self._sent_tail :]
 
     async def _model(self, turn: int, step: int) -> LlmStepOutput:
         spec = self._spec
-        history = list(self._surface)
-        handle = workflow.start_activity(
-            LLM_STEP,
-            LlmStepInput(spec.session_id, turn, step, history, spec.system_prompt, spec.max_tokens),
-            result_type=LlmStepOutput,
-            task_queue=spec.llm_task_queue,
-            start_to_close_timeout=timedelta(seconds=spec.llm_start_to_close_s),
-            heartbeat_timeout=timedelta(seconds=spec.heartbeat_timeout_s),
-            cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-            retry_policy=RetryPolicy(maximum_attempts=spec.llm_attempts),
-        )
+        self._sent_tail = len(self._tail)
+        if PAYLOADS_BY_REFERENCE in self._behaviour:
+            conversation = Conversation(list(self._segments), list(self._tail))
+            input = LlmStepInput(
+                spec.session_id,
+                turn,
+                step,
+                system_prompt=spec.system_prompt,
+                max_tokens=spec.max_tokens,
+                conversation=conversation,
+                header_sha256=self._header_sha,
+            )
+        else:  # a run recorded before: every entry inline
+            input = LlmStepInput(
+                spec.session_id, turn, step, list(self._tail), spec.system_prompt, spec.max_tokens
+            )
+        self._state = TurnState.MODEL
+        handle = start_model_step(spec, self._behaviour, input)
         await workflow.wait_condition(lambda: handle.done() or self._abort is not None)
         if not handle.done():
             handle.cancel()
@@ -360,6 +473,14 @@ class SessionWorkflow:
         except (ActivityError, asyncio.CancelledError) as exc:
             if self._abort is not None:
                 raise _Aborted from None
+            if isinstance(exc, ActivityError) and failure_kind(exc) == "not-started":
+                queue = spec.llm_task_queue or workflow.info().task_queue
+                message = (
+                    f"no worker of task queue {queue!r} took the model step within "
+                    f"{spec.llm_schedule_to_start_s:g} s; start one: tether worker "
+                    f"--task-queue {queue}"
+                )
+                raise _Failed({"message": message, "code": "LLM_STEP_NOT_STARTED"}) from None
             detail = str(exc.cause) if isinstance(exc, ActivityError) else "cancelled"
             failure = {"message": f"model step failed: {detail}", "code": "LLM_STEP_FAILED"}
             raise _Failed(failure) from None
@@ -383,7 +504,7 @@ class SessionWorkflow:
             while cursor in results:
                 outcome = results.pop(cursor)
                 if isinstance(outcome, ToolCallOutput):
-                    self._emit("tool/result", outcome.record)
+                    self._emit("tool/result", outcome.record, outcome.refs)
                     self._parked.extend(outcome.contexts)
                     concluded = concluded or outcome.concludes_turn
                 else:
@@ -398,8 +519,9 @@ class SessionWorkflow:
         def start(index: int) -> None:
             call = calls[index]
             record_call(call)
-            input = ToolCallInput(spec.session_id, turn, step, call.id, call.name, call.arguments)
-            in_flight[index] = self._tool_activity(TOOL_CALL, input, call)
+            in_flight[index] = start_tool(
+                spec, self._behaviour, TOOL_CALL, self._call_input(turn, step, call), call
+            )
 
         def never_dispatched(index: int, detail: str) -> None:
             """A waiting call the turn's abort ends: answered or not, it is not dispatched."""
@@ -434,6 +556,8 @@ class SessionWorkflow:
                     next_start += 1
                 if not in_flight and not waiting:
                     break
+                if self._abort is None:
+                    self._state = TurnState.TOOLS if in_flight else TurnState.APPROVAL
                 await workflow.wait_condition(
                     lambda: (
                         any(h.done() for h in in_flight.values())
@@ -476,31 +600,18 @@ class SessionWorkflow:
         commit()
         return concluded
 
-    def _tool_activity(
-        self, name: str, input: ToolCallInput | ToolDispatchInput, call: PlannedCall
-    ) -> workflow.ActivityHandle[ToolCallOutput]:
-        spec = self._spec
-        budget = spec.tool_backstop_s
-        if call.timeout_ms is not None:
-            budget = call.timeout_ms / 1000 + spec.tool_grace_s
-        return workflow.start_activity(
-            name,
-            input,
-            result_type=ToolCallOutput,
-            task_queue=spec.tool_task_queue,
-            start_to_close_timeout=timedelta(seconds=budget),
-            heartbeat_timeout=timedelta(seconds=spec.heartbeat_timeout_s),
-            cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-            retry_policy=RetryPolicy(maximum_attempts=1),
-        )
-
     def _dispatch(
         self, turn: int, step: int, call: PlannedCall, decision: ApprovalDecision, ask: ApprovalAsk
     ) -> workflow.ActivityHandle[ToolCallOutput]:
-        spec = self._spec
-        input = ToolCallInput(spec.session_id, turn, step, call.id, call.name, call.arguments)
-        dispatch = ToolDispatchInput(input, decision, ask.fingerprint)
-        return self._tool_activity(TOOL_DISPATCH, dispatch, call)
+        dispatch = ToolDispatchInput(self._call_input(turn, step, call), decision, ask.fingerprint)
+        return start_tool(self._spec, self._behaviour, TOOL_DISPATCH, dispatch, call)
+
+    def _call_input(self, turn: int, step: int, call: PlannedCall) -> ToolCallInput:
+        by_reference = PAYLOADS_BY_REFERENCE in self._behaviour
+        session = self._spec.session_id
+        return ToolCallInput(
+            session, turn, step, call.id, call.name, call.arguments, by_reference=by_reference
+        )
 
     def _synthesized(
         self, code: str, turn: int, step: int, call: PlannedCall, detail: str | None
@@ -524,4 +635,11 @@ class SessionWorkflow:
         except ActivityError as error:
             kind = failure_kind(error)
             code = outcome_for(kind, started=error.started_event_id != 0)
-            return self._synthesized(code, turn, step, call, f"{kind}: {error.cause}")
+            detail = f"{kind}: {error.cause}"
+            if kind == "not-started":
+                queue = self._spec.tool_task_queue or workflow.info().task_queue
+                detail = (
+                    f"{kind}: no worker of task queue {queue!r} took the call within "
+                    f"{self._spec.tool_schedule_to_start_s:g} s"
+                )
+            return self._synthesized(code, turn, step, call, detail)
