@@ -54,6 +54,14 @@ class ThreadedModel:
 
         self.call(push())
 
+    def forget(self) -> None:
+        """Drop the requests recorded so far (a long test keeps memory flat)."""
+
+        async def forget() -> None:
+            self.server.requests.clear()
+
+        self.call(forget())
+
     @property
     def remaining(self) -> int:
         async def remaining() -> int:
@@ -76,6 +84,16 @@ class WorkerProcess:
     queue: str
     workspace: Path
     log: Path
+
+    def wait_ready(self) -> None:
+        """Wait until the worker says it polls its queue (it fails the test if it exits)."""
+        wait_for(
+            lambda: b" polls " in self.log.read_bytes() or self.process.poll() is not None,
+            timeout_s=60,
+            what=f"worker {self.log.name} to poll",
+        )
+        if self.process.poll() is not None:
+            raise AssertionError(f"worker {self.log.name} exited: {self.log.read_text()}")
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -129,7 +147,16 @@ class Cluster:
         return env
 
     def spawn_worker(
-        self, queue: str, workspace: Path, name: str, *, wait: bool = True, approvals: bool = False
+        self,
+        queue: str,
+        workspace: Path,
+        name: str,
+        *,
+        wait: bool = True,
+        approvals: bool = False,
+        args: tuple[str, ...] = (),
+        env: dict[str, str] | None = None,
+        address: str | None = None,
     ) -> WorkerProcess:
         workspace.mkdir(parents=True, exist_ok=True)
         log = self.root / f"worker-{name}.log"
@@ -137,7 +164,7 @@ class Cluster:
             str(TETHER),
             "worker",
             "--address",
-            self.address,
+            address or self.address,
             "--task-queue",
             queue,
             "--approvals" if approvals else "--yolo",
@@ -147,25 +174,20 @@ class Cluster:
             "1",
             "--graceful-s",
             "5",
+            *args,
         ]
         with log.open("wb") as out:
             process = subprocess.Popen(
                 argv,
                 cwd=workspace,
-                env=self.env(workspace, TETHER_TEST_WORKER=name),
+                env=self.env(workspace, TETHER_TEST_WORKER=name, **(env or {})),
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
             )
         worker = WorkerProcess(process, queue, workspace, log)
         if wait:
-            wait_for(
-                lambda: b" polls " in log.read_bytes() or process.poll() is not None,
-                timeout_s=45,
-                what=f"worker {name} to poll",
-            )
-            if process.poll() is not None:
-                raise AssertionError(f"worker {name} exited: {log.read_text()}")
+            worker.wait_ready()
         return worker
 
 

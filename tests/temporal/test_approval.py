@@ -128,7 +128,7 @@ async def test_approving_from_another_client_process_dispatches_the_call(
         ("approval/decided", "t1", "allowed-once"),
     ]
     assert result_of(entries, "t1") == (None, "(no output)")
-    await replays(handle, "approval-allowed")
+    await replays(cluster, handle, "approval-allowed")
 
 
 async def test_a_rejected_call_gets_the_pipelines_denial_with_the_reason_and_never_runs(
@@ -171,7 +171,7 @@ async def test_an_abort_while_a_call_waits_for_approval_is_aborted_before_dispat
     ]
     assert await sessions.pending_approvals(handle) == []
     assert not (approvals_worker.workspace / "never.txt").exists()
-    await replays(handle, "approval-aborted")
+    await replays(cluster, handle, "approval-aborted")
 
 
 async def test_an_answer_for_a_call_that_does_not_wait_is_refused(

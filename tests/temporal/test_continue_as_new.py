@@ -76,7 +76,9 @@ async def test_after_n_turns_the_workflow_continues_as_new_and_the_model_still_s
         ("user", "third prompt"),
     ]
     assert (await handle.describe()).run_id == second_run
-    await replays(client.get_workflow_handle(handle.id, run_id=first_run), "continued-as-new")
+    await replays(
+        cluster, client.get_workflow_handle(handle.id, run_id=first_run), "continued-as-new"
+    )
 
 
 async def test_the_log_over_all_runs_projects_into_one_balanced_session_after_a_lagging_start(

@@ -194,7 +194,10 @@ class Attached:
                     return None
                 on_notice("aborting the turn (waiting for its balanced end; Ctrl-C again to stop)")
                 await abort_turn(self.handle, "user")
-            result = running.result()
+            try:
+                result = running.result()
+            except WorkflowUpdateFailedError as exc:  # the workflow refused the turn
+                raise SessionUnavailable(refusal(exc)) from exc
         finally:
             with contextlib.suppress(RuntimeError):
                 loop.remove_signal_handler(os_signal.SIGINT)

@@ -345,6 +345,14 @@ def _notice(text: str) -> None:
     sys.stderr.flush()
 
 
+def _problems() -> tuple[type[Exception], ...]:
+    """What a Temporal command reports in one line instead of a traceback: a session that
+    cannot be used, a bad setting, a store or a cluster that cannot be reached or refuses."""
+    from temporalio.service import RPCError
+
+    return (SessionError, ValueError, RuntimeError, ImportError, RPCError)
+
+
 def _failed(exc: BaseException) -> int:
     """The one line for a session that cannot be used, a store or a cluster that cannot be
     reached; the exit code."""
@@ -383,7 +391,7 @@ async def _run(
     except SessionUnavailable as exc:
         _notice(str(exc))
         return 2
-    except (SessionError, ValueError, RuntimeError, ImportError) as exc:
+    except _problems() as exc:
         return _failed(exc)
 
 
@@ -427,7 +435,7 @@ async def _chat(options: SessionOptions, address: str) -> int:
     except SessionUnavailable as exc:
         _notice(str(exc))
         return 2
-    except (SessionError, ValueError, RuntimeError, ImportError) as exc:
+    except _problems() as exc:
         return _failed(exc)
     return 0
 
@@ -544,7 +552,7 @@ async def sessions_(
             found: list[tuple[str, SessionStatus | None]] = []
             async for handle in sessions.running_sessions(connection.client):
                 found.append((sessions.session_of(handle.id), await _status_or_none(handle)))
-    except (ValueError, RuntimeError, ImportError) as exc:
+    except _problems() as exc:
         return _failed(exc)
     now = datetime.now(UTC)
     if as_json:
@@ -687,7 +695,7 @@ async def _take_over(
     except SessionUnavailable as exc:
         _notice(str(exc))
         return 2
-    except (SessionError, ValueError, RuntimeError, ImportError) as exc:
+    except _problems() as exc:
         return _failed(exc)
 
 
@@ -741,6 +749,6 @@ async def approve(
             except WorkflowUpdateFailedError as exc:
                 sys.stderr.write(f"tether: {sessions.refusal(exc)}\n")
                 return 1
-    except (ValueError, RuntimeError, ImportError) as exc:
+    except _problems() as exc:
         return _failed(exc)
     return 0
