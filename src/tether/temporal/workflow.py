@@ -48,7 +48,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 from enum import StrEnum
-from typing import Any, Final
+from typing import Any
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, CancelledError, TimeoutError, TimeoutType
@@ -63,10 +63,8 @@ with workflow.unsafe.imports_passed_through():
         ApprovalAsk,
         ApprovalDecision,
         BlobRef,
-        Conversation,
         LlmStepInput,
         LlmStepOutput,
-        LogEntry,
         LogPage,
         PlannedCall,
         SessionSpec,
@@ -75,17 +73,13 @@ with workflow.unsafe.imports_passed_through():
         ToolCallOutput,
         ToolDispatchInput,
         TurnResult,
-        header_digest,
     )
+    from .runlog import RunLog
     from .versions import HISTORY_SIZE_CONTINUE, PAYLOADS_BY_REFERENCE, Behaviour
 
-__all__ = ["LOG_PAGE_ENTRIES", "SessionWorkflow", "TurnState"]
+__all__ = ["SessionWorkflow", "TurnState"]
 
-_SURFACE = frozenset({"user/message", "assistant/message", "tool/result"})
 _ABORTED_REASON: dict[str, Any] = {"kind": "aborted", "reason": {"kind": "user"}}
-
-LOG_PAGE_ENTRIES: Final = 500
-"""At most this many entries per `log_page` answer (`LogPage.complete` says whether more follow)."""
 
 
 class TurnState(StrEnum):
@@ -131,27 +125,9 @@ class SessionWorkflow:
         state = spec.carried
         self._behaviour = Behaviour.of_this_run()
         self._spec = replace(spec, carried=None)
-        self._log: list[LogEntry] = []  # this run's entries; session-log index = _base + i
-        self._base = 0 if state is None else state.log_base
+        self._log = RunLog(state)
         self._turn = 0 if state is None else state.turn
         self._first_turn = self._turn  # the turns run before this run
-        self._turn_start = 0  # index in _log of the running (or last) turn's turn/start
-        self._segments: list[BlobRef] = []  # the conversation: sealed segments, then the tail
-        self._tail: list[LogEntry] = []
-        self._header_sha: str | None = None
-        self._header: dict[str, Any] | None = None  # whole, for a run that carries it so
-        self._sent_tail = 0  # how much of the tail the running model step was sent
-        self._parked: list[dict[str, Any]] = []
-        self._context: dict[str, Any] | None = None
-        if state is not None:
-            conversation = state.conversation or Conversation([], list(state.surface))
-            self._segments, self._tail = list(conversation.segments), list(conversation.tail)
-            self._header_sha = state.header_sha256 or (
-                None if state.header is None else header_digest(state.header)
-            )
-            self._header = state.header
-            self._parked = list(state.parked)
-            self._context = state.context
         self._busy = False
         self._state = TurnState.IDLE
         self._abort: str | None = None
@@ -160,7 +136,6 @@ class SessionWorkflow:
         self._answers: dict[str, ApprovalDecision] = {}
         self._update_id: str | None = None
         self._prompt = ""
-        self._last_activity = workflow.now()
 
     @workflow.run
     async def run(self, spec: SessionSpec) -> int:
@@ -192,24 +167,8 @@ class SessionWorkflow:
         )
 
     def _carried(self) -> SessionState:
-        log_base = self._base + len(self._log)
-        if PAYLOADS_BY_REFERENCE in self._behaviour:
-            return SessionState(
-                turn=self._turn,
-                log_base=log_base,
-                context=self._context,
-                parked=self._parked,
-                conversation=Conversation(self._segments, self._tail),
-                header_sha256=self._header_sha,
-            )
-        return SessionState(  # what a run without the patch carried: it all inline
-            turn=self._turn,
-            log_base=log_base,
-            surface=self._tail,
-            header=self._header,
-            context=self._context,
-            parked=self._parked,
-        )
+        by_reference = PAYLOADS_BY_REFERENCE in self._behaviour
+        return self._log.carried(self._turn, by_reference=by_reference)
 
     # -- messages from clients -----------------------------------------------------------------
 
@@ -229,10 +188,7 @@ class SessionWorkflow:
     def log_page(self, start: int) -> LogPage:
         """This run's entries from session-log index `start` on, at most `LOG_PAGE_ENTRIES`
         (see `LogPage`)."""
-        first = max(0, start - self._base)
-        page = self._log[first : first + LOG_PAGE_ENTRIES]
-        complete = first + len(page) >= len(self._log)
-        return LogPage(self._base, workflow.info().continued_run_id, page, complete)
+        return self._log.page(start, workflow.info().continued_run_id)
 
     @workflow.query(name="status")
     def status(self) -> dict[str, Any]:
@@ -245,14 +201,14 @@ class SessionWorkflow:
             "turn": self._turn,
             "busy": self._busy,
             "state": str(self._state),
-            "last_activity": self._last_activity.isoformat(),
+            "last_activity": self._log.last_activity.isoformat(),
             "approvals": len(self._asks),
             "update_id": self._update_id if self._busy else None,
             "prompt": self._prompt[:200],
-            "model": None if self._context is None else self._context.get("model"),
-            "log_size": self._base + len(self._log),
-            "log_base": self._base,
-            "turn_start": self._base + self._turn_start,
+            "model": None if self._log.context is None else self._log.context.get("model"),
+            "log_size": self._log.size,
+            "log_base": self._log.base,
+            "turn_start": self._log.base + self._log.turn_start,
         }
 
     # -- approvals: a worker's `tool_call` defers an ask, any client answers --------------------
@@ -338,17 +294,13 @@ class SessionWorkflow:
     def _emit(
         self, type: str, data: dict[str, Any], refs: dict[str, BlobRef] | None = None
     ) -> None:
-        self._last_activity = workflow.now()
-        entry = LogEntry(type, data, refs or {}, int(self._last_activity.timestamp() * 1000))
-        self._log.append(entry)
-        if type in _SURFACE:
-            self._tail.append(entry)
+        self._log.emit(type, data, refs)
 
     async def _run_turn(self, prompt: str) -> TurnResult:
         spec = self._spec
         self._turn += 1
         turn = self._turn
-        self._turn_start = len(self._log)
+        self._log.start_turn()
         self._emit("turn/start", {"turn": turn})
         reason: dict[str, Any] = {"kind": "completed"}
         text = ""
@@ -362,8 +314,8 @@ class SessionWorkflow:
         ]
         try:
             for step in range(1, spec.max_steps + 1):
-                entering += self._parked
-                self._parked = []
+                entering += self._log.parked
+                self._log.parked = []
                 self._emit("step/start", {"turn": turn, "step": step})
                 for message in entering:
                     self._emit("user/message", message)
@@ -376,7 +328,7 @@ class SessionWorkflow:
                 if ending == "max-tokens":
                     reason = {"kind": "max-tokens"}
                     break
-                if ending == "completed" and not self._parked:
+                if ending == "completed" and not self._log.parked:
                     break
             else:
                 reason = {"kind": "max-steps", "steps": spec.max_steps}
@@ -389,14 +341,13 @@ class SessionWorkflow:
                 else {"kind": "error", "error": failed.error}
             )
         self._emit("turn/end", {"turn": turn, "reason": reason})
-        entries = self._log[self._turn_start :]
-        return TurnResult(turn, reason, text, self._base + len(self._log), entries)
+        return TurnResult(turn, reason, text, self._log.size, self._log.turn_entries())
 
     async def _step(self, turn: int, step: int) -> tuple[str, str]:
         if self._abort is not None:
             raise _Aborted
         out = await self._model(turn, step)
-        self._record_request(out)
+        self._log.record_request(out)
         for retry in out.retries:
             self._emit("llm/retry", {"turn": turn, "step": step, **retry})
         if out.error is not None:
@@ -424,43 +375,22 @@ class SessionWorkflow:
             raise _Aborted
         return ("completed" if concluded else "continue"), answer
 
-    def _record_request(self, out: LlmStepOutput) -> None:
-        digest = out.header_sha256
-        if digest is None and out.header is not None:  # an activity that sends it whole
-            digest = header_digest(out.header)
-        if digest is not None and digest != self._header_sha:
-            reason = "initial" if self._header_sha is None else "change"
-            if out.header_ref is not None:
-                data: dict[str, Any] = {"header": None, "reason": reason}
-                self._emit("request/header", data, {"header": out.header_ref})
-            else:
-                self._emit("request/header", {"header": out.header, "reason": reason})
-                self._header = out.header
-            self._header_sha = digest
-        if out.context != self._context:
-            self._emit("request/context", out.context)
-            self._context = out.context
-        if out.conversation is not None:  # the step sealed the tail it was sent
-            self._segments = list(out.conversation.segments)
-            self._tail = list(out.conversation.tail) + self._tail[self._sent_tail :]
-
     async def _model(self, turn: int, step: int) -> LlmStepOutput:
         spec = self._spec
-        self._sent_tail = len(self._tail)
         if PAYLOADS_BY_REFERENCE in self._behaviour:
-            conversation = Conversation(list(self._segments), list(self._tail))
             input = LlmStepInput(
                 spec.session_id,
                 turn,
                 step,
                 system_prompt=spec.system_prompt,
                 max_tokens=spec.max_tokens,
-                conversation=conversation,
-                header_sha256=self._header_sha,
+                conversation=self._log.conversation(),
+                header_sha256=self._log.header_sha,
             )
-        else:  # a run recorded before: every entry inline
+        else:  # a run that has not taken the patch: every entry inline
+            history = self._log.history()
             input = LlmStepInput(
-                spec.session_id, turn, step, list(self._tail), spec.system_prompt, spec.max_tokens
+                spec.session_id, turn, step, history, spec.system_prompt, spec.max_tokens
             )
         self._state = TurnState.MODEL
         handle = start_model_step(spec, self._behaviour, input)
@@ -505,7 +435,7 @@ class SessionWorkflow:
                 outcome = results.pop(cursor)
                 if isinstance(outcome, ToolCallOutput):
                     self._emit("tool/result", outcome.record, outcome.refs)
-                    self._parked.extend(outcome.contexts)
+                    self._log.parked.extend(outcome.contexts)
                     concluded = concluded or outcome.concludes_turn
                 else:
                     self._emit("tool/result", outcome)
