@@ -58,7 +58,8 @@ def _graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for name, path in paths.items():
         targets = set()
-        for target in _imports(path):
+        for imported in _imports(path):
+            target = imported
             while target and target not in paths:
                 target = target.rpartition(".")[0]
             if target and target != name:

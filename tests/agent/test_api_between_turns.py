@@ -147,9 +147,7 @@ async def test_resume_of_a_missing_session_raises_and_stays_in_the_current_one(r
 async def test_compact_moves_the_conversation_into_a_linked_session_that_starts_from_the_summary(
     rig: Rig,
 ) -> None:
-    rig.server.push(
-        text_reply("kiwi noted"), text_reply("SUMMARY: likes kiwi"), text_reply("kiwi")
-    )
+    rig.server.push(text_reply("kiwi noted"), text_reply("SUMMARY: likes kiwi"), text_reply("kiwi"))
     async with rig.agent(builtins=False) as agent:
         await agent.run("remember kiwi", signal=signal())
         old = agent.session_id
@@ -164,7 +162,8 @@ async def test_compact_moves_the_conversation_into_a_linked_session_that_starts_
     assert finished == done
     assert "Focus the summary on: the fruit" in rig.users(1)[-1]
     after = rig.users(2)
-    assert len(after) == 2 and "SUMMARY: likes kiwi" in after[0]
+    assert len(after) == 2
+    assert "SUMMARY: likes kiwi" in after[0]
     links = [e.data for e in rig.store.load(new).events if e.type == SESSION_COMPACTION]
     assert [(d["from_session"], d["trigger"], d["focus"]) for d in links] == [
         (old, "manual", "the fruit")
@@ -221,10 +220,12 @@ async def test_a_turn_the_model_refuses_as_too_long_is_compacted_and_sent_once_m
     async with rig.agent(builtins=False, context_window=128_000) as agent:
         await agent.run("remember this note", signal=signal())
         result = await agent.run("and now?", signal=signal())
-        assert agent.context_window is not None and agent.context_window < 128_000
+        assert agent.context_window is not None
+        assert agent.context_window < 128_000
     assert (result.text, result.outcome.kind) == ("answered after compaction", "completed")
     started = compaction_events(rig.events)[0]
-    assert isinstance(started, CompactionStarted) and started.overflow
+    assert isinstance(started, CompactionStarted)
+    assert started.overflow
     last = rig.users(3)
     assert "SUMMARY: one note" in last[0]
     assert last[1] == "and now?"
@@ -236,8 +237,10 @@ async def test_call_tool_runs_a_call_as_the_agent_outside_the_conversation(rig: 
         result = await agent.call_tool("shout", {"text": "hi"}, signal=signal())
         missing = await agent.call_tool("nope", {}, signal=signal())
         await agent.run("hello", signal=signal())
-    assert isinstance(result, ToolSuccess) and result.value == "HI"
-    assert isinstance(missing, ToolFailure) and missing.code == "UNKNOWN_TOOL"
+    assert isinstance(result, ToolSuccess)
+    assert result.value == "HI"
+    assert isinstance(missing, ToolFailure)
+    assert missing.code == "UNKNOWN_TOOL"
     sent = rig.server.requests[0].messages
     assert [m["role"] for m in sent if m["role"] != "system"] == ["user"]
 
