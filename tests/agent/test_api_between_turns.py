@@ -13,13 +13,11 @@ whose request would not fit, and once more after the model refused a request as 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tether import AbortController, Agent, LlmConfig, ToolFailure, ToolSuccess, tool
+from tether import AbortController, ToolFailure, ToolSuccess
 from tether.agent.events import (
     AgentEvent,
     CompactionFailed,
@@ -27,65 +25,14 @@ from tether.agent.events import (
     CompactionStarted,
     TurnFinished,
 )
-from tether.agent.llm import RetryPolicy
-from tether.agent.session import SessionError, SessionStore
+from tether.agent.session import SessionError
 from tether.agent.session.events import SESSION_COMPACTION
 from tether.plugins.approval import ApprovalAnswer, ApprovalQuestion
-from tether.testing.scripted_model import (
-    ScriptedModelServer,
-    http_error,
-    text_reply,
-    tool_calls_reply,
-)
+from tether.testing.scripted_model import http_error, text_reply, tool_calls_reply
 
+from ._rig import Rig, rig
 
-@tool
-async def shout(text: str) -> str:
-    """Upper-cases the text."""
-    return text.upper()
-
-
-class Rig:
-    def __init__(self, server: ScriptedModelServer, tmp: Path) -> None:
-        self.server = server
-        self.home = tmp / "home"
-        self.work = tmp / "work"
-        self.work.mkdir()
-        self.agents: list[Agent] = []
-        self.events: list[AgentEvent] = []
-
-    def agent(self, **options: Any) -> Agent:
-        model = LlmConfig(
-            provider="openai",
-            base_url=self.server.base_url,
-            model="scripted",
-            retry=RetryPolicy(mode="off"),
-        )
-        options.setdefault("tools", [shout])
-        options.setdefault("on_event", self.events.append)
-        built = Agent(model=model, cwd=self.work, home=self.home, **options)
-        self.agents.append(built)
-        return built
-
-    @property
-    def store(self) -> SessionStore:
-        return SessionStore(self.home / "sessions")
-
-    def users(self, request: int) -> list[str]:
-        messages = self.server.requests[request].messages
-        return [str(m["content"]) for m in messages if m["role"] == "user"]
-
-
-@pytest.fixture
-async def rig(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Rig]:
-    monkeypatch.setenv("HOME", str(tmp_path))
-    async with ScriptedModelServer() as server:
-        built = Rig(server, tmp_path)
-        try:
-            yield built
-        finally:
-            for agent in built.agents:
-                await agent.aclose()
+__all__ = ["rig"]  # the fixture, imported for pytest
 
 
 def signal() -> Any:
