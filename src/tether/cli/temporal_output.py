@@ -1,6 +1,6 @@
 """How a turn on Temporal is shown: the same renderer, the same `--output-format json|stream-json`
 records and the same exit codes as a local `tether run` (`tether.cli.render`,
-`tether.cli.output`, `tether.cli.commands.agent.exit_code`).
+`tether.cli.output`, `tether.cli.session.exit_code`).
 
 Owns `TurnOutput`: it is fed the followed turn's log entries (`on_entry`, from
 `tether.temporal.frontend`), turns them into the agent's events (`tether.temporal.events`) for
@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..agent.loop import TurnOutcome
-from .commands.agent import exit_code
 from .output import RunReport
 from .render import TurnRenderer
+from .session import exit_code
 
 if TYPE_CHECKING:
     from ..temporal.payloads import LogEntry, TurnResult
