@@ -146,6 +146,35 @@ class Cluster:
         env.update(extra)
         return env
 
+    def tether(
+        self, cwd: Path, *args: str, stdin: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """Run `tether ARGS` in `cwd` with this cluster's environment; its output as text."""
+        return subprocess.run(
+            [str(TETHER), *args],
+            cwd=cwd,
+            env=self.env(cwd),
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+    def start_tether(
+        self, cwd: Path, *args: str, stdout: int = subprocess.PIPE
+    ) -> subprocess.Popen[str]:
+        """Start `tether ARGS` in `cwd` (stdin closed, stderr piped, text)."""
+        return subprocess.Popen(
+            [str(TETHER), *args],
+            cwd=cwd,
+            env=self.env(cwd),
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
     def spawn_worker(
         self,
         queue: str,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +21,7 @@ from tether.temporal import client as sessions
 from tether.temporal.payloads import ApprovalAsk, LogEntry, SessionSpec
 from tether.testing.scripted_model import text_reply, tool_calls_reply
 
-from .conftest import TETHER, Cluster, WorkerProcess
+from .conftest import Cluster, WorkerProcess
 from .test_sessions import replays
 
 pytestmark = pytest.mark.slow
@@ -59,19 +58,6 @@ async def start(
     return client, handle, session_id
 
 
-def tether(cluster: Cluster, cwd: Path, *args: str, stdin: str | None = None) -> Any:
-    return subprocess.run(
-        [str(TETHER), *args],
-        cwd=cwd,
-        env=cluster.env(cwd),
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=90,
-        check=False,
-    )
-
-
 def approval_events(entries: list[LogEntry]) -> list[tuple[str, str, str | None]]:
     return [
         (e.type, e.data["call_id"], e.data.get("outcome"))
@@ -103,7 +89,7 @@ async def test_a_call_that_needs_approval_waits_in_the_workflow_with_no_activity
     assert ask.fingerprint.startswith("sha256:")
     description = await handle.describe()
     assert list(description.raw_description.pending_activities) == []
-    listed = tether(cluster, tmp_path, "temporal", "approve", cluster.address, session_id)
+    listed = cluster.tether(tmp_path, "temporal", "approve", cluster.address, session_id)
     assert (listed.returncode, listed.stdout) == (0, f"w1  bash {ask.arguments} ({ask.reason})\n")
     assert not (approvals_worker.workspace / "waited.txt").exists()
     await sessions.abort_turn(handle)
@@ -117,7 +103,7 @@ async def test_approving_from_another_client_process_dispatches_the_call(
     client, handle, session_id = await start(cluster)
     turn = asyncio.create_task(sessions.run_turn(handle, "touch it"))
     await waiting(handle)
-    answered = tether(cluster, tmp_path, "temporal", "approve", cluster.address, session_id, "t1")
+    answered = cluster.tether(tmp_path, "temporal", "approve", cluster.address, session_id, "t1")
     assert answered.returncode == 0, answered.stderr
     result = await asyncio.wait_for(turn, 30)
     assert (result.reason, result.text) == ({"kind": "completed"}, "touched")
@@ -139,7 +125,7 @@ async def test_a_rejected_call_gets_the_pipelines_denial_with_the_reason_and_nev
     turn = asyncio.create_task(sessions.run_turn(handle, "touch it"))
     await waiting(handle)
     args = ("temporal", "approve", cluster.address, session_id, "r1", "--reject")
-    answered = tether(cluster, tmp_path, *args, "--reason", "not on a Friday")
+    answered = cluster.tether(tmp_path, *args, "--reason", "not on a Friday")
     assert answered.returncode == 0, answered.stderr
     result = await asyncio.wait_for(turn, 30)
     assert result.reason == {"kind": "completed"}
@@ -178,7 +164,7 @@ async def test_an_answer_for_a_call_that_does_not_wait_is_refused(
     cluster: Cluster, approvals_worker: WorkerProcess, tmp_path: Path
 ) -> None:
     _, _, session_id = await start(cluster)
-    answered = tether(cluster, tmp_path, "temporal", "approve", cluster.address, session_id, "zz")
+    answered = cluster.tether(tmp_path, "temporal", "approve", cluster.address, session_id, "zz")
     assert answered.returncode == 1
     assert answered.stderr == 'tether: no tool call "zz" is waiting for approval\n'
 
@@ -188,7 +174,7 @@ def test_tether_chat_on_temporal_asks_on_the_terminal_and_runs_the_allowed_call(
 ) -> None:
     cluster.model.push(tool_calls_reply(touch("c1", "chat-allowed.txt")), text_reply("done"))
     args = ("chat", "--temporal", cluster.address, "--task-queue", "ask")
-    done = tether(cluster, tmp_path, *args, stdin="touch it\ny\n/exit\n")
+    done = cluster.tether(tmp_path, *args, stdin="touch it\ny\n/exit\n")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "› done\n› "
     assert 'tether: bash {"command": "touch chat-allowed.txt"' in done.stderr

@@ -30,21 +30,6 @@ def bash(call_id: str, command: str) -> tuple[str, str, str]:
     return (call_id, "bash", json.dumps({"command": command, "description": "test"}))
 
 
-def tether(
-    cluster: Cluster, cwd: Path, *args: str, stdin: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(TETHER), *args],
-        cwd=cwd,
-        env=cluster.env(cwd),
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=90,
-        check=False,
-    )
-
-
 def session_id(stderr: str) -> str:
     match = re.search(r"session (\S+) ·", stderr)
     assert match is not None, stderr
@@ -56,12 +41,12 @@ def test_run_on_temporal_prints_the_answer_and_the_projected_session_checks_clea
 ) -> None:
     cluster.model.push(tool_calls_reply(bash("c1", "echo cli")), text_reply("It said cli."))
     args = ("run", "--temporal", cluster.address, "say cli", "--task-queue", "main")
-    done = tether(cluster, tmp_path, *args)
+    done = cluster.tether(tmp_path, *args)
     assert (done.returncode, done.stdout) == (0, "It said cli.\n"), done.stderr
     sid = session_id(done.stderr)
-    check = tether(cluster, tmp_path, "sessions", "check", sid)
+    check = cluster.tether(tmp_path, "sessions", "check", sid)
     assert check.returncode == 0, check.stdout + check.stderr
-    show = tether(cluster, tmp_path, "sessions", "show", sid)
+    show = cluster.tether(tmp_path, "sessions", "show", sid)
     assert show.returncode == 0, show.stderr
     assert "It said cli." in show.stdout
 
@@ -71,7 +56,7 @@ def test_tether_temporal_run_address_is_the_same_command(
 ) -> None:
     cluster.model.push(text_reply("Same command."))
     args = ("temporal", "run", cluster.address, "hello", "--task-queue", "main")
-    done = tether(cluster, tmp_path, *args)
+    done = cluster.tether(tmp_path, *args)
     assert (done.returncode, done.stdout) == (0, "Same command.\n"), done.stderr
 
 
@@ -103,9 +88,9 @@ async def test_ctrl_c_in_run_on_temporal_aborts_the_turn_and_exits_130_with_the_
     _, stderr = await asyncio.wait_for(process.communicate(), 60)
     assert process.returncode == 130, stderr.decode()
     sid = session_id(stderr.decode())
-    show = tether(cluster, tmp_path, "sessions", "show", sid)
+    show = cluster.tether(tmp_path, "sessions", "show", sid)
     assert "ABORTED" in show.stdout, show.stdout
-    assert tether(cluster, tmp_path, "sessions", "check", sid).returncode == 0
+    assert cluster.tether(tmp_path, "sessions", "check", sid).returncode == 0
 
 
 def test_chat_on_temporal_runs_a_turn_per_line_and_quits_on_exit(
@@ -113,10 +98,10 @@ def test_chat_on_temporal_runs_a_turn_per_line_and_quits_on_exit(
 ) -> None:
     cluster.model.push(text_reply("first answer"), text_reply("second answer"))
     args = ("chat", "--temporal", cluster.address, "--task-queue", "main")
-    done = tether(cluster, tmp_path, *args, stdin="hello\nagain\n/exit\n")
+    done = cluster.tether(tmp_path, *args, stdin="hello\nagain\n/exit\n")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "› first answer\n› second answer\n› "
-    assert tether(cluster, tmp_path, "sessions", "check", session_id(done.stderr)).returncode == 0
+    assert cluster.tether(tmp_path, "sessions", "check", session_id(done.stderr)).returncode == 0
 
 
 def test_resume_attaches_to_the_session_across_a_continue_as_new_and_keeps_one_log(
@@ -124,13 +109,13 @@ def test_resume_attaches_to_the_session_across_a_continue_as_new_and_keeps_one_l
 ) -> None:
     cluster.model.push(text_reply("one"), text_reply("two"), text_reply("three"))
     base = ("run", "--temporal", cluster.address, "--task-queue", "main")
-    first = tether(cluster, tmp_path, *base, "turn one", "--turns-per-run", "1")
+    first = cluster.tether(tmp_path, *base, "turn one", "--turns-per-run", "1")
     assert (first.returncode, first.stdout) == (0, "one\n"), first.stderr
     sid = session_id(first.stderr)
     for prompt, answer in (("turn two", "two\n"), ("turn three", "three\n")):
-        done = tether(cluster, tmp_path, *base, prompt, "--resume", sid)
+        done = cluster.tether(tmp_path, *base, prompt, "--resume", sid)
         assert (done.returncode, done.stdout) == (0, answer), done.stderr
-    assert tether(cluster, tmp_path, "sessions", "check", sid).returncode == 0
+    assert cluster.tether(tmp_path, "sessions", "check", sid).returncode == 0
     events = SessionStore(cluster.root / "home" / "sessions").load(sid).events
     ends = [e.data["turn"] for e in events if e.type == "turn/end"]
     prompts = [
@@ -146,7 +131,7 @@ def test_resume_of_a_session_without_a_running_workflow_is_refused(
     cluster: Cluster, main_worker: WorkerProcess, tmp_path: Path
 ) -> None:
     args = ("run", "--temporal", cluster.address, "hi", "--resume", "no-such-session")
-    done = tether(cluster, tmp_path, *args)
+    done = cluster.tether(tmp_path, *args)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == (
         f"tether: session no-such-session cannot be resumed on {cluster.address}: no workflow; "
@@ -162,7 +147,7 @@ def test_run_on_temporal_with_json_output_prints_one_result_object(
 ) -> None:
     cluster.model.push(tool_calls_reply(bash("j1", "echo json")), text_reply("It said json."))
     args = ("run", "--temporal", cluster.address, "say json", "--task-queue", "main")
-    done = tether(cluster, tmp_path, *args, "--output-format", "json")
+    done = cluster.tether(tmp_path, *args, "--output-format", "json")
     assert done.returncode == 0, done.stderr
     (line,) = done.stdout.splitlines()
     record = json.loads(line)
@@ -193,7 +178,7 @@ def test_run_on_temporal_with_stream_json_prints_the_turn_as_it_happens(
 ) -> None:
     cluster.model.push(tool_calls_reply(bash("s1", "echo stream")), text_reply("Streamed."))
     args = ("run", "--temporal", cluster.address, "stream it", "--task-queue", "main")
-    done = tether(cluster, tmp_path, *args, "--output-format", "stream-json")
+    done = cluster.tether(tmp_path, *args, "--output-format", "stream-json")
     assert done.returncode == 0, done.stderr
     records = [json.loads(line) for line in done.stdout.splitlines()]
     assert [r["type"] for r in records] == [
@@ -221,14 +206,8 @@ def test_piped_stdout_carries_only_the_answer_while_the_server_restarts(
     marker, go = workspace / "restart.txt", workspace / "restart.go"
     wait = f"echo $$ > {marker.name}; until [ -e {go.name} ]; do sleep 0.05; done; echo done"
     cluster.model.push(tool_calls_reply(bash("r1", wait)), text_reply("Survived the restart."))
-    client = subprocess.Popen(
-        [str(TETHER), "run", "--temporal", server.address, "go", "--task-queue", "restart"],
-        cwd=tmp_path,
-        env=cluster.env(tmp_path),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    client = cluster.start_tether(
+        tmp_path, "run", "--temporal", server.address, "go", "--task-queue", "restart"
     )
     warnings: list[str] = []
     assert client.stderr is not None

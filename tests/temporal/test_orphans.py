@@ -23,28 +23,18 @@ from .test_sessions import bash, live_members
 pytestmark = pytest.mark.slow
 
 
-def tether(cluster: Cluster, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(TETHER), *args],
-        cwd=cwd,
-        env=cluster.env(cwd),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
 def orphan(cluster: Cluster, cwd: Path, marker: Path) -> str:
     """Start `tether run --temporal` on a turn that runs the scripted bash call, kill the
     client with SIGKILL once the command has started; the session id."""
-    client = subprocess.Popen(
-        [str(TETHER), "run", "--temporal", cluster.address, "work", "--task-queue", "main"],
-        cwd=cwd,
-        env=cluster.env(cwd),
-        stdin=subprocess.DEVNULL,
+    client = cluster.start_tether(
+        cwd,
+        "run",
+        "--temporal",
+        cluster.address,
+        "work",
+        "--task-queue",
+        "main",
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
     )
     try:
         wait_for(
@@ -55,8 +45,8 @@ def orphan(cluster: Cluster, cwd: Path, marker: Path) -> str:
     finally:
         client.kill()
         _, stderr = client.communicate(timeout=30)
-    match = re.search(r"session (\S+) ·", stderr.decode())
-    assert match is not None, stderr.decode()
+    match = re.search(r"session (\S+) ·", stderr)
+    assert match is not None, stderr
     return match.group(1)
 
 
@@ -72,33 +62,25 @@ def test_an_orphaned_turn_is_listed_then_attach_follows_it_to_its_end(
     wait = f"echo $$ > {marker.name}; until [ -e {go.name} ]; do sleep 0.05; done; echo woke"
     cluster.model.push(tool_calls_reply(bash("nap", wait)), text_reply("Woke up."))
     sid = orphan(cluster, tmp_path, marker)
-    assert tether(cluster, tmp_path, "sessions", "check", sid).returncode == 0
-    assert sid in tether(cluster, tmp_path, "sessions", "list").stdout
+    assert cluster.tether(tmp_path, "sessions", "check", sid).returncode == 0
+    assert sid in cluster.tether(tmp_path, "sessions", "list").stdout
 
-    listed = tether(
-        cluster, tmp_path, "temporal", "sessions", "--address", cluster.address, "--json"
+    listed = cluster.tether(
+        tmp_path, "temporal", "sessions", "--address", cluster.address, "--json"
     )
     assert listed.returncode == 0, listed.stderr
     (row,) = [r for r in json.loads(listed.stdout) if r["session_id"] == sid]
     assert (row["turn"], row["state"], row["busy"], row["approvals"]) == (1, "tools", True, 0)
     assert row["prompt"] == "work"
 
-    attach = subprocess.Popen(
-        [str(TETHER), "temporal", "attach", sid],  # the cluster: the one the log records
-        cwd=tmp_path,
-        env=cluster.env(tmp_path),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    attach = cluster.start_tether(tmp_path, "temporal", "attach", sid)  # the log's cluster
     assert attach.stderr is not None
     line = attach.stderr.readline()
     assert line == f"tether: following the running turn of session {sid} (Ctrl-C aborts it)\n"
     go.touch()
     stdout, stderr = attach.communicate(timeout=120)
     assert (attach.returncode, stdout) == (0, "Woke up.\n"), stderr
-    assert tether(cluster, tmp_path, "sessions", "check", sid).returncode == 0
+    assert cluster.tether(tmp_path, "sessions", "check", sid).returncode == 0
     events = store(cluster).load(sid).events
     (result,) = [e.data for e in events if e.type == "tool/result"]
     assert "woke" in result["message"]["content"][0]["content"][0]["text"]
@@ -115,7 +97,7 @@ def test_abort_stops_an_orphaned_turn_and_records_its_outcome(
     sid = orphan(cluster, tmp_path, marker)
     pgid = int(marker.read_text())
 
-    again = tether(cluster, tmp_path, "run", "--temporal", cluster.address, "more", "--resume", sid)
+    again = cluster.tether(tmp_path, "run", "--temporal", cluster.address, "more", "--resume", sid)
     assert again.returncode == 2
     assert again.stderr.splitlines()[-1] == (
         f"tether: turn 1 is still running in this session: follow it with `tether temporal "
@@ -123,18 +105,18 @@ def test_abort_stops_an_orphaned_turn_and_records_its_outcome(
     )
 
     started = time.monotonic()
-    aborted = tether(cluster, tmp_path, "temporal", "abort", sid)
+    aborted = cluster.tether(tmp_path, "temporal", "abort", sid)
     assert aborted.returncode == 0, aborted.stderr
     assert "turn 1 ended aborted" in aborted.stderr
     assert time.monotonic() - started < 60  # not the sleep: the abort ended it
     assert live_members(pgid) == []
-    assert tether(cluster, tmp_path, "sessions", "check", sid).returncode == 0
+    assert cluster.tether(tmp_path, "sessions", "check", sid).returncode == 0
     events = store(cluster).load(sid).events
     (result,) = [e.data for e in events if e.type == "tool/result"]
     assert result["error"]["code"] == "ABORTED"
     assert [e.data["reason"]["kind"] for e in events if e.type == "turn/end"] == ["aborted"]
 
-    idle = tether(cluster, tmp_path, "temporal", "abort", sid)
+    idle = cluster.tether(tmp_path, "temporal", "abort", sid)
     assert idle.returncode == 0
     assert f"no turn is running in session {sid}" in idle.stderr
 
