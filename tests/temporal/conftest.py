@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -30,20 +30,28 @@ from tether.temporal.blobs import BlobStore
 from tether.temporal.connection import connect_client
 from tether.temporal.devserver import DevServer, find_temporal
 from tether.temporal.storage import FileStorageDriver, OpenStore, PayloadStore
-from tether.testing.scripted_model import Script, ScriptedModelServer
+from tether.testing.scripted_model import (
+    RecordedRequest,
+    Script,
+    ScriptedModelServer,
+    ScriptedResponse,
+)
 
 TETHER = Path(sys.executable).parent / "tether"
 _T = TypeVar("_T")
 
 
 class ThreadedModel:
-    """A `ScriptedModelServer` running on its own event loop in a daemon thread."""
+    """A `ScriptedModelServer` running on its own event loop in a daemon thread (`fallback`
+    answers what the script does not)."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self, fallback: Callable[[RecordedRequest], ScriptedResponse] | None = None
+    ) -> None:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
-        self.server = self.call(ScriptedModelServer().start())
+        self.server = self.call(ScriptedModelServer(fallback=fallback).start())
 
     def call(self, work: Coroutine[Any, Any, _T]) -> _T:
         return asyncio.run_coroutine_threadsafe(work, self.loop).result(30)
