@@ -150,3 +150,15 @@ async def test_a_reference_of_another_store_s_driver_is_refused_in_one_line(
     entry = LogEntry("tool/result", {"message": None}, {"message": ref})
     with pytest.raises(ValueError, match="must use the same --payload-store"):
         await blobs.resolve(entry)
+
+
+async def test_resolving_many_entries_keeps_their_order(tmp_path: Path) -> None:
+    blobs = BlobStore(FileStorageDriver(tmp_path), "default")
+    small = [LogEntry("user/message", {"n": n}) for n in range(3)]
+    big = [
+        await blobs.externalize("w", LogEntry("tool/result", {"n": n, "text": "b" * 9000}))
+        for n in range(3, 5)
+    ]
+    resolved = await blobs.resolve_all([small[0], big[0], small[1], big[1], small[2]])
+    assert [d["n"] for d in resolved] == [0, 3, 1, 4, 2]
+    assert resolved[1]["text"] == "b" * 9000

@@ -288,7 +288,7 @@ class TetherActivities:
             entries = await conversation.load(self.blobs, input.conversation)
         else:
             entries = list(input.history)
-        datas = await asyncio.gather(*(self.blobs.resolve(e) for e in entries))
+        datas = await self.blobs.resolve_all(entries)
         events = [
             SessionEvent(e.type, i, 0, cast(FrozenDict, snapshot(data)))
             for i, (e, data) in enumerate(zip(entries, datas, strict=True))

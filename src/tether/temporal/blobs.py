@@ -158,6 +158,12 @@ class BlobStore:
             total -= sizes[key]
         return LogEntry(entry.type, data, refs) if len(refs) > len(entry.refs) else entry
 
+    async def resolve_all(self, entries: list[LogEntry]) -> list[dict[str, Any]]:
+        """`resolve` of each entry, in order (only the entries with references are awaited)."""
+        resolved = await asyncio.gather(*(self.resolve(e) for e in entries if e.refs))
+        found = iter(resolved)
+        return [next(found) if e.refs else e.data for e in entries]
+
     async def resolve(self, entry: LogEntry) -> dict[str, Any]:
         """The entry's data as it was produced (each field in `refs` filled in, in place)."""
         if not entry.refs:
