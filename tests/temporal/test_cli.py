@@ -204,7 +204,7 @@ def test_piped_stdout_carries_only_the_answer_while_the_server_restarts(
     workspace = tmp_path / "ws"
     worker = cluster.spawn_worker("restart", workspace, "restart", address=server.address)
     marker, go = workspace / "restart.txt", workspace / "restart.go"
-    wait = f"echo $$ > {marker.name}; until [ -e {go.name} ]; do sleep 0.05; done; echo done"
+    wait = f"touch {marker.name}; until [ -e {go.name} ]; do sleep 0.05; done; echo done"
     cluster.model.push(tool_calls_reply(bash("r1", wait)), text_reply("Survived the restart."))
     client = cluster.start_tether(
         tmp_path, "run", "--temporal", server.address, "go", "--task-queue", "restart"

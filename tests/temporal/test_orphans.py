@@ -6,21 +6,35 @@ against the dev server and the shared worker."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import secrets
 import subprocess
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from tether.agent.session import SessionStore
 from tether.testing.scripted_model import text_reply, tool_calls_reply
 
 from .conftest import TETHER, Cluster, WorkerProcess, wait_for
-from .test_sessions import bash, live_members
+from .test_sessions import bash
 
 pytestmark = pytest.mark.slow
+
+
+def sleeping(duration: str) -> list[int]:
+    """The pids of live `sleep <duration>` processes (each test's duration is its own)."""
+    found = []
+    for process in psutil.process_iter(["pid"]):
+        with contextlib.suppress(psutil.Error):
+            live = process.status() != psutil.STATUS_ZOMBIE
+            if live and process.cmdline() == ["sleep", duration]:
+                found.append(process.pid)
+    return found
 
 
 def orphan(cluster: Cluster, cwd: Path, marker: Path) -> str:
@@ -37,11 +51,7 @@ def orphan(cluster: Cluster, cwd: Path, marker: Path) -> str:
         stdout=subprocess.DEVNULL,
     )
     try:
-        wait_for(
-            lambda: marker.exists() and marker.read_text().strip(),
-            timeout_s=60,
-            what="the orphan's command to start",
-        )
+        wait_for(marker.exists, timeout_s=60, what="the orphan's command to start")
     finally:
         client.kill()
         _, stderr = client.communicate(timeout=30)
@@ -59,7 +69,7 @@ def test_an_orphaned_turn_is_listed_then_attach_follows_it_to_its_end(
 ) -> None:
     marker = main_worker.workspace / "orphan-attach.txt"
     go = main_worker.workspace / "orphan-attach.go"
-    wait = f"echo $$ > {marker.name}; until [ -e {go.name} ]; do sleep 0.05; done; echo woke"
+    wait = f"touch {marker.name}; until [ -e {go.name} ]; do sleep 0.05; done; echo woke"
     cluster.model.push(tool_calls_reply(bash("nap", wait)), text_reply("Woke up."))
     sid = orphan(cluster, tmp_path, marker)
     assert cluster.tether(tmp_path, "sessions", "check", sid).returncode == 0
@@ -91,11 +101,12 @@ def test_abort_stops_an_orphaned_turn_and_records_its_outcome(
     cluster: Cluster, main_worker: WorkerProcess, tmp_path: Path
 ) -> None:
     marker = main_worker.workspace / "orphan-abort.txt"
+    duration = f"60.{secrets.randbelow(10**9):09d}"  # the command's sleep, found by its argv
     cluster.model.push(
-        tool_calls_reply(bash("stuck", f"echo $$ > {marker.name}; sleep 60; echo never"))
+        tool_calls_reply(bash("stuck", f"touch {marker.name}; sleep {duration}; echo never"))
     )
     sid = orphan(cluster, tmp_path, marker)
-    pgid = int(marker.read_text())
+    wait_for(lambda: sleeping(duration), timeout_s=30, what="its sleep")
 
     again = cluster.tether(tmp_path, "run", "--temporal", cluster.address, "more", "--resume", sid)
     assert again.returncode == 2
@@ -109,7 +120,7 @@ def test_abort_stops_an_orphaned_turn_and_records_its_outcome(
     assert aborted.returncode == 0, aborted.stderr
     assert "turn 1 ended aborted" in aborted.stderr
     assert time.monotonic() - started < 60  # not the sleep: the abort ended it
-    assert live_members(pgid) == []
+    assert sleeping(duration) == []
     assert cluster.tether(tmp_path, "sessions", "check", sid).returncode == 0
     events = store(cluster).load(sid).events
     (result,) = [e.data for e in events if e.type == "tool/result"]
