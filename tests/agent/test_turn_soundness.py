@@ -132,15 +132,27 @@ async def test_a_program_timing_out_a_run_gets_its_timeout_while_a_wrapper_fails
             raise ValueError("wrapper broke")
 
     rig.server.push(tool_calls_reply(("call_1", "waits", "{}")))
-    async with rig.agent([plugin("careless", careless)]) as agent:
-        with pytest.raises(TimeoutError):
-            async with asyncio.timeout(0.2):
-                await agent.run("go", signal=AbortController().signal)
-        session_id = agent.session_id
-        task = asyncio.current_task()
-        assert task is not None
-        assert task.cancelling() == 0
+    outcome: list[object] = []
+    scopes: list[asyncio.Timeout] = []
 
+    async def program(agent: Agent) -> None:
+        try:
+            async with asyncio.timeout(None) as scope:
+                scopes.append(scope)
+                await agent.run("go", signal=AbortController().signal)
+        except TimeoutError:
+            task = asyncio.current_task()
+            assert task is not None
+            outcome.extend(["TimeoutError", task.cancelling()])
+
+    async with rig.agent([plugin("careless", careless)]) as agent:
+        running = asyncio.create_task(program(agent))
+        await rig.tool.entered.wait()
+        scopes[0].reschedule(asyncio.get_running_loop().time())  # the program's timeout expires
+        await running
+        session_id = agent.session_id
+
+    assert outcome == ["TimeoutError", 0]
     assert rig.tool.started == ["call_1"]
     assert rig.store.check(session_id) == []
 
