@@ -172,6 +172,13 @@ def test_run_on_temporal_with_json_output_prints_one_result_object(
         "code": None,
     }
 
+    cluster.model.push(text_reply("Again."))  # a turn that records no request context
+    again = cluster.tether(
+        tmp_path, *args, "--output-format", "json", "--resume", record["session_id"]
+    )
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["model"] == "scripted"
+
 
 def test_run_on_temporal_with_stream_json_prints_the_turn_as_it_happens(
     cluster: Cluster, main_worker: WorkerProcess, tmp_path: Path

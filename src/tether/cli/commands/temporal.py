@@ -387,6 +387,8 @@ async def _run(
             result = await session.turn(
                 text, on_ask=tell, on_notice=_notice, on_entry=output.on_entry
             )
+            if output.model is None and output_format != "text":  # a turn that named no model
+                output.model = (await session.status()).model
             return output.finish(result, session_id=session.session_id)
     except SessionUnavailable as exc:
         _notice(str(exc))
