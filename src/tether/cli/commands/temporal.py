@@ -42,7 +42,7 @@ import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Final
+from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import cyclopts
 
@@ -52,6 +52,8 @@ from ..temporal_output import OutputFormat, TurnOutput
 from .agent import OutputFormatOpt
 
 if TYPE_CHECKING:
+    from temporalio.client import WorkflowHandle
+
     from ...temporal.client import SessionStatus
     from ...temporal.frontend import Attached, Target
     from ...temporal.payloads import ApprovalAsk
@@ -551,9 +553,12 @@ async def sessions_(
     where, space, store = _cluster(None, address, namespace, payload_store)
     try:
         async with connected(where, space, PayloadStore.parse(store)) as connection:
-            found: list[tuple[str, SessionStatus | None]] = []
-            async for handle in sessions.running_sessions(connection.client):
-                found.append((sessions.session_of(handle.id), await _status_or_none(handle)))
+            handles = [h async for h in sessions.running_sessions(connection.client)]
+            statuses = await asyncio.gather(*(_status_or_none(h) for h in handles))
+            found = [
+                (sessions.session_of(h.id), status)
+                for h, status in zip(handles, statuses, strict=True)
+            ]
     except _problems() as exc:
         return _failed(exc)
     now = datetime.now(UTC)
@@ -579,13 +584,13 @@ async def sessions_(
     return 0
 
 
-async def _status_or_none(handle: object) -> SessionStatus | None:
-    from temporalio.client import WorkflowHandle, WorkflowQueryFailedError
+async def _status_or_none(handle: WorkflowHandle[Any, Any]) -> SessionStatus | None:
+    """The session's status, or None when no worker answers for it."""
+    from temporalio.client import WorkflowQueryFailedError
     from temporalio.service import RPCError
 
     from ...temporal.client import status
 
-    assert isinstance(handle, WorkflowHandle)
     try:
         return await status(handle, timeout_s=5.0)
     except (RPCError, WorkflowQueryFailedError):
