@@ -130,7 +130,7 @@ def _code_mode_installed() -> bool:
 
 
 def _script(*, code_mode: bool) -> list[object]:
-    turns = [
+    turns: list[object] = [
         # turn 1
         tool_calls_reply(
             ("call_read_notes", "read", '{"file_path": "NOTES.md"}'),
