@@ -65,6 +65,9 @@ class CountingRecorder:
         self.seq += 1
         return self.seq
 
+    async def durable(self) -> None:
+        pass
+
     async def tool_result(
         self, call: ToolCallRequest, call_seq: int, result: ToolExecutionResult
     ) -> None:

@@ -205,11 +205,35 @@ def test_recover_while_the_file_still_refuses_writes_raises_and_changes_nothing(
     log.close()
 
 
-def test_a_failed_fsync_is_a_write_failure_too(
+def test_a_failed_fsync_at_a_durability_point_fails_the_log(
     store: SessionStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     log = store.create(session_id="s1")
     start_two_calls(log)
+    log.tool_outcome(1, 1, "c1", ok_result("done"))  # written; synced at the next point
+
+    def eio(fd: int) -> None:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    with monkeypatch.context() as patch:
+        patch.setattr(log_module.os, "fsync", eio)
+        with pytest.raises(SessionWriteFailed) as refused:
+            log.sync()
+
+    assert refused.value.message == f"cannot sync {log.path}: [Errno 5] Input/output error"
+    assert log.failure is not None
+    assert types(lines(log.path))[-1] == "tool/result"  # what was written stays written
+    with pytest.raises(SessionWriteFailed):
+        log.step_end(1, 1)
+    log.close()
+
+
+def test_a_failed_fsync_of_a_turn_end_is_a_write_failure_too(
+    store: SessionStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = store.create(session_id="s1")
+    start_two_calls(log)
+    log.tool_outcome(1, 1, "c1", ok_result("done"))
     before = log.path.read_bytes()
 
     def eio(fd: int) -> None:
@@ -218,11 +242,11 @@ def test_a_failed_fsync_is_a_write_failure_too(
     with monkeypatch.context() as patch:
         patch.setattr(log_module.os, "fsync", eio)
         with pytest.raises(SessionWriteFailed) as refused:
-            log.tool_outcome(1, 1, "c1", ok_result("done"))
+            log.turn_end(1, {"kind": "completed"})
 
     assert refused.value.message == f"cannot append to {log.path}: [Errno 5] Input/output error"
     assert log.path.read_bytes() == before
-    assert list(log.held_results) == ["c1"]
+    assert log.failure is not None
     log.close()
 
 

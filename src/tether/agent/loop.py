@@ -153,6 +153,9 @@ class _Recorder(StepRecorder):
         self.emit(ToolCallStarted(call.id, call.name, call.arguments))
         return event.seq
 
+    async def durable(self) -> None:
+        self.session.sync()
+
     async def tool_result(
         self, call: ToolCallRequest, call_seq: int, result: ToolExecutionResult
     ) -> None:
@@ -410,6 +413,7 @@ class AgentLoop:
             session_id=session.id,
         )
         self._record_request(request)
+        session.sync()  # a durability point: what the request is built from is on disk
         chunk_seqs: list[int] = []
 
         def on_retry(notice: RetryNotice) -> None:

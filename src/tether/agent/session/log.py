@@ -1,11 +1,9 @@
 """`SessionLog`: the single writer of one append-only JSONL session file.
 
 Owns: appending events (contiguous `seq`, lossless JSON, one `os.write` per line on an
-`O_APPEND` descriptor), durability (`tool/call`, `tool/result`, Code Mode's
-`tool/code-dispatch-start` and `tool/code-dispatch`, and `turn/end` are fsynced before `append`
-returns; other events are written to the OS and synced by the next durable one), lazy
-materialisation (nothing on disk until the first append; then header + first line are written to
-a temp file, fsynced and published with a hard link, and the directory is fsynced), the
+`O_APPEND` descriptor), durability (below), lazy materialisation (nothing on disk until the
+first append; then header + first line are written to a temp file, fsynced and published with
+a hard link, and the directory is fsynced), the
 call/result invariant at append time (a second `tool/result` for one call is refused), and the
 writer lock. Does not own reading, repair or listing (`files.py`, `repair.py`, `store.py`).
 
@@ -18,8 +16,32 @@ calls without one get `TOOL_OUTCOME_UNKNOWN` (recorded) or `TOOL_NOT_STARTED`, t
 and `turn/end {"kind": "error", ...}`. A process that never recovers leaves an open turn on disk,
 which crash repair closes the same way (without the held results).
 
-Appends are synchronous: an fsync blocks the event loop for its duration (~0.1-0.5 ms on a local
-SSD), which keeps a durable event ordered before whatever the caller does next.
+Durability (group commit). Every append is written to the OS at once (a killed process loses
+nothing it appended; only a crash of the machine can lose what was not fsynced). An fsync is
+paid once per *durability point* for everything written since the last one, not per event. The
+promise the log keeps — after any crash, every call has exactly one `tool/result`, and
+`TOOL_NOT_STARTED` is claimed only for a call whose body never ran — fixes the points:
+
+1. Before a tool body may start: its `tool/call` is durable (else a crash after the body began
+   would lose the call, and repair would say `TOOL_NOT_STARTED` about work that happened). The
+   step scheduler asks for this (`StepRecorder.durable`) in each call's dispatch task, so the
+   calls that start together share one fsync.
+2. Before each model request: everything the request is built from (the user's message, the
+   step's tool results) is durable — the provider acts on it (`AgentLoop` calls `sync()`).
+3. Before a turn's end is reported: `turn/end` is fsynced as it is appended, and with it every
+   result of the turn (`SYNCED_ON_APPEND`).
+4. Code Mode's sub-calls are logged through `tools/code-dispatch-log` right before they run, so
+   `tool/code-dispatch-start` and `tool/code-dispatch` are fsynced as they are appended.
+5. `close()` and the publication of a new session (temp file fsynced, hard-linked, directory
+   fsynced) are durability points too; so is an explicit `sync()` (a subagent's link).
+
+Between points a `tool/result` may be seen by observers (`ToolCallFinished`) before it is
+durable; a machine crash in that window records the call `TOOL_OUTCOME_UNKNOWN`, never a second
+result and never `TOOL_NOT_STARTED`. Two or three fsyncs per model step remain (the batch before
+its calls start, the one before the next request, and `turn/end`), whatever the number of calls.
+
+Appends and syncs are synchronous: an fsync blocks the event loop for its duration (~0.1-0.5 ms
+on a local SSD), which keeps a durable event ordered before whatever the caller does next.
 """
 
 from __future__ import annotations
@@ -216,8 +238,9 @@ def _encode(record: dict[str, JsonValue]) -> bytes:
 class SessionLog:
     """The open writer of one session (create or open one through `SessionStore`).
 
-    Invariants: `events[i].seq == i`; every event in `events` is on disk (synced if durable); at
-    most one `tool/result` per call id; the writer lock is held until `close()`.
+    Invariants: `events[i].seq == i`; every event in `events` is written to the file (and synced
+    by the durability points of the module docstring); at most one `tool/result` per call id; the
+    writer lock is held until `close()`.
     """
 
     def __init__(
@@ -235,6 +258,7 @@ class SessionLog:
         self._lock = lock
         self._fd: int | None = None
         self._size = size  # None: not materialised yet
+        self._synced = size  # the file's size at its last fsync (None: not materialised)
         self._answered: set[str] = set()
         self._calls: set[str] = set()
         self._failure: SessionWriteFailed | None = None  # the failed state (see the module)
@@ -382,7 +406,7 @@ class SessionLog:
         if self._size is None:
             self._materialize(line)
         else:
-            self._write(line, event.type in ev.DURABLE_TYPES if sync is None else sync)
+            self._write(line, event.type in ev.SYNCED_ON_APPEND if sync is None else sync)
         self._events.append(event)
         self._track(event)
 
@@ -456,7 +480,7 @@ class SessionLog:
             self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
         except OSError as error:  # the file is published; it is whole (header + first line)
             raise self._failed("cannot open", error) from error
-        self._size = len(payload)
+        self._size = self._synced = len(payload)
 
     def _write(self, line: bytes, sync: bool) -> None:
         fd, size = self._fd, self._size
@@ -471,26 +495,36 @@ class SessionLog:
                 os.ftruncate(fd, size)
             raise self._failed("cannot append to", error) from error
         self._size = size + len(line)
+        if sync:
+            self._synced = self._size
+
+    @property
+    def unsynced(self) -> bool:
+        """Whether something written is not yet fsynced (the next `sync()` pays one fsync)."""
+        return self._size != self._synced
 
     def sync(self) -> None:
-        """fsync everything written so far (a no-op before the file exists).
+        """Make everything written so far durable: one fsync, none when nothing is pending
+        (or before the file exists). A durability point (see the module docstring).
 
         Raises SessionWriteFailed when the fsync fails (the log is then failed).
         """
-        if self._fd is not None:
+        if self._fd is not None and self._size != self._synced:
             try:
                 os.fsync(self._fd)
             except OSError as error:
                 raise self._failed("cannot sync", error) from error
+            self._synced = self._size
 
     def close(self) -> None:
-        """Sync, close the file and release the writer lock. Idempotent; never raises for I/O
-        (every durable event was synced when it was appended)."""
+        """Sync what is pending, close the file and release the writer lock. Idempotent; never
+        raises for I/O (what a durability point needed was synced at that point)."""
         fd, self._fd = self._fd, None
         if fd is not None:
             try:
-                with contextlib.suppress(OSError):
-                    os.fsync(fd)
+                if self._size != self._synced:
+                    with contextlib.suppress(OSError):
+                        os.fsync(fd)
             finally:
                 os.close(fd)
         self._lock.release()
