@@ -1,8 +1,9 @@
 """Durable sessions: the append-only JSONL writer, the store, history rebuild and `check`.
 
 Contract (spec §7.6-7.7, issue 6): a session file is a header line plus one event per line with
-`seq` contiguous from 0; nothing is written before the first append; `tool/call`, `tool/result`
-and `turn/end` are fsynced before `append` returns; one writer at a time (a second one is refused,
+`seq` contiguous from 0; nothing is written before the first append; every append is written at
+once, `turn/end` is fsynced before `append` returns and `sync()` pays one fsync for everything
+else pending (group commit: `test_group_commit.py`); one writer at a time (a second one is refused,
 naming the pid that holds the lock); every tool call gets at most one `tool/result` at append time;
 reopening rebuilds the model history from the surface events; `check` reports seq gaps and
 unbalanced calls/results without changing the file.
