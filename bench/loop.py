@@ -245,7 +245,9 @@ async def turn_rows(root: Path, rounds: int) -> tuple[float, float, float, float
             parsed: list[object] = []
             async with client.stream("POST", url, json=body) as response:
                 async for line in response.aiter_lines():
-                    if line.startswith("data: ") and line != "data: [DONE]":
+                    if line == "data: [DONE]":
+                        break  # as tether does: the stream's end, not the connection's
+                    if line.startswith("data: "):
                         parsed.append(json.loads(line[6:]))
             return parsed
 

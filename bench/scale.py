@@ -171,7 +171,9 @@ async def agents_part(root: Path, agents: int, turns: int) -> None:
                     calls = []
                     async with client.stream("POST", url, json=body) as response:
                         async for line in response.aiter_lines():
-                            if line.startswith("data: ") and line != "data: [DONE]":
+                            if line == "data: [DONE]":
+                                break  # as tether does: the stream's end, not the connection's
+                            if line.startswith("data: "):
                                 chunk = json.loads(line[6:])
                                 delta = chunk["choices"][0]["delta"] if chunk["choices"] else {}
                                 calls += delta.get("tool_calls") or []

@@ -18,6 +18,10 @@ clock), and the ratios of the medians to the bare interpreter's (wall and CPU). 
 (issue 27 §1, a quiet machine): `tether run` → first request ≤ 300 ms, `tether tools list`
 ≤ 250 ms, `tether --help` ≤ 50 ms. Then the load average before and after, and which heavy
 modules (`-X importtime`) each command imported before it was done.
+
+`--instructions` counts instead, once per case under valgrind's callgrind (the `tether run` case
+dumped by `callgrind_control` when its request arrives): instruction counts do not move with the
+load of a shared machine (wall and CPU time move by 2–3×), so they compare two builds fairly.
 """
 
 from __future__ import annotations
@@ -59,10 +63,19 @@ class _Model(BaseHTTPRequestHandler):
     cpu_at_arrival: list[float]
     client: list[int]  # the pid of the process under test
 
+    dump: list[bool]  # [True]: dump the client's callgrind counts before answering
+
     def do_POST(self) -> None:
         self.arrivals.append(time.perf_counter())
         if self.client and (used := cpu_ms_so_far(self.client[0])) is not None:
             self.cpu_at_arrival.append(used)
+        if self.client and self.dump:
+            subprocess.run(
+                ["callgrind_control", "--dump", str(self.client[0])],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                check=False,
+            )
         self.rfile.read(int(self.headers.get("content-length", "0")))
         chunk = {
             "id": "c",
@@ -120,6 +133,7 @@ class _Server:
     arrivals: list[float] = field(default_factory=list)
     cpu_at_arrival: list[float] = field(default_factory=list)
     client: list[int] = field(default_factory=list)
+    dump: list[bool] = field(default_factory=list)
 
 
 def _once(case: Case, *, cwd: Path, env: dict[str, str], server: _Server) -> None:
@@ -177,13 +191,49 @@ def _load() -> str:
     return f"{one:.2f} (1 min), {five:.2f} (5 min)"
 
 
+def instructions(cases: list[Case], *, cwd: Path, env: dict[str, str], state: _Server) -> None:
+    """Each case once under callgrind; print the instructions (to the request for `run`)."""
+    state.dump.append(True)
+    rows: list[tuple[str, int]] = []
+    with tempfile.TemporaryDirectory() as out:
+        for case in cases:
+            args = case.args if case.args[0] == sys.executable else [sys.executable, *case.args]
+            stem = Path(out) / case.label.split()[1 if case.label.startswith("tether") else 0]
+            state.client.clear()
+            process = subprocess.Popen(
+                ["valgrind", "--tool=callgrind", f"--callgrind-out-file={stem}.%p", *args],
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            state.client.append(process.pid)
+            if process.wait() != 0:
+                raise SystemExit(f"{case.label}: exited {process.returncode} under valgrind")
+            dumps = sorted(Path(out).glob(f"{stem.name}.{process.pid}*"))
+            # the dump at the request is `<stem>.<pid>.1`; the one at exit is `<stem>.<pid>`
+            chosen = [d for d in dumps if d.name.endswith(".1")] if case.first_request else dumps
+            summary = next(
+                line for line in chosen[0].read_text().splitlines() if line.startswith("summary:")
+            )
+            rows.append((case.label, int(summary.split()[1])))
+    bare = rows[0][1]
+    print("| case                       | instructions | × bare |")
+    print("|----------------------------|-------------:|-------:|")
+    for label, count in rows:
+        print(f"| {label:<26} | {count:12,} | {count / bare:5.1f}× |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
-    rounds = parser.parse_args().rounds
+    parser.add_argument("--instructions", action="store_true")
+    options = parser.parse_args()
+    rounds = options.rounds
     state = _Server()
     shared = {"arrivals": state.arrivals, "cpu_at_arrival": state.cpu_at_arrival}
-    handler = type("Model", (_Model,), {**shared, "client": state.client})
+    handler = type("Model", (_Model,), {**shared, "client": state.client, "dump": state.dump})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
@@ -200,6 +250,13 @@ def main() -> None:
         work = root / "work"
         work.mkdir()
         env = _env(root, base_url)
+        if options.instructions:
+            for case in cases:  # warm: .pyc files
+                _once(case, cwd=work, env=env, server=state)
+            print(f"{platform.python_implementation()} {platform.python_version()}; callgrind\n")
+            instructions(cases, cwd=work, env=env, state=state)
+            server.shutdown()
+            return
         for case in cases:  # warm: .pyc files, the page cache
             _once(case, cwd=work, env=env, server=state)
             case.walls.clear(), case.cpus.clear(), case.exits.clear()

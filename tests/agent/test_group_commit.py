@@ -13,6 +13,7 @@ runs).
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import os
 from collections.abc import AsyncIterator, Callable
@@ -205,3 +206,39 @@ async def test_a_log_that_cannot_sync_before_the_bodies_start_runs_none_of_them(
     ]
     assert codes == ["ABORTED_BEFORE_DISPATCH"] * 10
     assert harness.store.check(harness.log.id) == []
+
+
+async def test_tasks_that_need_a_log_durable_at_once_share_one_fsync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fsyncs: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(log_module.os, "fsync", lambda fd: (fsyncs.append(fd), real(fd))[1])
+    log = SessionStore(tmp_path / "sessions").create(session_id="s1")
+    log.turn_start(1)  # publishes the file (its own fsyncs)
+    published = len(fsyncs)
+    for i in range(10):
+        log.tool_call(1, 1, f"c{i}", "probe", "{}")
+
+    await asyncio.gather(*(log.durable() for _ in range(10)))
+
+    assert (len(fsyncs) - published, log.unsynced) == (1, False)
+    log.close()
+
+
+async def test_a_failed_fsync_off_the_loop_fails_every_waiter_and_the_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = SessionStore(tmp_path / "sessions").create(session_id="s1")
+    log.turn_start(1)
+    log.tool_call(1, 1, "c1", "probe", "{}")
+
+    def eio(fd: int) -> None:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(log_module.os, "fsync", eio)
+    outcomes = await asyncio.gather(log.durable(), log.durable(), return_exceptions=True)
+
+    assert [type(o).__name__ for o in outcomes] == ["SessionWriteFailed"] * 2
+    assert log.failure is not None
+    log.close()

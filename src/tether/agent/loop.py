@@ -154,7 +154,7 @@ class _Recorder(StepRecorder):
         return event.seq
 
     async def durable(self) -> None:
-        self.session.sync()
+        await self.session.durable()
 
     async def tool_result(
         self, call: ToolCallRequest, call_seq: int, result: ToolExecutionResult
@@ -305,7 +305,8 @@ class AgentLoop:
             raise
         try:
             if session.failure is None:
-                session.turn_end(turn, reason)
+                session.turn_end(turn, reason, sync=False)
+                await session.durable()  # before the end is reported (and off the event loop)
         except SessionWriteFailed:
             pass
         if session.failure is not None:
@@ -413,7 +414,7 @@ class AgentLoop:
             session_id=session.id,
         )
         self._record_request(request)
-        session.sync()  # a durability point: what the request is built from is on disk
+        await session.durable()  # a durability point: what the request is built from is on disk
         chunk_seqs: list[int] = []
 
         def on_retry(notice: RetryNotice) -> None:

@@ -27,9 +27,10 @@ promise the log keeps — after any crash, every call has exactly one `tool/resu
    step scheduler asks for this (`StepRecorder.durable`) in each call's dispatch task, so the
    calls that start together share one fsync.
 2. Before each model request: everything the request is built from (the user's message, the
-   step's tool results) is durable — the provider acts on it (`AgentLoop` calls `sync()`).
-3. Before a turn's end is reported: `turn/end` is fsynced as it is appended, and with it every
-   result of the turn (`SYNCED_ON_APPEND`).
+   step's tool results) is durable — the provider acts on it (`AgentLoop` awaits `durable()`).
+3. Before a turn's end is reported: `turn/end` is durable, and with it every result of the
+   turn. It is fsynced as it is appended (`SYNCED_ON_APPEND`); `AgentLoop` appends it with
+   `sync=False` and awaits `durable()` before it returns the outcome.
 4. Code Mode's sub-calls are logged through `tools/code-dispatch-log` right before they run, so
    `tool/code-dispatch-start` and `tool/code-dispatch` are fsynced as they are appended.
 5. `close()` and the publication of a new session (temp file fsynced, hard-linked, directory
@@ -40,12 +41,16 @@ durable; a machine crash in that window records the call `TOOL_OUTCOME_UNKNOWN`,
 result and never `TOOL_NOT_STARTED`. Two or three fsyncs per model step remain (the batch before
 its calls start, the one before the next request, and `turn/end`), whatever the number of calls.
 
-Appends and syncs are synchronous: an fsync blocks the event loop for its duration (~0.1-0.5 ms
-on a local SSD), which keeps a durable event ordered before whatever the caller does next.
+`sync()` and the fsyncs of `append` block the event loop for their duration (~0.1-0.5 ms on a
+local SSD), which keeps a durable event ordered before whatever the caller does next.
+`durable()` keeps the same order for the awaiting task without blocking the loop: an fsync
+runs in a worker thread, so a thousand agents in one process do not queue behind each other's
+disk waits, and the tasks of one log that need it durable at once share one fsync.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import fcntl
 import json
@@ -259,6 +264,7 @@ class SessionLog:
         self._fd: int | None = None
         self._size = size  # None: not materialised yet
         self._synced = size  # the file's size at its last fsync (None: not materialised)
+        self._flight: asyncio.Future[None] | None = None  # the fsync `durable()` awaits
         self._answered: set[str] = set()
         self._calls: set[str] = set()
         self._failure: SessionWriteFailed | None = None  # the failed state (see the module)
@@ -330,8 +336,12 @@ class SessionLog:
         *,
         source_event_seqs: Sequence[int] | None = None,
         ignorable: bool = False,
+        sync: bool | None = None,
     ) -> SessionEvent:
-        """Append one event and return it (with its seq and time).
+        """Append one event and return it (with its seq and time). `sync`: None follows the
+        type's rule (`SYNCED_ON_APPEND` are fsynced before this returns); False leaves the fsync
+        to the next durability point, which the caller must reach (`await durable()`) before it
+        reports the event.
 
         Raises SessionError: `SESSION_CLOSED`, `SESSION_INVALID_EVENT` (data not lossless JSON,
         a core event missing its call id), `SESSION_DUPLICATE_RESULT` (a second result for a
@@ -364,7 +374,7 @@ class SessionLog:
                 f" failure ({self._failure}); nothing more is written until it recovers"
             )
         try:
-            self._commit(event)
+            self._commit(event, sync=sync)
         except SessionWriteFailed:
             self._hold(event)
             raise
@@ -516,6 +526,43 @@ class SessionLog:
                 raise self._failed("cannot sync", error) from error
             self._synced = self._size
 
+    async def durable(self) -> None:
+        """`sync()` without blocking the event loop: the fsync runs in a worker thread (on a
+        duplicate of the descriptor, so `close()` never races it), and the tasks that need this
+        log durable at the same time share one fsync. Returns once everything written before
+        the call is on disk. A durability point (see the module docstring).
+
+        Raises SessionWriteFailed when the fsync fails (the log is then failed).
+        """
+        want = self._size
+        while self._fd is not None and want is not None and self._synced is not None:
+            if self._synced >= want:
+                return
+            if self._failure is not None:
+                raise self._failure
+            flight = self._flight
+            if flight is None:
+                flight = self._flight = asyncio.ensure_future(self._fsync_off_loop())
+                flight.add_done_callback(_retrieved)
+            await asyncio.shield(flight)  # a cancelled waiter leaves the fsync to the others
+
+    async def _fsync_off_loop(self) -> None:
+        fd, size = self._fd, self._size
+        try:
+            if fd is None or size is None:
+                return
+            copy = os.dup(fd)
+            try:
+                await asyncio.to_thread(os.fsync, copy)
+            except OSError as error:
+                raise self._failed("cannot sync", error) from error
+            finally:
+                os.close(copy)
+            if self._synced is not None and size > self._synced:
+                self._synced = size
+        finally:
+            self._flight = None
+
     def close(self) -> None:
         """Sync what is pending, close the file and release the writer lock. Idempotent; never
         raises for I/O (what a durability point needed was synced at that point)."""
@@ -549,9 +596,12 @@ class SessionLog:
     def turn_start(self, turn: int) -> SessionEvent:
         return self.append(ev.TURN_START, {"turn": turn})
 
-    def turn_end(self, turn: int, reason: Mapping[str, object]) -> SessionEvent:
-        """`reason`: `{"kind": "completed"|"aborted"|"blocked"|"error"|"max-tokens", ...}`."""
-        return self.append(ev.TURN_END, {"turn": turn, "reason": dict(reason)})
+    def turn_end(
+        self, turn: int, reason: Mapping[str, object], *, sync: bool | None = None
+    ) -> SessionEvent:
+        """`reason`: `{"kind": "completed"|"aborted"|"blocked"|"error"|"max-tokens", ...}`.
+        Fsynced before this returns, unless `sync=False` (see `append`)."""
+        return self.append(ev.TURN_END, {"turn": turn, "reason": dict(reason)}, sync=sync)
 
     def step_start(self, turn: int, step: int) -> SessionEvent:
         return self.append(ev.STEP_START, {"turn": turn, "step": step})
@@ -631,6 +681,12 @@ class SessionLog:
             meta=result.meta,
             call_seq=call_seq,
         )
+
+
+def _retrieved(flight: asyncio.Future[None]) -> None:
+    """Mark a shared fsync's failure as seen (its waiters may all have been cancelled)."""
+    if not flight.cancelled():
+        flight.exception()
 
 
 def _write_all(fd: int, data: bytes) -> None:
