@@ -38,14 +38,14 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from pydantic import BaseModel
 
+from loop import filesystem
+from startup import ServerState, start_model_server
 from tether.agent.session import SessionLog
 
 LIST_TARGET_S = 1.0
@@ -245,30 +245,6 @@ async def agents_part(root: Path, agents: int, turns: int) -> None:
 # -- 2. sessions on disk -------------------------------------------------------------------------
 
 
-class _Model(BaseHTTPRequestHandler):
-    arrivals: list[float]
-
-    def do_POST(self) -> None:
-        self.arrivals.append(time.perf_counter())
-        self.rfile.read(int(self.headers.get("content-length", "0")))
-        chunk = {
-            "id": "c",
-            "object": "chat.completion.chunk",
-            "created": 0,
-            "model": "bench",
-            "choices": [{"index": 0, "delta": {"content": "ok"}, "finish_reason": "stop"}],
-        }
-        body = f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n".encode()
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 def write_sessions(root: Path, count: int) -> None:
     """`count` sessions under `root`: one written through `SessionLog`, copied under new ids."""
     from tether.agent.session import SessionStore
@@ -377,14 +353,14 @@ def disk_part(root: Path, sessions: int, records: int, rounds: int) -> None:
     sessions_dir = home / "sessions"
     work = root / "work"
     work.mkdir(exist_ok=True)
-    arrivals: list[float] = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), type("M", (_Model,), {"arrivals": arrivals}))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    state = ServerState()
+    arrivals = state.arrivals
+    server, base_url = start_model_server(state)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TETHER_", "OPENAI_"))}
     env.update(
         TETHER_HOME=str(home),
         HOME=str(root / "user"),
-        OPENAI_BASE_URL=f"http://127.0.0.1:{server.server_address[1]}/v1",
+        OPENAI_BASE_URL=base_url,
         OPENAI_MODEL="bench",
     )
     began = time.perf_counter()
@@ -435,18 +411,6 @@ def disk_part(root: Path, sessions: int, records: int, rounds: int) -> None:
                 f"| {'  … exec → first model request':<41} | {m.first_s:6.2f} |       |       "
                 f"       |        |"
             )
-
-
-def filesystem(path: Path) -> str:
-    best, kind = "", "unknown"
-    resolved = str(path.resolve())
-    with open("/proc/mounts") as mounts:
-        for line in mounts:
-            _dev, point, fstype, *_ = line.split()
-            inside = resolved == point or resolved.startswith(point.rstrip("/") + "/")
-            if inside and len(point) > len(best):
-                best, kind = point, fstype
-    return kind
 
 
 def main() -> None:

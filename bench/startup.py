@@ -129,14 +129,25 @@ def _env(root: Path, base_url: str) -> dict[str, str]:
 
 
 @dataclass
-class _Server:
+class ServerState:
+    """What the model server saw: request arrival times, the client's CPU by then."""
+
     arrivals: list[float] = field(default_factory=list)
     cpu_at_arrival: list[float] = field(default_factory=list)
     client: list[int] = field(default_factory=list)
     dump: list[bool] = field(default_factory=list)
 
 
-def _once(case: Case, *, cwd: Path, env: dict[str, str], server: _Server) -> None:
+def start_model_server(state: ServerState) -> tuple[ThreadingHTTPServer, str]:
+    """A model server on 127.0.0.1 in a thread of this process, and its base URL."""
+    shared = {"arrivals": state.arrivals, "cpu_at_arrival": state.cpu_at_arrival}
+    handler = type("Model", (_Model,), {**shared, "client": state.client, "dump": state.dump})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/v1"
+
+
+def _once(case: Case, *, cwd: Path, env: dict[str, str], server: ServerState) -> None:
     server.arrivals.clear()
     server.cpu_at_arrival.clear()
     server.client.clear()
@@ -191,7 +202,7 @@ def _load() -> str:
     return f"{one:.2f} (1 min), {five:.2f} (5 min)"
 
 
-def instructions(cases: list[Case], *, cwd: Path, env: dict[str, str], state: _Server) -> None:
+def instructions(cases: list[Case], *, cwd: Path, env: dict[str, str], state: ServerState) -> None:
     """Each case once under callgrind; print the instructions (to the request for `run`)."""
     state.dump.append(True)
     rows: list[tuple[str, int]] = []
@@ -231,12 +242,8 @@ def main() -> None:
     parser.add_argument("--instructions", action="store_true")
     options = parser.parse_args()
     rounds = options.rounds
-    state = _Server()
-    shared = {"arrivals": state.arrivals, "cpu_at_arrival": state.cpu_at_arrival}
-    handler = type("Model", (_Model,), {**shared, "client": state.client, "dump": state.dump})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    state = ServerState()
+    server, base_url = start_model_server(state)
     tether = _tether()
     cases = [
         Case("python -c pass", [sys.executable, "-c", "pass"]),

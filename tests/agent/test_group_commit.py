@@ -24,15 +24,15 @@ import pytest
 from pydantic import BaseModel
 
 from tether import AbortController, ToolOutput, define_tool
-from tether.agent.llm import LlmConfig, RetryPolicy
-from tether.agent.llm.plugin import build_llm
-from tether.agent.loop import AgentLoop, AgentSettings
-from tether.agent.session import SessionLog, SessionStore
+from tether.agent.loop import AgentLoop
+from tether.agent.session import SessionLog, SessionStore, check_events
 from tether.agent.session import log as log_module
 from tether.kernel import Context
 from tether.testing.scripted_model import ScriptedModelServer, text_reply, tool_calls_reply
 from tether.tools import ToolRuntime
 from tether.tools.execution import ToolRunContext
+
+from .test_loop import Rig as LoopRig
 
 TEN_CALLS = [(f"c{i}", "probe", "{}") for i in range(10)]
 
@@ -41,14 +41,12 @@ class NoArgs(BaseModel):
     pass
 
 
-class Rig:
-    """A scripted model, a `probe` tool that notes what was synced when its body started, and
-    a trace of the log's fsyncs (the number of events on disk at each)."""
+class Trace:
+    """A `probe` tool that notes what was synced when its body started, and a trace of the
+    log's fsyncs (the number of events on disk at each)."""
 
-    def __init__(self, server: ScriptedModelServer, tmp: Path) -> None:
+    def __init__(self, server: ScriptedModelServer) -> None:
         self.server = server
-        self.tmp = tmp
-        self.store = SessionStore(tmp / "sessions")
         self.log: SessionLog | None = None
         self.fsyncs: list[int] = []  # len(log.events) at each fsync
         self.bodies: dict[str, int] = {}  # call id -> fsyncs seen when its body started
@@ -68,49 +66,33 @@ class Rig:
         self.bodies[exec.call_id] = len(self.fsyncs)
         return "ok"
 
-    def agent(self, ctx: Context) -> AgentLoop:
-        llm = build_llm(
-            LlmConfig(
-                provider="openai",
-                base_url=self.server.base_url,
-                model="scripted",
-                retry=RetryPolicy(mode="off"),
-            ),
-            environ={},
-        )
-        self.log = self.store.create(cwd=self.tmp)
-        return AgentLoop(
-            tools=ctx.tools.runtime,
-            llm=llm,
-            session=self.log,
-            settings=AgentSettings(cwd=self.tmp),
-        )
-
 
 @pytest.fixture
-async def rig(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[tuple[Rig, Any]]:
+async def rig(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[tuple[Trace, AgentLoop]]:
     ctx = Context()
     await ctx.plugin(ToolRuntime)
     async with ScriptedModelServer() as server:
-        built = Rig(server, tmp_path)
-        monkeypatch.setattr(log_module.os, "fsync", built.fsync(os.fsync))
+        trace = Trace(server)
+        monkeypatch.setattr(log_module.os, "fsync", trace.fsync(os.fsync))
         ctx.tools.register(
             define_tool(
                 name="probe",
                 description="notes the fsyncs before it",
                 parameters=NoArgs,
                 output=ToolOutput(schema=str),
-                execute=built.probe,
+                execute=trace.probe,
                 is_concurrency_safe=lambda args: True,
             )
         )
-        agent = built.agent(ctx)
+        loop_rig = LoopRig(server, ctx, SessionStore(tmp_path / "sessions"), tmp_path)
+        agent = loop_rig.agent()
+        trace.log = loop_rig.logs[0]
         try:
-            yield built, agent
+            yield trace, agent
         finally:
-            assert built.log is not None
-            built.log.close()
-            await agent.llm.aclose()
+            await loop_rig.aclose()
             await ctx.dispose()
 
 
@@ -119,7 +101,7 @@ def call_seqs(log: SessionLog) -> dict[str, int]:
 
 
 async def test_a_new_sessions_first_turn_of_ten_parallel_calls_costs_six_fsyncs(
-    rig: tuple[Rig, AgentLoop],
+    rig: tuple[Trace, AgentLoop],
 ) -> None:
     harness, agent = rig
     harness.server.push(tool_calls_reply(*TEN_CALLS), text_reply("done"))
@@ -131,7 +113,7 @@ async def test_a_new_sessions_first_turn_of_ten_parallel_calls_costs_six_fsyncs(
 
 
 async def test_a_second_turn_of_ten_parallel_calls_costs_four_fsyncs(
-    rig: tuple[Rig, AgentLoop],
+    rig: tuple[Trace, AgentLoop],
 ) -> None:
     harness, agent = rig
     harness.server.push(text_reply("hello"), tool_calls_reply(*TEN_CALLS), text_reply("done"))
@@ -145,7 +127,7 @@ async def test_a_second_turn_of_ten_parallel_calls_costs_four_fsyncs(
 
 
 async def test_every_body_starts_after_its_tool_call_is_durable(
-    rig: tuple[Rig, AgentLoop],
+    rig: tuple[Trace, AgentLoop],
 ) -> None:
     harness, agent = rig
     harness.server.push(tool_calls_reply(*TEN_CALLS), text_reply("done"))
@@ -161,7 +143,7 @@ async def test_every_body_starts_after_its_tool_call_is_durable(
 
 
 async def test_every_result_is_durable_before_the_next_model_request(
-    rig: tuple[Rig, AgentLoop],
+    rig: tuple[Trace, AgentLoop],
 ) -> None:
     harness, agent = rig
     harness.server.push(tool_calls_reply(*TEN_CALLS), text_reply("done"))
@@ -185,7 +167,7 @@ async def test_every_result_is_durable_before_the_next_model_request(
 
 
 async def test_a_log_that_cannot_sync_before_the_bodies_start_runs_none_of_them(
-    rig: tuple[Rig, AgentLoop],
+    rig: tuple[Trace, AgentLoop],
 ) -> None:
     harness, agent = rig
     harness.server.push(tool_calls_reply(*TEN_CALLS))
@@ -205,7 +187,7 @@ async def test_a_log_that_cannot_sync_before_the_bodies_start_runs_none_of_them(
         if e.type == "tool/result"
     ]
     assert codes == ["ABORTED_BEFORE_DISPATCH"] * 10
-    assert harness.store.check(harness.log.id) == []
+    assert check_events(harness.log.events) == []
 
 
 async def test_tasks_that_need_a_log_durable_at_once_share_one_fsync(

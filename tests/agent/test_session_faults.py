@@ -89,6 +89,11 @@ def outcome_of(record: Any) -> tuple[str, Any]:
     return data["message"]["content"][0]["call_id"], error and dict(error)
 
 
+def eio(fd: int) -> None:
+    """An fsync that fails as a dying disk's does."""
+    raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+
 def start_two_calls(log: SessionLog) -> int:
     """A turn whose assistant message asks for c1 and c2; c1 is recorded. Returns c1's seq."""
     log.turn_start(1)
@@ -212,9 +217,6 @@ def test_a_failed_fsync_at_a_durability_point_fails_the_log(
     start_two_calls(log)
     log.tool_outcome(1, 1, "c1", ok_result("done"))  # written; synced at the next point
 
-    def eio(fd: int) -> None:
-        raise OSError(errno.EIO, os.strerror(errno.EIO))
-
     with monkeypatch.context() as patch:
         patch.setattr(log_module.os, "fsync", eio)
         with pytest.raises(SessionWriteFailed) as refused:
@@ -235,9 +237,6 @@ def test_a_failed_fsync_of_a_turn_end_is_a_write_failure_too(
     start_two_calls(log)
     log.tool_outcome(1, 1, "c1", ok_result("done"))
     before = log.path.read_bytes()
-
-    def eio(fd: int) -> None:
-        raise OSError(errno.EIO, os.strerror(errno.EIO))
 
     with monkeypatch.context() as patch:
         patch.setattr(log_module.os, "fsync", eio)

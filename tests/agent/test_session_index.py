@@ -56,9 +56,9 @@ def test_a_settled_session_is_listed_from_the_index_without_reading_its_log(
     settle(log)
     first = store.list_sessions()
     read: list[Path] = []
-    real = store_module._summarize
+    real = store_module._read_summary
     monkeypatch.setattr(
-        store_module, "_summarize", lambda path, stat: (read.append(path), real(path, stat))[1]
+        store_module, "_read_summary", lambda path, at: (read.append(path), real(path, at))[1]
     )
 
     again = store.list_sessions()

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-__all__ = ["INDEX_NAME", "RACY_NS", "CachedSummary", "ListingIndex"]
+__all__ = ["INDEX_NAME", "RACY_NS", "CachedSummary", "FileIdentity", "ListingIndex"]
 
 INDEX_NAME: Final = ".sessions-index.json"
 RACY_NS: Final = 2_000_000_000

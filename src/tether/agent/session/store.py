@@ -45,7 +45,7 @@ from .files import (
     read_log,
 )
 from .history import derive_messages, last_turn
-from .index import CachedSummary, ListingIndex
+from .index import CachedSummary, FileIdentity, ListingIndex
 from .log import ChildRepair, RepairReport, SessionLog, WriterLock, fsync_dir, same_file
 from .repair import interrupted_turn_closers, open_turn, spawned_children
 from .salvage import plan_salvage, resume_repairs
@@ -423,25 +423,19 @@ class SessionStore:
             cached = index.summary(entry.name, identity)
             path = Path(log_path)
             if cached is None:
-                summary = _summarize(path, stat)
-                if summary is None:
+                cached = _read_summary(path, identity)
+                if cached is None:
                     continue
-                index.remember(
-                    entry.name,
-                    CachedSummary(
-                        identity, summary.id, summary.created_at, summary.cwd, summary.title
-                    ),
-                )
-            else:
-                summary = SessionSummary(
-                    id=cached.id,
-                    path=path,
-                    created_at=cached.created_at,
-                    modified_at=stat.st_mtime_ns // 1_000_000,
-                    size=stat.st_size,
-                    cwd=cached.cwd,
-                    title=cached.title,
-                )
+                index.remember(entry.name, cached)
+            summary = SessionSummary(
+                id=cached.id,
+                path=path,
+                created_at=cached.created_at,
+                modified_at=stat.st_mtime_ns // 1_000_000,
+                size=stat.st_size,
+                cwd=cached.cwd,
+                title=cached.title,
+            )
             found.append(summary)
         index.save(prune=True)
         found.sort(key=lambda s: (s.modified_at, s.created_at), reverse=True)
@@ -598,7 +592,8 @@ def _sweep(directory: Path) -> tuple[list[Path], bool]:
         os.close(fd)
 
 
-def _summarize(path: Path, stat: os.stat_result) -> SessionSummary | None:
+def _read_summary(path: Path, identity: FileIdentity) -> CachedSummary | None:
+    """The header and title of the log at `path` (whose identity was taken before reading)."""
     try:
         with path.open("rb") as file:
             header = SessionHeader.from_json(json.loads(file.readline()))
@@ -614,15 +609,7 @@ def _summarize(path: Path, stat: os.stat_result) -> SessionSummary | None:
                     break
     except (OSError, ValueError, SessionError):
         return None
-    return SessionSummary(
-        id=header.id,
-        path=path,
-        created_at=header.created_at,
-        modified_at=stat.st_mtime_ns // 1_000_000,
-        size=stat.st_size,
-        cwd=header.cwd,
-        title=title,
-    )
+    return CachedSummary(identity, header.id, header.created_at, header.cwd, title)
 
 
 def _title(line: bytes) -> str | None:
