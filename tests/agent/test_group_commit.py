@@ -190,9 +190,17 @@ async def test_a_log_that_cannot_sync_before_the_bodies_start_runs_none_of_them(
     assert check_events(harness.log.events) == []
 
 
+# The last fsync's duration decides where `durable()` runs the next: inline, or in a thread.
+PATHS = pytest.mark.parametrize(
+    "last_fsync_ns", [0, 10**9], ids=["fast disk: inline", "slow disk: worker thread"]
+)
+
+
+@PATHS
 async def test_tasks_that_need_a_log_durable_at_once_share_one_fsync(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, last_fsync_ns: int
 ) -> None:
+    monkeypatch.setattr(log_module, "_last_fsync_ns", [last_fsync_ns])
     fsyncs: list[int] = []
     real = os.fsync
     monkeypatch.setattr(log_module.os, "fsync", lambda fd: (fsyncs.append(fd), real(fd))[1])
@@ -208,9 +216,11 @@ async def test_tasks_that_need_a_log_durable_at_once_share_one_fsync(
     log.close()
 
 
-async def test_a_failed_fsync_off_the_loop_fails_every_waiter_and_the_log(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@PATHS
+async def test_a_failed_fsync_at_a_durability_point_fails_every_waiter_and_the_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, last_fsync_ns: int
 ) -> None:
+    monkeypatch.setattr(log_module, "_last_fsync_ns", [last_fsync_ns])
     log = SessionStore(tmp_path / "sessions").create(session_id="s1")
     log.turn_start(1)
     log.tool_call(1, 1, "c1", "probe", "{}")

@@ -43,9 +43,10 @@ its calls start, the one before the next request, and `turn/end`), whatever the 
 
 `sync()` and the fsyncs of `append` block the event loop for their duration (~0.1-0.5 ms on a
 local SSD), which keeps a durable event ordered before whatever the caller does next.
-`durable()` keeps the same order for the awaiting task without blocking the loop: an fsync
-runs in a worker thread, so a thousand agents in one process do not queue behind each other's
-disk waits, and the tasks of one log that need it durable at once share one fsync.
+`durable()` keeps the same order for the awaiting task without blocking the loop on a slow
+disk: an fsync runs in a worker thread, so a thousand agents in one process do not queue behind
+each other's disk waits, and the tasks of one log that need it durable at once share one fsync
+(on tmpfs or a fast SSD, where an fsync costs less than the thread's hop, it runs inline).
 """
 
 from __future__ import annotations
@@ -527,10 +528,12 @@ class SessionLog:
             self._synced = self._size
 
     async def durable(self) -> None:
-        """`sync()` without blocking the event loop: the fsync runs in a worker thread (on a
-        duplicate of the descriptor, so `close()` never races it), and the tasks that need this
-        log durable at the same time share one fsync. Returns once everything written before
-        the call is on disk. A durability point (see the module docstring).
+        """`sync()` without blocking the event loop on a slow disk: the fsync runs in a worker
+        thread (on a duplicate of the descriptor, so `close()` never races it), and the tasks
+        that need this log durable at the same time share one fsync. While fsyncs take less
+        than `INLINE_FSYNC_NS` (tmpfs, a fast SSD) it runs inline instead: the thread's hop
+        would cost more than it saves. Returns once everything written before the call is on
+        disk. A durability point (see the module docstring).
 
         Raises SessionWriteFailed when the fsync fails (the log is then failed).
         """
@@ -542,9 +545,17 @@ class SessionLog:
                 raise self._failure
             flight = self._flight
             if flight is None:
+                if _last_fsync_ns[0] < INLINE_FSYNC_NS:
+                    self._timed_sync()
+                    continue
                 flight = self._flight = asyncio.ensure_future(self._fsync_off_loop())
                 flight.add_done_callback(_retrieved)
             await asyncio.shield(flight)  # a cancelled waiter leaves the fsync to the others
+
+    def _timed_sync(self) -> None:
+        began = time.perf_counter_ns()
+        self.sync()
+        _last_fsync_ns[0] = time.perf_counter_ns() - began
 
     async def _fsync_off_loop(self) -> None:
         fd, size = self._fd, self._size
@@ -553,7 +564,7 @@ class SessionLog:
                 return
             copy = os.dup(fd)
             try:
-                await asyncio.to_thread(os.fsync, copy)
+                _last_fsync_ns[0] = await asyncio.to_thread(_timed_fsync, copy)
             except OSError as error:
                 raise self._failed("cannot sync", error) from error
             finally:
@@ -681,6 +692,20 @@ class SessionLog:
             meta=result.meta,
             call_seq=call_seq,
         )
+
+
+INLINE_FSYNC_NS = 200_000
+"""An fsync faster than this (the last one measured in this process) runs inline in
+`durable()`; a slower one in a worker thread."""
+
+_last_fsync_ns = [0]
+
+
+def _timed_fsync(fd: int) -> int:
+    """fsync `fd` (in a worker thread); how long it took, in ns."""
+    began = time.perf_counter_ns()
+    os.fsync(fd)
+    return time.perf_counter_ns() - began
 
 
 def _retrieved(flight: asyncio.Future[None]) -> None:
