@@ -153,6 +153,9 @@ class _Recorder(StepRecorder):
         self.emit(ToolCallStarted(call.id, call.name, call.arguments))
         return event.seq
 
+    async def durable(self) -> None:
+        await self.session.durable()
+
     async def tool_result(
         self, call: ToolCallRequest, call_seq: int, result: ToolExecutionResult
     ) -> None:
@@ -302,7 +305,8 @@ class AgentLoop:
             raise
         try:
             if session.failure is None:
-                session.turn_end(turn, reason)
+                session.turn_end(turn, reason, sync=False)
+                await session.durable()  # before the end is reported (and off the event loop)
         except SessionWriteFailed:
             pass
         if session.failure is not None:
@@ -410,6 +414,7 @@ class AgentLoop:
             session_id=session.id,
         )
         self._record_request(request)
+        await session.durable()  # a durability point: what the request is built from is on disk
         chunk_seqs: list[int] = []
 
         def on_retry(notice: RetryNotice) -> None:
