@@ -310,7 +310,7 @@ class Agent:
             self._attach_approver(ctx, booted)
             llm = self._pick_model(ctx, booted, self._model)
             booted.store = store = SessionStore(None if home is None else home / "sessions")
-            store.sweep()  # what writers killed mid-creation left behind
+            _sweep_once(store)  # what writers killed mid-creation left behind
             booted.compactor = Compactor(store, self._context_window, self._dispatch)
             if self._resume is not None:
                 session = store.open(self._resume)
@@ -630,6 +630,21 @@ class Agent:
             yield self._booted()
         finally:
             self._release()
+
+
+_SWEPT: set[Path] = set()
+"""The sessions roots an agent of this process has swept."""
+
+
+def _sweep_once(store: SessionStore) -> None:
+    """Sweep a sessions root once per process: a sweep looks into every session directory whose
+    writer is alive (it cannot know them clean), so an agent per sweep would make starting a
+    thousand agents over one home quadratic. Leftovers of a writer killed later are swept by the
+    next process (every `tether` command sweeps)."""
+    root = store.root.resolve()
+    if root not in _SWEPT:
+        store.sweep()
+        _SWEPT.add(root)
 
 
 async def _shielded(work: Coroutine[Any, Any, None]) -> None:

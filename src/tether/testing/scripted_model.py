@@ -324,7 +324,9 @@ class ScriptedModelServer:
     async def start(self) -> ScriptedModelServer:
         """Listen on 127.0.0.1:0. Returns self."""
         self._changed = asyncio.Event()
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        # A deep accept queue: a thousand agents in one process may all connect at once
+        # (asyncio's default of 100 would refuse the rest; bench/scale.py).
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0, backlog=4096)
         self._port = self._server.sockets[0].getsockname()[1]
         return self
 
