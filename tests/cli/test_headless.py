@@ -1,11 +1,12 @@
 """`tether run` honours the same policy as `tether chat` (issue 12 §1).
 
-Contract: `tether run` mounts the permission rules, the Claude Code hooks and the approval
-service, like `chat`. Deny rules always hold — under `--yolo` too. Hooks run. A call the rules
-would ask about is refused, because nobody can answer, with a tool result that tells the model so
-(and the user, on stderr, how to allow it) — unless `--yolo` or an `--allow` rule (Claude Code
-syntax, repeatable) permits it. `--yolo` says so in one line on stderr. Each test checks the
-filesystem — whether the bash command ran — and the exact tool result the model received.
+Contract: `tether run` mounts the permission rules, the Claude Code hooks and the approval service,
+like `chat`. Deny rules always hold — under `--yolo` too, and whatever path or wrapper runs the
+program (`/bin/rm`, `bash -c 'rm …'`). Hooks run. A call the rules would ask about is refused,
+because nobody can answer, with a tool result that tells the model so (and the user, on stderr, how
+to allow it) — unless `--yolo` or an `--allow` rule (Claude Code syntax, repeatable) permits it.
+`--yolo` says so in one line on stderr. Each test checks the filesystem — whether the bash command
+ran — and the exact tool result the model received.
 
 The model is a `ScriptedModelServer` on 127.0.0.1; `tether` runs as a real subprocess with no
 terminal (stdin is /dev/null).
@@ -68,6 +69,25 @@ async def test_a_deny_rule_holds_under_yolo(cli: Cli, server: ScriptedModelServe
     assert done.stderr.startswith(
         "tether: --yolo: tool calls run without asking; deny rules still hold\n"
     )
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["/bin/rm keep.txt", "bash -c 'rm keep.txt'", "command rm keep.txt", "env rm keep.txt"],
+)
+async def test_a_deny_rule_holds_under_yolo_whatever_path_or_wrapper_runs_the_program(
+    cli: Cli, server: ScriptedModelServer, command: str
+) -> None:
+    (cli.work / ".claude").mkdir()
+    (cli.work / ".claude" / "settings.json").write_text('{"permissions":{"deny":["Bash(rm:*)"]}}')
+    (cli.work / "keep.txt").write_text("still here\n")
+    server.push(tool_calls_reply(bash(command)), text_reply("denied"))
+
+    done = await cli.run("run", "--yolo", "remove keep.txt")
+
+    assert (done.code, done.stdout) == (0, "denied\n")
+    assert (cli.work / "keep.txt").read_text() == "still here\n"
+    assert tool_result(server) == 'Error: denied by permission rule "Bash(rm:*)"'
 
 
 async def test_a_call_that_needs_approval_is_refused_and_the_model_is_told_why(
