@@ -107,6 +107,52 @@ async def test_a_call_that_needs_approval_is_refused_and_the_model_is_told_why(
     ) in done.stderr
 
 
+async def test_a_call_of_an_unknown_tool_gets_unknown_tool_not_an_approval_refusal(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    server.push(tool_calls_reply(("t1", "frobnicate", "{}")), text_reply("no such tool"))
+
+    done = await cli.run("run", "frobnicate")
+
+    assert (done.code, done.stdout) == (0, "no such tool\n")
+    assert tool_result(server) == 'Error: unknown tool "frobnicate"'
+    assert "needs approval" not in done.stderr
+    assert "--allow" not in done.stderr
+
+
+async def test_arguments_that_are_not_json_are_answered_before_any_approval(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    server.push(
+        tool_calls_reply(("t1", "bash", '{"command": "touch x", "description": "d"')),
+        text_reply("fixed"),
+    )
+
+    done = await cli.run("run", "touch x")
+
+    assert (done.code, done.stdout) == (0, "fixed\n")
+    assert not (cli.work / "x").exists()
+    assert tool_result(server) == (
+        "Error: invalid arguments: arguments are not valid JSON: Expecting ',' delimiter "
+        '(line 1, column 42); call "bash" again with its arguments as one JSON object'
+    )
+    assert "needs approval" not in done.stderr
+    (summary,) = cli.sessions()
+    assert not [e for e in cli.store.load(summary.id).events if e.type.startswith("approval/")]
+
+
+async def test_invalid_arguments_for_a_typed_tool_name_no_internal_class_and_ask_nobody(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    server.push(tool_calls_reply(("t1", "bash", '"touch x"')), text_reply("fixed"))
+
+    done = await cli.run("run", "touch x")
+
+    assert (done.code, done.stdout) == (0, "fixed\n")
+    assert tool_result(server) == 'Error: invalid arguments: "arguments" must be an object'
+    assert "needs approval" not in done.stderr
+
+
 async def test_the_refusal_is_in_the_session_log_as_an_unavailable_approval(
     cli: Cli, server: ScriptedModelServer
 ) -> None:
