@@ -26,6 +26,7 @@ from tether.agent.llm import (
     RetryPolicy,
     resolve_route,
 )
+from tether.agent.llm.openai import check_credential
 from tether.agent.llm.sse import SseDecoder, SseEvent
 from tether.agent.messages import (
     BlockEnd,
@@ -512,6 +513,21 @@ async def test_a_missing_key_fails_before_any_request(server: ScriptedModelServe
         )
     ]
     assert server.requests == []
+
+
+def test_with_no_model_configured_the_error_names_every_way_to_configure_one() -> None:
+    route = resolve_route(LlmConfig(), {})
+
+    with pytest.raises(LlmError) as raised:
+        check_credential(route)
+
+    assert (raised.value.code, str(raised.value)) == (
+        "MISSING_CREDENTIAL",
+        "llm: no model is configured; export DEEPSEEK_API_KEY (DeepSeek), OPENAI_API_KEY "
+        "(OpenAI), or OPENAI_BASE_URL for any OpenAI-compatible server (vLLM, Ollama, LM "
+        "Studio; OPENAI_MODEL names the model, OPENAI_API_KEY if it needs one), or configure "
+        "the llm plugin in tether.yml",
+    )
 
 
 async def test_a_404_names_the_model_and_where_it_came_from(server: ScriptedModelServer) -> None:

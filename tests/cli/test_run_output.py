@@ -98,6 +98,22 @@ async def test_piped_stdout_gets_only_the_answer_and_stderr_the_progress(
     assert "the answer" not in done.stderr
 
 
+async def test_progress_lines_on_stderr_are_never_wrapped_or_cut(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    server.push(tool_calls_reply(bash("rm notes.txt")), text_reply("could not"))
+
+    done = await cli.run("run", "remove notes.txt", timeout_s=30)
+
+    assert done.code == 0
+    failed = [line for line in done.stderr.splitlines() if line.startswith("✗ bash")]
+    assert len(failed) == 1, done.stderr
+    assert failed[0].endswith(
+        ' ms · tool "bash" requires approval, but no approval channel is available (tether run '
+        "is non-interactive; allow it with --allow 'Bash(rm notes.txt)' or --yolo)"
+    )
+
+
 async def test_on_a_terminal_the_answer_streams_once(cli: Cli, server: ScriptedModelServer) -> None:
     server.push(text_reply("the one answer", pieces=3))
     terminal = await Terminal.open([str(TETHER), "run", "say it"], cwd=cli.work, env=cli.env)

@@ -1,7 +1,8 @@
 """Terminal rendering of a running turn: streamed text, one compact line per tool call.
 
-Owns: how agent events look on a terminal (rich). Text streams to stdout as it arrives (`chat`,
-and `run` on a terminal); tool and retry lines go to stderr. When `run`'s stdout is piped, text is
+Owns: how agent events look on a terminal (rich). Text streams to stdout as it arrives (`chat`, and
+`run` on a terminal); tool and retry lines go to stderr, one line each, never wrapped or cut by
+tether (a terminal wraps them itself; a log keeps them whole). When `run`'s stdout is piped, text is
 not streamed: stdout gets only the final answer (printed by the command), stderr the progress.
 """
 
@@ -65,7 +66,7 @@ class TurnRenderer:
     ) -> None:
         self._text_out = text_out
         self._progress_out = progress_out
-        self._tools = tools or Console(stderr=True, highlight=False)
+        self._tools = tools or Console(stderr=True, highlight=False, soft_wrap=True)
         self._mid_line = False
         self._shown = ""  # this step's text already written, across attempts
         self._attempt = ""  # the current attempt's text
@@ -95,7 +96,8 @@ class TurnRenderer:
                 self._break_line()
                 if isinstance(result, ToolFailure):
                     code = result.code or "ERROR"
-                    message = escape(result.error.message.splitlines()[0][:100])
+                    lines = result.error.message.splitlines()
+                    message = escape(lines[0] if lines else "")
                     self._tools.print(
                         f"[red]✗ {name} {code}[/red] [dim]{ms:.0f} ms · {message}[/dim]"
                     )

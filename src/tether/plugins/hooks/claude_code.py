@@ -14,9 +14,11 @@ Mount: `await ctx.plugin(tether.plugins.hooks.claude_code, {...})` (entry point
     stderr_summary_max_chars 500: how much stderr a `hook/result` event keeps
     tool_names               Claude Code name → tether tool name (`DEFAULT_TOOL_NAMES`)
 
-Files are read once, at mount. A file that cannot be read or parsed is contained: it is logged
-as `hooks-claude-code: could not load hook config "<path>": <error> — no hooks registered` and
-contributes nothing; the agent keeps running. Without any hooks the plugin registers nothing.
+Files are read once, at mount. A file that exists (or is configured) but cannot be used — not
+readable, not JSON, not an object, a `hooks` that is not an object, an invalid regex matcher —
+fails the mount with one `ConfigError` line naming the file and the problem
+(`tether.plugins.hooks.settings.settings_error`): a hook nobody runs is a policy nobody applies,
+so tether does not run without it. Without any hooks the plugin registers nothing.
 
 Points (Claude Code event → tether event):
 
@@ -95,7 +97,7 @@ from ...tools.results import (
     user_message,
 )
 from ..shell.seam import ShellRequest
-from .claude_config import ClaudeHookSet, ConfiguredHook, parse_claude_hooks
+from .claude_config import ClaudeHookSet, ConfiguredHook, HookConfigError, parse_claude_hooks
 from .environment import ENV_FILE_SCRIPT, env_file_changes, settings_env
 from .journal import HookJournal, session_of
 from .matcher import matches
@@ -104,7 +106,7 @@ from .names import DEFAULT_TOOL_NAMES, ToolNames, claude_tool_input
 from .output import HookOutput
 from .precedence import strictest
 from .runner import HookRun, HookShell, run_hook
-from .settings import claude_settings_paths, read_settings
+from .settings import claude_settings_paths, load_settings, settings_error
 from .tool_response import claude_tool_response
 from .transcript import TRANSCRIPT_NAME, ClaudeTranscript
 
@@ -184,7 +186,8 @@ def load_settings_env(
 
 
 def load_hook_set(config: Config, project_dir: Path, home: Path | None = None) -> ClaudeHookSet:
-    """Read every configured and discovered file; failures are logged and contribute nothing."""
+    """Read every configured and discovered file. Raises ConfigError for a file that cannot be
+    used (see the module note)."""
     hooks = ClaudeHookSet()
     paths = _config_paths(config, project_dir, home)
     substitutions = {"CLAUDE_PROJECT_DIR": str(project_dir)}
@@ -196,15 +199,11 @@ def load_hook_set(config: Config, project_dir: Path, home: Path | None = None) -
         if key in seen or (not required and not path.is_file()):
             continue
         seen.add(key)
+        document = load_settings(path)
         try:
-            groups = parse_claude_hooks(read_settings(path), substitutions=substitutions)
-        except Exception as exc:
-            _log.warning(
-                'hooks-claude-code: could not load hook config "%s": %s — no hooks registered',
-                path,
-                error_message(exc),
-            )
-            continue
+            groups = parse_claude_hooks(document, substitutions=substitutions)
+        except HookConfigError as exc:
+            raise settings_error(path, str(exc)) from None
         hooks.add(str(path), groups)
     return hooks
 
