@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from .api import PluginSpec as PluginSpec
     from .api import ToolSpec as ToolSpec
     from .events import AgentEvent as AgentEvent
+    from .events import Notice as Notice
     from .events import ReasoningDelta as ReasoningDelta
     from .events import Retrying as Retrying
     from .events import RunResult as RunResult
@@ -40,6 +41,7 @@ _SOURCES: dict[str, str] = {
     "StreamClosed": "tether.agent.stream",
     "ToolSpec": "tether.agent.api",
     "AgentEvent": "tether.agent.events",
+    "Notice": "tether.agent.events",
     "ReasoningDelta": "tether.agent.events",
     "Retrying": "tether.agent.events",
     "RunResult": "tether.agent.events",
@@ -75,6 +77,7 @@ __all__ = [
     "AgentEvent",
     "AgentLoop",
     "LlmConfig",
+    "Notice",
     "PluginSpec",
     "ReasoningDelta",
     "Retrying",

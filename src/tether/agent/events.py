@@ -9,8 +9,9 @@ A turn's events, in order: per step `StepStarted`, the model's `ReasoningDelta`s
 `TextDelta`s as they stream (`Retrying` when a failed model request is re-issued: the text the
 failed attempt streamed is superseded by the next attempt's), then per tool call
 `ToolCallStarted` and `ToolCallFinished` (results in model order; a call the turn's abort kept
-from starting gets both, with code `ABORTED_BEFORE_DISPATCH`). `Agent.run_stream` ends with
-`TurnFinished`, carrying the same `RunResult` that `Agent.run` returns.
+from starting gets both, with code `ABORTED_BEFORE_DISPATCH`); a `Notice` (a hook's warning)
+at any point. `Agent.run_stream` ends with `TurnFinished`, carrying the same `RunResult` that
+`Agent.run` returns.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AgentEvent",
     "LoopEvent",
+    "Notice",
     "ReasoningDelta",
     "Retrying",
     "RunResult",
@@ -107,6 +109,16 @@ class ToolCallFinished:
 
 
 @dataclass(frozen=True, slots=True)
+class Notice:
+    """Something for the person running the agent to see, never sent to the model: a hook's
+    warning (its stderr, its `systemMessage`) or why it failed. `source` says who said it
+    (`Stop hook "stop.sh"`); `text` is one or more lines."""
+
+    source: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class ToolCallRecord:
     """One tool call of a turn and its outcome: `content` is the text the model read."""
 
@@ -144,7 +156,13 @@ class TurnFinished:
 
 
 LoopEvent: TypeAlias = (
-    StepStarted | TextDelta | ReasoningDelta | Retrying | ToolCallStarted | ToolCallFinished
+    StepStarted
+    | TextDelta
+    | ReasoningDelta
+    | Retrying
+    | ToolCallStarted
+    | ToolCallFinished
+    | Notice
 )
 """What `AgentLoop` emits while a turn runs."""
 

@@ -55,6 +55,7 @@ from ..tools.registry import ToolRuntime
 from ..tools.results import ToolExecutionResult, UserMessage, user_message
 from .events import (
     LoopEvent,
+    Notice,
     ReasoningDelta,
     Retrying,
     StepStarted,
@@ -230,6 +231,10 @@ class AgentLoop:
     def inject(self, message: UserMessage) -> None:
         """Park a context message for the next step (it follows the step's other input)."""
         self._next_step.append(message)
+
+    def notify(self, source: str, text: str) -> None:
+        """Show `text` to the person running the agent (a `Notice` event), not to the model."""
+        self._emit(Notice(source, text))
 
     def _emit(self, event: LoopEvent) -> None:
         if self._on_event is not None:

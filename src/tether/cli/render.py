@@ -17,6 +17,7 @@ from rich.markup import escape
 
 from ..agent.events import (
     AgentEvent,
+    Notice,
     Retrying,
     StepStarted,
     TextDelta,
@@ -25,7 +26,7 @@ from ..agent.events import (
 )
 from ..tools.results import ToolFailure
 
-__all__ = ["TurnRenderer", "summarize_arguments"]
+__all__ = ["TurnRenderer", "notice_text", "summarize_arguments"]
 
 
 def summarize_arguments(raw: str, limit: int = 60) -> str:
@@ -44,6 +45,11 @@ def summarize_arguments(raw: str, limit: int = 60) -> str:
         text = str(value)
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def notice_text(source: str, text: str) -> str:
+    """A `Notice` as the screen shows it: `⚠ <source>: <text>`, later lines indented."""
+    return f"⚠ {source}: " + "\n  ".join(text.splitlines() or [""])
 
 
 class TurnRenderer:
@@ -105,6 +111,10 @@ class TurnRenderer:
                     self._tools.print(f"[green]✓ {name}[/green] [dim]{ms:.0f} ms[/dim]")
             case StepStarted():
                 self._shown = self._attempt = self._buffer = ""
+            case Notice(source=source, text=text):
+                self._flush_progress()
+                self._break_line()
+                self._tools.print(f"[yellow]{escape(notice_text(source, text))}[/yellow]")
 
     def _text(self, text: str) -> None:
         out = self._text_out

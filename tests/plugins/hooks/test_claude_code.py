@@ -20,6 +20,7 @@ import asyncio
 import json
 import logging
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -254,9 +255,52 @@ async def test_a_failing_hook_is_non_blocking_and_logged(
 
     assert isinstance(result, ToolSuccess)
     assert [r.getMessage() for r in caplog.records] == [
-        f'hooks-claude-code: claude-code:PreToolUse:1 ("{broken}") exited 127 (non-blocking): '
+        "hooks-claude-code: PreToolUse hook broken.sh: exited 127 (non-blocking): "
         "jq: command not found"
     ]
+
+
+@dataclass
+class WatchedAgent(FakeAgent):
+    """An agent with a front end: what `notify` shows the person running it."""
+
+    notices: list[tuple[str, str]] = field(default_factory=list)
+
+    def notify(self, source: str, text: str) -> None:
+        self.notices.append((source, text))
+
+
+@pytest.mark.parametrize(
+    ("body", "shown"),
+    [
+        ("echo 'warning: 3 lint issues' >&2", "warning: 3 lint issues"),
+        ('echo \'{"systemMessage": "formatter is slow today"}\'', "formatter is slow today"),
+        (
+            "echo 'jq: command not found' >&2\nexit 127",
+            "exited 127 (non-blocking): jq: command not found",
+        ),
+    ],
+    ids=["stderr on success", "systemMessage", "a failure"],
+)
+async def test_a_hooks_warning_reaches_the_agents_front_end_not_only_the_log(
+    ctx: Context,
+    project: Path,
+    session: SessionLog,
+    caplog: pytest.LogCaptureFixture,
+    body: str,
+    shown: str,
+) -> None:
+    agent = WatchedAgent(session)
+    hook = bash_hook(hooks_dir(project), "warn.sh", f"cat > /dev/null\n{body}")
+    write_settings(project, pre_tool_use(("Bash", [command(hook)])))
+    await mount(ctx, project)
+
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        result = await call_bash(ctx, "echo ran", agent=agent)
+
+    assert isinstance(result, ToolSuccess)
+    assert agent.notices == [("PreToolUse hook warn.sh", shown)]
+    assert caplog.records == []
 
 
 async def test_a_failing_hook_is_recorded_as_an_error_with_its_stderr_not_as_pass(
@@ -299,8 +343,7 @@ async def test_a_hook_killed_by_a_signal_says_which_in_the_log_and_the_session(
 
     assert isinstance(result, ToolSuccess)
     assert [r.getMessage() for r in caplog.records] == [
-        f'hooks-claude-code: claude-code:PreToolUse:1 ("{doomed}") was killed by SIGKILL '
-        "(non-blocking)"
+        "hooks-claude-code: PreToolUse hook doomed.sh: was killed by SIGKILL (non-blocking)"
     ]
     (outcome,) = events_of(session, "hook/result")
     del outcome["duration_ms"]
@@ -334,8 +377,8 @@ async def test_a_hanging_hook_is_killed_at_its_timeout_and_the_tool_still_runs(
     assert (project / "ran.txt").read_text() == "ran\n"
     assert not pid_alive(int((project / "hang.pid").read_text()))
     assert [r.getMessage() for r in caplog.records] == [
-        f'hooks-claude-code: claude-code:PreToolUse:1 ("{hang}") timed out after 1000ms and '
-        "was killed (non-blocking)"
+        "hooks-claude-code: PreToolUse hook hang.sh: timed out after 1000ms and was killed "
+        "(non-blocking)"
     ]
     (outcome,) = events_of(session, "hook/result")
     del outcome["duration_ms"]
