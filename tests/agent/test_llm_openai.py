@@ -11,6 +11,7 @@ retryable ones per `RetryPolicy`, never after an abort, and never 401.
 
 import asyncio
 import contextlib
+import json
 from collections.abc import AsyncGenerator, AsyncIterator
 
 import pytest
@@ -124,6 +125,28 @@ async def test_streamed_text_and_tool_calls_are_assembled(
     assert result.finish == Finish("tool-calls")
     assert result.usage == TokenUsage(input_tokens=40, output_tokens=20, cache_read_tokens=60)
     assert result.retries == 0
+
+
+async def test_deepseeks_cache_hit_and_miss_counts_are_read(
+    server: ScriptedModelServer, llm: Llm
+) -> None:
+    counts = {
+        "prompt_tokens": 1200,
+        "completion_tokens": 7,
+        "prompt_cache_hit_tokens": 1000,
+        "prompt_cache_miss_tokens": 200,
+    }
+    server.push(
+        reply(
+            text("ok"),
+            finish("stop"),
+            raw(f"data: {json.dumps({'choices': [], 'usage': counts})}\n\n"),
+        )
+    )
+
+    result = await llm.generate(HELLO, signal=AbortController().signal)
+
+    assert result.usage == TokenUsage(input_tokens=200, output_tokens=7, cache_read_tokens=1000)
 
 
 async def test_the_stream_emits_block_ends_usage_and_one_finish_after_done(

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from .events import AgentEvent as AgentEvent
     from .events import Notice as Notice
     from .events import ReasoningDelta as ReasoningDelta
+    from .events import ResponseComplete as ResponseComplete
     from .events import Retrying as Retrying
     from .events import RunResult as RunResult
     from .events import StepStarted as StepStarted
@@ -43,6 +44,7 @@ _SOURCES: dict[str, str] = {
     "AgentEvent": "tether.agent.events",
     "Notice": "tether.agent.events",
     "ReasoningDelta": "tether.agent.events",
+    "ResponseComplete": "tether.agent.events",
     "Retrying": "tether.agent.events",
     "RunResult": "tether.agent.events",
     "StepStarted": "tether.agent.events",
@@ -80,6 +82,7 @@ __all__ = [
     "Notice",
     "PluginSpec",
     "ReasoningDelta",
+    "ResponseComplete",
     "Retrying",
     "RunResult",
     "RunStream",

@@ -7,7 +7,8 @@ anything (`tether.agent.loop`, `tether.agent.api`).
 
 A turn's events, in order: per step `StepStarted`, the model's `ReasoningDelta`s and
 `TextDelta`s as they stream (`Retrying` when a failed model request is re-issued: the text the
-failed attempt streamed is superseded by the next attempt's), then per tool call
+failed attempt streamed is superseded by the next attempt's) and `ResponseComplete` with the
+whole response and its token usage, then per tool call
 `ToolCallStarted` and `ToolCallFinished` (results in model order; a call the turn's abort kept
 from starting gets both, with code `ABORTED_BEFORE_DISPATCH`); a `Notice` (a hook's warning)
 at any point. `Agent.run_stream` ends with `TurnFinished`, carrying the same `RunResult` that
@@ -24,12 +25,14 @@ from ..tools.results import ToolExecutionResult, ToolFailure
 
 if TYPE_CHECKING:
     from .loop import TurnOutcome
+    from .messages import AssistantMessage, TokenUsage
 
 __all__ = [
     "AgentEvent",
     "LoopEvent",
     "Notice",
     "ReasoningDelta",
+    "ResponseComplete",
     "Retrying",
     "RunResult",
     "StepStarted",
@@ -62,6 +65,20 @@ class ReasoningDelta:
     """A piece of the model's reasoning, as it streams (models that expose it)."""
 
     text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseComplete:
+    """Step `step`'s model response is complete and recorded: the whole `message` (text,
+    reasoning and tool calls, in stream order), its token `usage` (None when the server sent
+    none) and how it `stopped` (`stop`, `tool-calls` or `max-tokens`). Its tool calls start
+    after this."""
+
+    turn: int
+    step: int
+    message: AssistantMessage
+    usage: TokenUsage | None
+    stopped: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +176,7 @@ LoopEvent: TypeAlias = (
     StepStarted
     | TextDelta
     | ReasoningDelta
+    | ResponseComplete
     | Retrying
     | ToolCallStarted
     | ToolCallFinished

@@ -57,6 +57,7 @@ from .events import (
     LoopEvent,
     Notice,
     ReasoningDelta,
+    ResponseComplete,
     Retrying,
     StepStarted,
     TextDelta,
@@ -462,6 +463,7 @@ class AgentLoop:
         message = generation.message
         usage: TokenUsage | None = generation.usage
         session.assistant_message(turn, step, message, usage=usage, source_event_seqs=chunk_seqs)
+        self._emit(ResponseComplete(turn, step, message, usage, generation.finish.kind))
         if generation.finish.kind == "max-tokens":
             return "max-tokens", message.text
         calls = message.tool_calls

@@ -96,7 +96,7 @@ async def test_exit_2_denies_the_call_and_the_model_sees_the_stderr_reason(
     assert result.to_json() == {
         "is_error": True,
         "content": [{"type": "text", "text": "Error: no touching here"}],
-        "error": {"message": "no touching here"},
+        "error": {"message": "no touching here", "info": {"name": "ToolDenied", "code": "DENIED"}},
     }
     assert not (project / "ran").exists()
 
