@@ -51,6 +51,7 @@ from ..core.errors import error_message
 from ..core.json import JsonValue, snapshot
 from ..core.signals import AbortSignal
 from ..kernel import Context
+from ..tools.arrivals import settle_tools
 from ..tools.registry import ToolRuntime
 from ..tools.results import ToolExecutionResult, UserMessage, user_message
 from .events import (
@@ -407,6 +408,8 @@ class AgentLoop:
 
     async def _step(self, turn: int, step: int, signal: AbortSignal) -> tuple[str, str]:
         session = self.session
+        if self._ctx is not None:
+            await settle_tools(self._ctx, signal=signal)  # tools still arriving (MCP servers)
         request = LlmRequest(
             messages=session.messages(),
             system=self._system_prompt(),
