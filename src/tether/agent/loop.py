@@ -28,7 +28,9 @@ session it returns replaces `agent.session` for the rest of the turn (see `Agent
 Cancellation: the caller owns the turn's `AbortSignal` (the CLI aborts it on Ctrl-C). The signal
 reaches the model stream (closed on abort) and every tool call; started calls are awaited and
 recorded, unstarted ones get synthetic `ABORTED_BEFORE_DISPATCH` pairs, and the turn ends
-`{"kind": "aborted"}`. Contexts accepted during an aborted turn stay parked for the next turn.
+`{"kind": "aborted"}`. Contexts accepted during a turn that ends before a step delivers them (an
+aborted turn: a subagent's partial output) are recorded in that turn, after its last results:
+the next turn reads them from the log — in this process, or after `--resume` in another.
 
 A session log that cannot be written (`SessionWriteFailed`: a full disk, an I/O error) stops the
 turn: the step's started calls are aborted and awaited (their results stay held by the log), and
@@ -305,16 +307,28 @@ class AgentLoop:
             reason = _failure_reason(exc, signal)
         except BaseException:
             with contextlib.suppress(SessionWriteFailed):
+                self._record_parked(session)
                 session.turn_end(turn, {"kind": "aborted", "reason": {"kind": "interrupted"}})
             raise
         try:
             if session.failure is None:
+                if reason.get("kind") != "blocked":
+                    self._record_parked(session)
                 session.turn_end(turn, reason)
         except SessionWriteFailed:
             pass
         if session.failure is not None:
             return TurnOutcome(turn, self._write_failed(), text)
         return TurnOutcome(turn, reason, text)
+
+    def _record_parked(self, session: SessionLog) -> None:
+        """Record the contexts still parked when a turn ends (an aborted subagent's partial
+        output, a hook's context) as user messages of that turn: the next turn reads them from
+        the log, in this process or after a resume. Raises SessionWriteFailed (what was not
+        written stays parked)."""
+        while self._next_step:
+            session.user_message(self._next_step[0])
+            del self._next_step[0]
 
     def _write_failed(self) -> dict[str, JsonValue]:
         """The reason of a turn the session log could not record (never itself recorded)."""
