@@ -85,7 +85,9 @@ async def test_an_aborted_call_defers_the_child_session_and_partial_output(rig: 
     ]
 
 
-async def test_an_abort_while_the_child_streams_keeps_its_interrupted_text(rig: Rig) -> None:
+async def abort_while_the_child_streams(rig: Rig) -> tuple[Any, str]:
+    """A parent whose `task` call was aborted while its child streamed "Half a thought"; the
+    parent and the child's session id."""
     rig.router.script("parent task", tool_calls_reply(task_call("t1", "think")))
     rig.router.script("think", reply(text("Half a thought"), hang()))
     parent = rig.parent()
@@ -93,9 +95,13 @@ async def test_an_abort_while_the_child_streams_keeps_its_interrupted_text(rig: 
     turn = asyncio.create_task(parent.run_turn("parent task", signal=controller.signal))
     child_id = await spawned(parent)
     await eventually(lambda: streamed(rig, child_id), what="the child's first chunk")
-
     controller.abort()
     await turn
+    return parent, child_id
+
+
+async def test_an_abort_while_the_child_streams_keeps_its_interrupted_text(rig: Rig) -> None:
+    parent, child_id = await abort_while_the_child_streams(rig)
 
     assert results(parent.session.events) == [("t1", ABORTED)]
     assert context_texts(parent)[0].endswith("Its partial output:\nHalf a thought")
@@ -108,15 +114,7 @@ async def test_an_abort_while_the_child_streams_keeps_its_interrupted_text(rig: 
 async def test_the_partial_output_of_an_aborted_child_reaches_the_model_after_a_resume(
     rig: Rig,
 ) -> None:
-    rig.router.script("parent task", tool_calls_reply(task_call("t1", "think")))
-    rig.router.script("think", reply(text("Half a thought"), hang()))
-    parent = rig.parent()
-    controller = AbortController()
-    turn = asyncio.create_task(parent.run_turn("parent task", signal=controller.signal))
-    child_id = await spawned(parent)
-    await eventually(lambda: streamed(rig, child_id), what="the child's first chunk")
-    controller.abort()
-    await turn
+    parent, child_id = await abort_while_the_child_streams(rig)
     parent.session.close()
     rig.router.script("parent task", text_reply("resumed"))
 
