@@ -95,16 +95,16 @@ async def test_a_settings_file_that_cannot_be_read_stops_the_run_in_one_line(
 ) -> None:
     settings = cli.work / ".claude" / "settings.json"
     settings.parent.mkdir()
-    settings.write_text('{"permissions": {"deny": ["Bash(rm:*)"],}')
+    settings.write_text('{"permissions": {"deny": ["Bash(rm:*)"]')
     server.push(tool_calls_reply(bash("rm notes.txt")), text_reply("removed"))
 
     done = await cli.run("run", "--yolo", "remove notes.txt")
 
     assert (done.code, done.stdout) == (2, "")
     assert done.stderr == (
-        f"tether: {settings}: not valid JSON (Expecting property name enclosed in double quotes: "
-        "line 1 column 41 (char 40)); fix the file or move it away (tether does not run without "
-        "the permission rules and hooks it may hold)\n"
+        f"tether: {settings}: not valid JSON (Expecting ',' delimiter: line 1 column 40 (char "
+        "39)); fix the file or move it away (tether does not run without the permission rules "
+        "and hooks it may hold)\n"
     )
     assert (cli.work / "notes.txt").exists()
     assert server.requests == []

@@ -407,7 +407,7 @@ async def test_a_permission_deny_rule_blocks_an_inner_bash_call_as_a_top_level_o
 
     assert text_of(top_level) == 'Error: denied by permission rule "Bash(rm:*)"'
     assert text_of(result) == 'bash: denied by permission rule "Bash(rm:*)"'
-    assert lab.inner() == [("rc:code:1", None)]
+    assert lab.inner() == [("rc:code:1", "DENIED")]
     ((_, denied),) = [(e, r) for e, r in lab.results if e.call_id == "rc:code:1"]
     assert denied.is_error
 

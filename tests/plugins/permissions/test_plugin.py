@@ -193,9 +193,8 @@ def unusable(path: Path, problem: str) -> str:
             "not valid JSON (JSON nested too deeply to read; simplify the file)",
         ),
         (
-            '{"permissions": {"deny": ["Bash(rm:*)"],}',
-            "not valid JSON (Expecting property name "
-            "enclosed in double quotes: line 1 column 41 (char 40))",
+            '{"permissions": {"deny": ["Bash(rm:*)"]',
+            "not valid JSON (Expecting ',' delimiter: line 1 column 40 (char 39))",
         ),
         ("[]", "not a JSON object"),
         ('{"permissions": []}', '"permissions" is not an object'),
