@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,7 @@ from tether.testing.scripted_model import (
 )
 from tether.tools.results import denial_result
 
+from ..plugins.mcp._support import TOOLBOX
 from ._support import Cli
 
 DOC = Path(__file__).parents[2] / "docs" / "output-format.md"
@@ -352,6 +354,21 @@ async def test_stream_json_is_init_then_claude_code_messages_then_the_result(
     assert second["message"]["content"] == [{"type": "text", "text": "done"}]
     assert second["message"]["stop_reason"] == "end_turn"
     assert (result["type"], result["result"], result["num_turns"]) == ("result", "done", 2)
+
+
+@pytest.mark.slow
+async def test_init_lists_the_mcp_servers_and_their_tools_once_they_started(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    box = {"command": sys.executable, "args": [TOOLBOX, str(cli.work / "r.jsonl")]}
+    (cli.work / ".mcp.json").write_text(json.dumps({"mcpServers": {"box": box}}))
+    server.push(text_reply("ok"))
+
+    done = await cli.run("run", "--output-format", "stream-json", "hi", timeout_s=90)
+
+    init = lines(done.stdout)[0]
+    assert init["mcp_servers"] == [{"name": "box", "status": "connected"}]
+    assert "mcp__box__echo" in init["tools"]
 
 
 @pytest.mark.slow

@@ -32,6 +32,7 @@ from ...agent.session import SessionStore
 from ...agent.unattended import refuse_unattended
 from ...core.signals import AbortController
 from ...plugins.permissions import Permissions
+from ...tools.arrivals import settle_tools
 from ..output import HeadlessReport, RunInfo
 from ..render import TurnRenderer
 from ..session import exit_code, install_interrupts, notice, open_agent
@@ -202,6 +203,7 @@ async def run(
         interrupts.arm(controller)
         sys.stderr.write(f"tether: session {agent.session_id} · model {agent.llm.model}\n")
         if output_format != "text":
+            await settle_tools(agent.context, signal=controller.signal)  # init lists MCP tools
             report = HeadlessReport(
                 output_format,
                 _run_info(agent, workdir),
