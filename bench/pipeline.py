@@ -1,13 +1,21 @@
 """Per-call cost of the tool pipeline, against a bare `await body(args)` in the same run.
 
-Prints µs per call (median of ROUNDS rounds × CALLS calls) for: a bare await of the body;
-`create_task(body) + await` (what one task per call costs on this machine, right now);
-`tools.execute` of a no-op tool with no plugins; the same with the timeout policy (the tool
-declares a budget) plus one pre- and one post-execute listener and a `tools/result` observer; and
-that full pipeline for a body that suspends once (`await asyncio.sleep(0)`), which cannot finish
-in an eager first step. Ratios are to the bare await and to `create_task` of the same run. Then
-the listeners left on the long-lived caller signal after 100,000 calls (must be 0) and the
-tracemalloc growth over them.
+Prints µs per call (median of ROUNDS rounds × CALLS calls) for: a bare await of the body; the
+task floors — `create_task(body) + await` (a plain task: the awaiter waits one event-loop
+iteration), on 3.12+ `create_task(body, eager_start=True) + await` (a body that never suspends
+finishes inside `create_task`, no loop iteration), and 100 plain tasks created, then awaited
+(the loop iteration shared by 100); `tools.execute` of a no-op tool with no plugins; the same with
+the timeout policy (the tool declares a budget) plus one pre- and one post-execute listener and a
+`tools/result` observer; that full pipeline for a body that suspends once (`await
+asyncio.sleep(0)`), which cannot finish in an eager first step; and pydantic-ai's
+`ToolManager.handle_call` for the same no-op tool (a `FunctionToolset`, no capabilities: the
+cheapest form of its agent's tool path; the `bench` dependency group installs pydantic-ai-slim).
+
+Ratios: to the bare await, and `× task` to the task floor that matches what the pipeline itself
+does to run a body — a plain task on 3.11, an eager one on 3.12+ (tether's body task starts
+eagerly there) — so the ratio is the pipeline's own work, not a loop iteration one side pays
+and the other does not. Then the listeners left on the long-lived caller signal after 100,000
+calls (must be 0) and the tracemalloc growth over them.
 
     python bench/pipeline.py [--calls N] [--rounds N]
 """
@@ -17,8 +25,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import os
 import platform
 import statistics
+import sys
 import time
 import tracemalloc
 from collections.abc import Awaitable, Callable
@@ -100,6 +110,37 @@ async def build(with_policy: bool) -> Context:
     return ctx
 
 
+async def pydantic_ai_manager() -> Callable[[int], Awaitable[None]] | None:
+    """pydantic-ai's `ToolManager.handle_call` for a no-op tool, or None when not installed."""
+    try:
+        from pydantic_ai import RunContext
+        from pydantic_ai.messages import ToolCallPart
+        from pydantic_ai.models.test import TestModel
+        from pydantic_ai.tool_manager import ToolManager
+        from pydantic_ai.toolsets import FunctionToolset
+        from pydantic_ai.usage import RunUsage
+    except ImportError:
+        return None
+    toolset: FunctionToolset[None] = FunctionToolset()
+
+    @toolset.tool_plain
+    async def noop(text: str = "") -> str:
+        """Does nothing."""
+        return "ok"
+
+    context = RunContext(deps=None, model=TestModel(), usage=RunUsage())
+    await toolset.__aenter__()
+    manager = await ToolManager(toolset).for_run_step(context)
+
+    async def run(n: int) -> None:
+        handle = manager.handle_call
+        for i in range(n):
+            if await handle(ToolCallPart("noop", {"text": "hi"}, tool_call_id=f"c{i}")) != "ok":
+                raise RuntimeError("pydantic-ai's call did not return ok")
+
+    return run
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=20_000)
@@ -117,6 +158,18 @@ async def main() -> None:
         for _ in range(n):
             await loop.create_task(bare_body(args, None))
 
+    async def eager(n: int) -> None:
+        loop = asyncio.get_running_loop()
+        for _ in range(n):
+            await asyncio.Task(bare_body(args, None), loop=loop, eager_start=True)  # type: ignore[call-arg]
+
+    async def batched(n: int) -> None:
+        loop = asyncio.get_running_loop()
+        for _ in range(n // 100):
+            tasks = [loop.create_task(bare_body(args, None)) for _ in range(100)]
+            for task in tasks:
+                await task
+
     plain_ctx = await build(with_policy=False)
     full_ctx = await build(with_policy=True)
 
@@ -133,11 +186,23 @@ async def main() -> None:
 
         return run
 
+    eager_python = sys.version_info >= (3, 12)
+    plain_task = await measure(tasked, opts.calls, opts.rounds)
     rows = [
         ("bare await body(args)", await measure(bare, opts.calls, opts.rounds)),
+        ("create_task(body) + await (plain task)", plain_task),
+    ]
+    if eager_python:
+        rows.append(
+            (
+                "create_task(body, eager_start=True) + await",
+                await measure(eager, opts.calls, opts.rounds),
+            )
+        )
+    rows += [
         (
-            "create_task(body(args)) + await (the floor)",
-            await measure(tasked, opts.calls, opts.rounds),
+            "100 plain tasks created, then awaited (each)",
+            await measure(batched, opts.calls, opts.rounds),
         ),
         ("tools.execute, no plugins", await measure(pipeline(plain_ctx), opts.calls, opts.rounds)),
         (
@@ -149,12 +214,34 @@ async def main() -> None:
             await measure(pipeline(full_ctx, "yields"), opts.calls, opts.rounds),
         ),
     ]
+    peer = await pydantic_ai_manager()
+    if peer is not None:
+        rows.append(
+            ("pydantic-ai ToolManager.handle_call", await measure(peer, opts.calls, opts.rounds))
+        )
     base = rows[0][1]
-    floor = rows[1][1]
-    print(f"python {platform.python_version()}, {opts.rounds} rounds x {opts.calls} calls")
+    floor = rows[2][1] if eager_python else plain_task
+    gauge = "eager task" if eager_python else "plain task"
+    load = os.getloadavg()
+    print(
+        f"python {platform.python_version()}, {opts.rounds} rounds x {opts.calls} calls; load"
+        f" average {load[0]:.2f}, {load[1]:.2f}; × task: to the {gauge} floor"
+    )
     print(f"{'path':<50} {'µs/call':>9} {'× bare':>8} {'× task':>8}")
     for name, us in rows:
         print(f"{name:<50} {us:>9.2f} {us / base:>8.1f} {us / floor:>8.2f}")
+    full = dict(rows)["tools.execute + timeout policy + pre + post + obs"]
+    print(
+        f"full pipeline against the other floors: {full / plain_task:.2f}× a plain task,"
+        f" {full / dict(rows)['100 plain tasks created, then awaited (each)']:.2f}× a batched one"
+    )
+    if peer is None:
+        print("pydantic-ai: not installed (the `bench` dependency group: pydantic-ai-slim)")
+    else:
+        ratio = dict(rows)["pydantic-ai ToolManager.handle_call"] / full
+        print(
+            f"pydantic-ai's ToolManager path / tether's full pipeline: {ratio:.2f}× (target ≥ 3×)"
+        )
 
     run_full = pipeline(full_ctx)
     await run_full(5_000)  # warm caches before measuring growth

@@ -3,11 +3,15 @@
 Wall-clock numbers on a shared 2-core VM move by 2× between runs (`bench/pipeline.py` prints
 them); instruction counts do not. This script runs itself under `valgrind --tool=callgrind` with
 instrumentation off, and switches it on (with `callgrind_control`) only around CALLS calls of each
-configuration, after a warm-up. It prints instructions per call for: `create_task` + await of a
-bare coroutine (the gauge the targets are ratios to); building the
-`ToolExecutionInput` alone; `tools.execute` of the no-op tool with no plugins; with the timeout
-policy only; with one pre- or one post-execute listener only; and with all three (the
-configuration `bench/pipeline.py` times). Needs valgrind (Debian package `valgrind`).
+configuration, after a warm-up. It prints instructions per call for the task floors — `create_task`
++ await of a bare coroutine (a plain task), on 3.12+ the same with `eager_start=True`, and 100
+plain tasks created then awaited (per task) — building the `ToolExecutionInput` alone;
+`tools.execute` of the no-op tool with no plugins; with the timeout policy only; with one pre- or
+one post-execute listener only; with all three (the configuration `bench/pipeline.py` times); and
+pydantic-ai's `ToolManager.handle_call` for the same no-op tool (when pydantic-ai-slim is
+installed: the `bench` dependency group). Ratios are to the task floor that matches what the
+pipeline does (plain on 3.11, eager on 3.12+; `bench/README.md` says why). Needs valgrind (Debian
+package `valgrind`).
 
     python bench/pipeline_instructions.py [--calls N]
 """
@@ -34,13 +38,16 @@ CONFIGS: dict[str, tuple[bool, bool, bool]] = {  # dump name (one word) -> (poli
     "full": (True, True, True),
 }
 LABELS = {
-    "task": "create_task(body()) + await (gauge)",
+    "task": "create_task(body()) + await (plain)",
+    "eager": "create_task(body(), eager_start=True)",
+    "batched": "100 plain tasks, then awaited (each)",
     "input": "ToolExecutionInput(...) alone",
     "plain": "tools.execute, no plugins",
     "policy": "+ timeout policy only",
     "pre": "+ pre-execute listener only",
     "post": "+ post-execute listener only",
     "full": "+ timeout policy + pre + post",
+    "peer": "pydantic-ai ToolManager.handle_call",
 }
 
 
@@ -134,6 +141,25 @@ async def _inner(calls: int) -> None:
         await loop.create_task(bare())
     _control("-i", "off")
     _control("-d", "task")
+    if sys.version_info >= (3, 12):
+        for _ in range(100):
+            await asyncio.Task(bare(), loop=loop, eager_start=True)  # type: ignore[call-arg]
+        _settle_heap()
+        _control("-z")
+        _control("-i", "on")
+        for _ in range(calls):
+            await asyncio.Task(bare(), loop=loop, eager_start=True)  # type: ignore[call-arg]
+        _control("-i", "off")
+        _control("-d", "eager")
+    _settle_heap()
+    _control("-z")
+    _control("-i", "on")
+    for _ in range(calls // 100):
+        tasks = [loop.create_task(bare()) for _ in range(100)]
+        for task in tasks:
+            await task
+    _control("-i", "off")
+    _control("-d", "batched")
     for name, config in CONFIGS.items():
         ctx = await build(*config)
         execute = ctx.tools.execute
@@ -147,6 +173,17 @@ async def _inner(calls: int) -> None:
         _control("-i", "off")
         _control("-d", name)
         await ctx.dispose()
+    from pipeline import pydantic_ai_manager  # bench/pipeline.py, beside this script
+
+    peer = await pydantic_ai_manager()
+    if peer is not None:
+        await peer(200)
+        _settle_heap()
+        _control("-z")
+        _control("-i", "on")
+        await peer(calls)
+        _control("-i", "off")
+        _control("-d", "peer")
     _control("-z")
     _control("-i", "on")
     _control("-i", "off")
@@ -181,14 +218,19 @@ def _outer(calls: int) -> None:
             if name is not None and total is not None:
                 totals[name.group(1)] = int(total.group(1))
     overhead = totals.get("switching", 0)
+    per_call = {name: (total - overhead) / calls for name, total in totals.items()}
+    gauge = "eager" if "eager" in per_call else "task"
     print(f"python {sys.version.split()[0]}, {calls} calls per row, callgrind instruction counts")
-    print(f"{'path':<40} {'instructions/call':>18}")
+    print(f"{'path':<40} {'instructions/call':>18} {'× gauge':>8}")
     for name, label in LABELS.items():
-        if name in totals:
-            per_call = (totals[name] - overhead) / calls
-            print(f"{label:<40} {per_call:>18,.0f}")
-        else:
+        if name in per_call:
+            ratio = per_call[name] / per_call[gauge] if gauge in per_call else float("nan")
+            print(f"{label:<40} {per_call[name]:>18,.0f} {ratio:>8.2f}")
+        elif name != "eager":
             print(f"{label:<40} {'(no dump)':>18}")
+    if "peer" in per_call and "full" in per_call:
+        ratio = per_call["peer"] / per_call["full"]
+        print(f"pydantic-ai's ToolManager path / tether's full pipeline: {ratio:.2f}× (≥ 3×)")
 
 
 def main() -> None:

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from importlib import import_module
 
+__version__ = "0.1.0"
+"""tether's version, its one source (the wheel's metadata and `tether --version` read it)."""
+
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing alone costs ~10 ms
 if TYPE_CHECKING:
     from .agent import Agent as Agent

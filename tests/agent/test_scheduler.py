@@ -94,6 +94,9 @@ class MemoryRecorder:
         self.trace.append(("call", call.id))
         return len(self.trace) - 1
 
+    async def durable(self) -> None:
+        pass
+
     async def tool_result(
         self, call: ToolCallRequest, call_seq: int, result: ToolExecutionResult
     ) -> None:

@@ -89,6 +89,11 @@ def outcome_of(record: Any) -> tuple[str, Any]:
     return data["message"]["content"][0]["call_id"], error and dict(error)
 
 
+def eio(fd: int) -> None:
+    """An fsync that fails as a dying disk's does."""
+    raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+
 def start_two_calls(log: SessionLog) -> int:
     """A turn whose assistant message asks for c1 and c2; c1 is recorded. Returns c1's seq."""
     log.turn_start(1)
@@ -205,24 +210,42 @@ def test_recover_while_the_file_still_refuses_writes_raises_and_changes_nothing(
     log.close()
 
 
-def test_a_failed_fsync_is_a_write_failure_too(
+def test_a_failed_fsync_at_a_durability_point_fails_the_log(
     store: SessionStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     log = store.create(session_id="s1")
     start_two_calls(log)
-    before = log.path.read_bytes()
-
-    def eio(fd: int) -> None:
-        raise OSError(errno.EIO, os.strerror(errno.EIO))
+    log.tool_outcome(1, 1, "c1", ok_result("done"))  # written; synced at the next point
 
     with monkeypatch.context() as patch:
         patch.setattr(log_module.os, "fsync", eio)
         with pytest.raises(SessionWriteFailed) as refused:
-            log.tool_outcome(1, 1, "c1", ok_result("done"))
+            log.sync()
+
+    assert refused.value.message == f"cannot sync {log.path}: [Errno 5] Input/output error"
+    assert log.failure is not None
+    assert types(lines(log.path))[-1] == "tool/result"  # what was written stays written
+    with pytest.raises(SessionWriteFailed):
+        log.step_end(1, 1)
+    log.close()
+
+
+def test_a_failed_fsync_of_a_turn_end_is_a_write_failure_too(
+    store: SessionStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = store.create(session_id="s1")
+    start_two_calls(log)
+    log.tool_outcome(1, 1, "c1", ok_result("done"))
+    before = log.path.read_bytes()
+
+    with monkeypatch.context() as patch:
+        patch.setattr(log_module.os, "fsync", eio)
+        with pytest.raises(SessionWriteFailed) as refused:
+            log.turn_end(1, {"kind": "completed"})
 
     assert refused.value.message == f"cannot append to {log.path}: [Errno 5] Input/output error"
     assert log.path.read_bytes() == before
-    assert list(log.held_results) == ["c1"]
+    assert log.failure is not None
     log.close()
 
 

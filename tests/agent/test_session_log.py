@@ -1,8 +1,9 @@
 """Durable sessions: the append-only JSONL writer, the store, history rebuild and `check`.
 
 Contract (spec §7.6-7.7, issue 6): a session file is a header line plus one event per line with
-`seq` contiguous from 0; nothing is written before the first append; `tool/call`, `tool/result`
-and `turn/end` are fsynced before `append` returns; one writer at a time (a second one is refused,
+`seq` contiguous from 0; nothing is written before the first append; every append is written at
+once, `turn/end` is fsynced before `append` returns and `sync()` pays one fsync for everything
+else pending (group commit: `test_group_commit.py`); one writer at a time (a second one is refused,
 naming the pid that holds the lock); every tool call gets at most one `tool/result` at append time;
 reopening rebuilds the model history from the surface events; `check` reports seq gaps and
 unbalanced calls/results without changing the file.
@@ -89,7 +90,7 @@ def test_events_get_contiguous_seqs_and_surface_markers(store: SessionStore) -> 
     assert records[5]["source_event_seqs"] == [4]
 
 
-def test_tool_call_tool_result_and_turn_end_are_fsynced_before_append_returns(
+def test_only_turn_end_is_fsynced_before_append_returns(
     store: SessionStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     log = store.create(session_id="s1")
@@ -97,7 +98,6 @@ def test_tool_call_tool_result_and_turn_end_are_fsynced_before_append_returns(
     synced: list[int] = []
     real_fsync = os.fsync
     monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
-    durable = {"tool/call", "tool/result", "turn/end"}
     seen: list[tuple[str, bool]] = []
     for kind, append in [
         ("step/start", lambda: log.step_start(1, 1)),
@@ -111,7 +111,28 @@ def test_tool_call_tool_result_and_turn_end_are_fsynced_before_append_returns(
         append()
         seen.append((kind, len(synced) > before))
     log.close()
-    assert seen == [(kind, kind in durable) for kind, _ in seen]
+    assert seen == [(kind, kind == "turn/end") for kind, _ in seen]
+
+
+def test_sync_pays_one_fsync_for_everything_written_and_none_when_nothing_is(
+    store: SessionStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = store.create(session_id="s1")
+    log.turn_start(1)
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    log.step_start(1, 1)
+    log.tool_call(1, 1, "c1", "read", "{}")
+    log.tool_call(1, 1, "c2", "read", "{}")
+
+    assert log.unsynced
+    log.sync()
+    log.sync()
+
+    assert (len(synced), log.unsynced) == (1, False)
+    log.close()
+    assert len(synced) == 1  # close had nothing left to sync
 
 
 def test_a_second_writer_is_refused_naming_the_pid_holding_the_lock(store: SessionStore) -> None:

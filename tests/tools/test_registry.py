@@ -151,6 +151,38 @@ def test_an_output_schema_outside_the_supported_subset_is_refused_when_defined()
     )
 
 
+class Opaque:
+    """A type pydantic cannot build a validator for."""
+
+
+class NoArgs(BaseModel):
+    pass
+
+
+async def test_an_output_type_pydantic_cannot_use_fails_the_first_call_naming_the_tool(
+    ctx: Context,
+) -> None:
+    async def body(args: NoArgs, exec: object) -> object:
+        return Opaque()
+
+    ctx.tools.register(  # defining it builds no validator: a boot defines every tool
+        define_tool(
+            name="opaque",
+            description="returns what it cannot declare",
+            parameters=NoArgs,
+            output=ToolOutput(schema=Opaque),
+            execute=body,
+        )
+    )
+
+    result = (await ctx.tools.execute(call("opaque"))).to_json()
+
+    assert result["is_error"] is True
+    message = result["error"]["message"]
+    assert message.startswith(f'tool "opaque": its output schema {Opaque!r} cannot validate values')
+    assert message.endswith("declare a type pydantic supports, or a JSON Schema mapping")
+
+
 async def test_register_refuses_what_is_not_a_definition(ctx: Context) -> None:
     with pytest.raises(TypeError) as refused:
         ctx.tools.register({"name": "echo"})  # type: ignore[arg-type]

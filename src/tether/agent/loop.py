@@ -158,6 +158,9 @@ class _Recorder(StepRecorder):
         self.emit(ToolCallStarted(call.id, call.name, call.arguments))
         return event.seq
 
+    async def durable(self) -> None:
+        await self.session.durable()
+
     async def tool_result(
         self, call: ToolCallRequest, call_seq: int, result: ToolExecutionResult
     ) -> None:
@@ -314,7 +317,8 @@ class AgentLoop:
             if session.failure is None:
                 if reason.get("kind") != "blocked":
                     self._record_parked(session)
-                session.turn_end(turn, reason)
+                session.turn_end(turn, reason, sync=False)
+                await session.durable()  # before the end is reported (and off the event loop)
         except SessionWriteFailed:
             pass
         if session.failure is not None:
@@ -433,6 +437,7 @@ class AgentLoop:
             session_id=session.id,
         )
         self._record_request(request)
+        await session.durable()  # a durability point: what the request is built from is on disk
         chunk_seqs: list[int] = []
 
         def on_retry(notice: RetryNotice) -> None:

@@ -2,9 +2,11 @@
 
 Owns: grouping (an exclusive call is a barrier; a parallel group is a rolling pool of at most
 `max_parallel` dispatches, re-classifying each later call just before it starts), the one ordered
-lane (durable `tool/call`, `prepare`, and commits — `finalize`/`finish`, durable `tool/result`,
-contexts — strictly in model order; only `dispatch` overlaps), turn cancellation and scheduler
-failure. Does not own the durable log's format (the `StepRecorder` writes it) or the pipeline.
+lane (`tool/call`, `prepare`, and commits — `finalize`/`finish`, `tool/result`, contexts —
+strictly in model order; only `dispatch` overlaps), the durability point before a body starts
+(each dispatch task first awaits `recorder.durable()`: the `tool/call`s recorded so far are
+fsynced together), turn cancellation and scheduler failure. Does not own the durable log's
+format (the `StepRecorder` writes it) or the pipeline.
 
 A call whose arguments are not JSON is created in the registry and answered at once with
 `INVALID_ARGS` (`tether.agent.arguments`): no policy, approval or dispatch runs for it, and it is
@@ -70,10 +72,14 @@ class ToolCallRequest:
 
 
 class StepRecorder(Protocol):
-    """Writes the durable pair of each call. `tool_call` returns the event's seq. Either raises
+    """Writes the durable pair of each call. `tool_call` returns the event's seq; `durable`
+    makes every `tool/call` recorded so far durable, and is awaited in a call's dispatch task
+    before its body may start (so the calls that start together share one fsync). Each raises
     `SessionWriteFailed` when the log cannot be written (see the module note)."""
 
     async def tool_call(self, call: ToolCallRequest) -> int: ...
+
+    async def durable(self) -> None: ...
 
     async def tool_result(
         self, call: ToolCallRequest, call_seq: int, result: ToolExecutionResult
@@ -251,12 +257,23 @@ class _Step:
         if prepared.kind == "dispatch":
             if self.stopped:  # a failure elsewhere: prepared, but never dispatched
                 return
-            task = asyncio.get_running_loop().create_task(self.runtime.dispatch(prepared.call))
+            task = asyncio.get_running_loop().create_task(self._dispatch(prepared.call))
             task.add_done_callback(self._settled)
             self.in_flight[task] = index
         else:
             slot.result = prepared.result
             slot.needs_post = prepared.kind == "post-result"
+
+    async def _dispatch(self, call: Call) -> Dispatched:
+        """The dispatch task: the call's `tool/call` durable first (one fsync covers every call
+        recorded since the last; the lane has usually started the rest of the group by the time
+        this runs), then the pipeline's dispatch. A log that cannot sync is lost recording: the
+        step's calls abort, so this dispatch sees the abort and never runs the body (ABD)."""
+        try:
+            await self.recorder.durable()
+        except SessionWriteFailed as exc:
+            self._lose(exc)
+        return await self.runtime.dispatch(call)
 
     async def _wait_any(self) -> None:
         while True:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     app: cyclopts.App  # built on first use by `__getattr__`
 
-__all__ = ["COMMANDS", "HELP", "ROUTES", "app", "main", "run"]
+__all__ = ["COMMANDS", "HELP", "ROUTES", "app", "main", "run", "version_text"]
 
 HELP: Final = "tether: an agent harness whose tool runtime gets cancellation right."
 
@@ -87,6 +87,7 @@ def _build(routed: dict[str, str] | None = None) -> cyclopts.App:
     built = cyclopts.App(
         name="tether",
         help=HELP,
+        version=version_text(),
         version_flags=["--version", "-V"],
         help_format="plaintext",  # the markdown renderer (rich.markdown) costs ~100 ms to import
     )
@@ -140,14 +141,19 @@ def _quick(args: list[str]) -> int | None:
         sys.stdout.write(_quick_help())
         return 0
     if args in (["--version"], ["-V"]):
-        from importlib.metadata import PackageNotFoundError, version
-
-        try:
-            sys.stdout.write(version("tether") + "\n")
-        except PackageNotFoundError:
-            sys.stdout.write("unknown\n")
+        sys.stdout.write(version_text() + "\n")
         return 0
     return None
+
+
+def version_text() -> str:
+    """What `tether --version` prints: tether's version and the Python running it, e.g.
+    `tether 0.1.0 (CPython 3.11.7)`. The version is `tether.__version__`, its one source."""
+    from .. import __version__
+
+    name = sys.implementation.name  # not `platform`: it imports `re`, 10 ms for one word
+    python = {"cpython": "CPython", "pypy": "PyPy"}.get(name, name)
+    return f"tether {__version__} ({python} {sys.version.split()[0]})"
 
 
 def _escape_unencodable() -> None:

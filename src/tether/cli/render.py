@@ -4,16 +4,14 @@ Owns: how agent events look on a terminal (rich). Text streams to stdout as it a
 `run` on a terminal); tool and retry lines go to stderr, one line each, never wrapped or cut by
 tether (a terminal wraps them itself; a log keeps them whole). When `run`'s stdout is piped, text is
 not streamed: stdout gets only the final answer (printed by the command), stderr the progress.
+rich is imported for the first status line, not before `run`'s first model request (~35 ms).
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from typing import TextIO
-
-from rich.console import Console
-from rich.markup import escape
+from typing import TYPE_CHECKING, TextIO
 
 from ..agent.events import (
     AgentEvent,
@@ -26,7 +24,17 @@ from ..agent.events import (
 )
 from ..tools.results import ToolFailure
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
 __all__ = ["TurnRenderer", "notice_text", "summarize_arguments"]
+
+
+def escape(text: str) -> str:
+    """`rich.markup.escape`, imported when a status line is first printed."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
 
 
 def summarize_arguments(raw: str, limit: int = 60) -> str:
@@ -72,11 +80,19 @@ class TurnRenderer:
     ) -> None:
         self._text_out = text_out
         self._progress_out = progress_out
-        self._tools = tools or Console(stderr=True, highlight=False, soft_wrap=True)
+        self._console = tools  # built for the first status line (see the module docstring)
         self._mid_line = False
         self._shown = ""  # this step's text already written, across attempts
         self._attempt = ""  # the current attempt's text
         self._buffer = ""  # text_out=None: this step's text not written yet
+
+    @property
+    def _tools(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(stderr=True, highlight=False, soft_wrap=True)
+        return self._console
 
     def __call__(self, event: AgentEvent) -> None:
         match event:

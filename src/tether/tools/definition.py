@@ -2,9 +2,11 @@
 
 Owns: what a tool declares (name, description, model-facing parameters, output schema and
 rendering, body, `finalize_content`, `timeout_ms`, `is_concurrency_safe`) and the compiled pieces
-built once per definition (output canonicalizer, argument validator). `define_tool` validates
-arguments *inside* the body wrapper, so `INVALID_ARGS` happens after policy and wrappers, exactly
-where the spec puts it. `@tool` infers a parameters model from a typed signature.
+built once per definition, on first use (the argument validator at the first call, the output
+canonicalizer's `TypeAdapter` at the first result: booting defines every tool, most never
+run). `define_tool` validates arguments *inside* the body wrapper, so `INVALID_ARGS` happens
+after policy and wrappers, exactly where the spec puts it. `@tool` infers a parameters model
+from a typed signature.
 """
 
 from __future__ import annotations
@@ -154,10 +156,18 @@ def define_tool(
             timeout_ms=timeout_ms,
             is_concurrency_safe=is_concurrency_safe,
         )
-    model = _frozen_model(parameters)
     body_is_async = inspect.iscoroutinefunction(execute)
 
-    validate_model = model.__pydantic_validator__.validate_python  # model_validate, one frame less
+    model: type[BaseModel] = parameters
+    validate_model: Callable[[object], object]
+
+    def first_validation(args: object) -> object:
+        # The frozen model is built for the first call, not here: a boot defines every tool.
+        nonlocal validate_model
+        validate_model = _frozen_model(model).__pydantic_validator__.validate_python
+        return validate_model(args)
+
+    validate_model = first_validation
     body: Callable[[Any, ToolRunContext], Any] = execute
 
     def validated(args: object) -> object:
@@ -186,7 +196,7 @@ def define_tool(
 
         def classify(args: object) -> bool:
             try:
-                validated = model.model_validate(args)
+                validated = validate_model(args)
             except ValidationError:
                 return False
             return user_classify(cast(Any, validated)) is True

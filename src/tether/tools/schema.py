@@ -109,20 +109,30 @@ _EXACT_SCALARS: dict[type, type] = {str: str, int: int, bool: bool}
 
 def compile_output_schema(schema: object) -> ValueCanonicalizer:
     """Build the canonicalizer for an output schema once: `None` is any JSON value; a type is
-    validated with a pydantic `TypeAdapter` and dumped in JSON mode; a mapping is a JSON Schema
-    (the subset the registry enforces)."""
+    validated with a pydantic `TypeAdapter` (built on the first value that is not already its
+    own canonical form) and dumped in JSON mode; a mapping is a JSON Schema (the subset the
+    registry enforces, checked now)."""
     if schema is None:
         return _any_json
     if isinstance(schema, Mapping):
         from .json_schema import compile_json_schema
 
         return compile_json_schema(cast(Mapping[str, object], schema))
-    adapter: TypeAdapter[Any] = TypeAdapter(cast(Any, schema))
     exact = _EXACT_SCALARS.get(schema) if isinstance(schema, type) else None
+    adapter: TypeAdapter[Any] | None = None  # built for the first value that needs it
 
     def canonical(tool_name: str, value: object) -> JsonValue:
+        nonlocal adapter
         if exact is not None and type(value) is exact:
             return value  # type: ignore[return-value]  # already its own canonical JSON form
+        if adapter is None:  # not at definition: a boot defines every tool, most never run
+            try:
+                adapter = TypeAdapter(cast(Any, schema))
+            except Exception as exc:
+                raise TypeError(
+                    f'tool "{tool_name}": its output schema {schema!r} cannot validate values'
+                    f" ({exc}); declare a type pydantic supports, or a JSON Schema mapping"
+                ) from None
         try:
             dumped = adapter.dump_python(adapter.validate_python(value), mode="json")
         except ValidationError as exc:

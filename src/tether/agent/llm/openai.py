@@ -1,9 +1,15 @@
-"""The OpenAI-compatible adapter: streaming chat completions over `openai.AsyncOpenAI`.
+"""The OpenAI-compatible adapter: streaming chat completions over one `httpx2.AsyncClient`.
 
-Owns: the HTTP exchange (one `POST /chat/completions` per request through the SDK, `max_retries=0`:
+Owns: the HTTP exchange (one `POST {base_url}/chat/completions` per request, no retries here:
 retrying is the `RetryPolicy`'s job), SSE reading with the idle watchdog, closing the HTTP stream
 on abort, idle timeout or early exit, and translating every failure into an `LlmError`. The wire
-format itself lives in `tether.agent.llm.wire`; the SDK is imported on first use.
+format itself lives in `tether.agent.llm.wire`; httpx2 is imported on first use.
+
+Why not the `openai` SDK: one streamed POST is all this adapter sends, and the SDK costs a
+quarter of a second to import (its typed models, and aiohttp), paid before a `tether run`'s
+first request (issue 27 §1). A plain-HTTP route (`http://127.0.0.1:8000/v1`, a local vLLM or
+Ollama) builds no certificate store: its TLS context trusts nothing, so it can never verify
+anything (no redirects are followed; an `https://` route gets the default verified context).
 
 Cancellation design
 -------------------
@@ -42,8 +48,9 @@ from .transport import LlmRequest
 from .wire import ChunkTranslator, build_body, error_text, is_context_overflow, is_quota
 
 if TYPE_CHECKING:
+    import ssl
+
     import httpx2
-    from openai import AsyncOpenAI
 
 __all__ = ["OpenAICompatibleTransport", "check_credential"]
 
@@ -105,33 +112,40 @@ def check_credential(route: LlmRoute) -> str | None:
     return key
 
 
+class _StatusError(Exception):
+    """The server answered the POST with an HTTP error status (its body already read)."""
+
+    def __init__(self, status: int, body: object, headers: httpx2.Headers) -> None:
+        super().__init__(f"HTTP {status}")
+        self.status = status
+        self.body = body  # the JSON body when it parses, else its text
+        self.headers = headers
+
+
 class OpenAICompatibleTransport:
     """An `LlmTransport` for any OpenAI-compatible `/chat/completions` endpoint (DeepSeek too)."""
 
     def __init__(self, route: LlmRoute) -> None:
         self._route = route
-        self._client: AsyncOpenAI | None = None
+        self._url = route.base_url.rstrip("/") + "/chat/completions"
+        self._client: httpx2.AsyncClient | None = None
         self._closed = False
 
     @property
     def route(self) -> LlmRoute:
         return self._route
 
-    def _sdk(self, key: str | None) -> AsyncOpenAI:
+    def _http(self) -> httpx2.AsyncClient:
         if self._closed:
             raise LlmError("llm transport is closed", "TRANSPORT")
         if self._client is None:
             import httpx2
-            from openai import AsyncOpenAI
 
-            route = self._route
-            connect = route.connect_timeout_ms / 1000
-            self._client = AsyncOpenAI(
-                base_url=route.base_url,
-                api_key=key or "unused",
-                max_retries=0,
+            connect = self._route.connect_timeout_ms / 1000
+            self._client = httpx2.AsyncClient(
                 timeout=httpx2.Timeout(connect=connect, read=None, write=connect, pool=connect),
-                default_headers=dict(route.headers),
+                verify=_tls_context(self._url),
+                follow_redirects=False,
             )
         return self._client
 
@@ -140,7 +154,7 @@ class OpenAICompatibleTransport:
         self._closed = True
         client, self._client = self._client, None
         if client is not None:
-            await client.close()
+            await client.aclose()
 
     async def stream(
         self, request: LlmRequest, *, signal: AbortSignal
@@ -149,8 +163,15 @@ class OpenAICompatibleTransport:
         route = self._route
         key = check_credential(route)
         body = build_body(request, route)
-        client = self._sdk(key)
-        headers = {"accept": "text/event-stream"}
+        client = self._http()
+        headers = {
+            "accept": "text/event-stream",
+            "content-type": "application/json",
+            "user-agent": _user_agent(),
+            **route.headers,
+        }
+        if key is not None:
+            headers["authorization"] = f"Bearer {key}"
         if request.session_id:
             headers["x-tether-session-id"] = request.session_id
         watchdog = idle_watchdog(signal, route.stream_idle_timeout_ms, LLM_STREAM_IDLE_TIMEOUT)
@@ -158,16 +179,8 @@ class OpenAICompatibleTransport:
         reader: AsyncIterator[bytes] | None = None
         try:
             self._raise_if_aborted(watchdog, signal)
-            post = client.post(
-                "/chat/completions",
-                cast_to=_response_type(),
-                body=body,
-                stream=True,
-                options={"headers": headers},
-            )
-            response = cast(
-                "httpx2.Response", await self._await(watchdog, signal, _Once(post), True)
-            )
+            post = _post(client, self._url, body, headers)
+            response = await self._await(watchdog, signal, _Once(post), True)
             decoder = SseDecoder()
             translator = ChunkTranslator()
             reader = response.aiter_bytes()
@@ -230,10 +243,8 @@ class OpenAICompatibleTransport:
             raise self._translate(error, is_request) from error
 
     def _translate(self, error: Exception, is_request: bool) -> LlmError:
-        from openai import APIStatusError
-
         route = self._route
-        if isinstance(error, APIStatusError):
+        if isinstance(error, _StatusError):
             return _status_error(route, error)
         detail = str(error.__cause__ or error) or type(error).__name__
         if is_request and _connect_failure(error):
@@ -245,6 +256,43 @@ class OpenAICompatibleTransport:
             )
         phase = f"request to {route.base_url}" if is_request else f"stream from {route.base_url}"
         return LlmError(f"{route.label} {phase} failed: {detail}", "TRANSPORT", cause=error)
+
+
+async def _post(
+    client: httpx2.AsyncClient, url: str, body: JsonValue, headers: dict[str, str]
+) -> httpx2.Response:
+    """POST the request and return the streaming response; an error status reads its body and
+    raises `_StatusError` (the response closed)."""
+    payload = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    request = client.build_request("POST", url, content=payload.encode(), headers=headers)
+    response = await client.send(request, stream=True)
+    if response.status_code < 400:
+        return response
+    try:
+        raw = await response.aread()
+    finally:
+        await response.aclose()
+    try:
+        parsed: object = json.loads(raw)
+    except ValueError:
+        parsed = raw.decode(errors="replace")
+    raise _StatusError(response.status_code, parsed, response.headers)
+
+
+def _tls_context(url: str) -> ssl.SSLContext | bool:
+    """Default verification for an `https://` route; for a plain-HTTP one a context with no
+    trusted certificates (loading the store costs ~20 ms; this one would refuse any peer)."""
+    if url.lower().startswith("https://"):
+        return True
+    import ssl
+
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies, and trusts no one
+
+
+def _user_agent() -> str:
+    from ... import __version__
+
+    return f"tether/{__version__}"
 
 
 def _connect_failure(error: BaseException) -> bool:
@@ -281,12 +329,6 @@ async def _close(reader: AsyncIterator[bytes]) -> None:
             await close()
 
 
-def _response_type() -> type[httpx2.Response]:
-    import httpx2
-
-    return httpx2.Response
-
-
 def _parse(data: str) -> JsonValue:
     try:
         return cast(JsonValue, json.loads(data))
@@ -294,18 +336,15 @@ def _parse(data: str) -> JsonValue:
         raise LlmError(f"malformed SSE payload: {data[:120]}", "MALFORMED_RESPONSE") from None
 
 
-def _status_error(route: LlmRoute, error: object) -> LlmError:
-    from openai import APIStatusError
-
-    err = cast(APIStatusError, error)
-    status = err.status_code
+def _status_error(route: LlmRoute, err: _StatusError) -> LlmError:
+    status = err.status
     body = err.body
     provider_message, text = error_text(body.get("error", body) if isinstance(body, dict) else None)
     shown = f"{route.label} error (HTTP {status})"
     if provider_message:
         shown = f"{shown}: {provider_message}"
     code, hint = _classify(route, status, text)
-    headers = err.response.headers
+    headers = err.headers
     request_id = headers.get("x-request-id") or headers.get("x-deepseek-request-id") or None
     return LlmError(
         f"{shown}{hint}",

@@ -46,6 +46,7 @@ __all__ = [
     "STEP_START",
     "SUBAGENT_SPAWNED",
     "SURFACE_TYPES",
+    "SYNCED_ON_APPEND",
     "TODO_WRITE",
     "TOOL_CALL",
     "TOOL_RESULT",
@@ -102,8 +103,14 @@ SURFACE_TYPES: Final = frozenset({USER_MESSAGE, ASSISTANT_MESSAGE, TOOL_RESULT})
 DURABLE_TYPES: Final = frozenset(
     {TOOL_CALL, TOOL_RESULT, CODE_DISPATCH_START, CODE_DISPATCH, TURN_END}
 )
-"""Events fsynced before `append` returns (others are written, not synced): a call's start and
-its result, a Code Mode sub-call's alike, and the end of a turn."""
+"""Events that are durable (fsynced) before the step that depends on them: a call's start and
+its result, a Code Mode sub-call's alike, and the end of a turn (the rule: `SessionLog`'s
+module docstring). `SYNCED_ON_APPEND` of them are fsynced before `append` returns; a
+`tool/call` and a `tool/result` are synced by the next durability point, one fsync for all."""
+
+SYNCED_ON_APPEND: Final = frozenset({CODE_DISPATCH_START, CODE_DISPATCH, TURN_END})
+"""The `DURABLE_TYPES` fsynced before `append` returns: a turn's end is reported right after
+it, and a Code Mode sub-call starts right after its start is logged."""
 
 
 class SessionError(HarnessError):

@@ -1,11 +1,9 @@
 """`SessionLog`: the single writer of one append-only JSONL session file.
 
 Owns: appending events (contiguous `seq`, lossless JSON, one `os.write` per line on an
-`O_APPEND` descriptor), durability (`tool/call`, `tool/result`, Code Mode's
-`tool/code-dispatch-start` and `tool/code-dispatch`, and `turn/end` are fsynced before `append`
-returns; other events are written to the OS and synced by the next durable one), lazy
-materialisation (nothing on disk until the first append; then header + first line are written to
-a temp file, fsynced and published with a hard link, and the directory is fsynced), the
+`O_APPEND` descriptor), durability (below), lazy materialisation (nothing on disk until the
+first append; then header + first line are written to a temp file, fsynced and published with
+a hard link, and the directory is fsynced), the
 call/result invariant at append time (a second `tool/result` for one call is refused), and the
 writer lock. Does not own reading, repair or listing (`files.py`, `repair.py`, `store.py`).
 
@@ -18,12 +16,42 @@ calls without one get `TOOL_OUTCOME_UNKNOWN` (recorded) or `TOOL_NOT_STARTED`, t
 and `turn/end {"kind": "error", ...}`. A process that never recovers leaves an open turn on disk,
 which crash repair closes the same way (without the held results).
 
-Appends are synchronous: an fsync blocks the event loop for its duration (~0.1-0.5 ms on a local
-SSD), which keeps a durable event ordered before whatever the caller does next.
+Durability (group commit). Every append is written to the OS at once (a killed process loses
+nothing it appended; only a crash of the machine can lose what was not fsynced). An fsync is
+paid once per *durability point* for everything written since the last one, not per event. The
+promise the log keeps — after any crash, every call has exactly one `tool/result`, and
+`TOOL_NOT_STARTED` is claimed only for a call whose body never ran — fixes the points:
+
+1. Before a tool body may start: its `tool/call` is durable (else a crash after the body began
+   would lose the call, and repair would say `TOOL_NOT_STARTED` about work that happened). The
+   step scheduler asks for this (`StepRecorder.durable`) in each call's dispatch task, so the
+   calls that start together share one fsync.
+2. Before each model request: everything the request is built from (the user's message, the
+   step's tool results) is durable — the provider acts on it (`AgentLoop` awaits `durable()`).
+3. Before a turn's end is reported: `turn/end` is durable, and with it every result of the
+   turn. It is fsynced as it is appended (`SYNCED_ON_APPEND`); `AgentLoop` appends it with
+   `sync=False` and awaits `durable()` before it returns the outcome.
+4. Code Mode's sub-calls are logged through `tools/code-dispatch-log` right before they run, so
+   `tool/code-dispatch-start` and `tool/code-dispatch` are fsynced as they are appended.
+5. `close()` and the publication of a new session (temp file fsynced, hard-linked, directory
+   fsynced) are durability points too; so is an explicit `sync()` (a subagent's link).
+
+Between points a `tool/result` may be seen by observers (`ToolCallFinished`) before it is
+durable; a machine crash in that window records the call `TOOL_OUTCOME_UNKNOWN`, never a second
+result and never `TOOL_NOT_STARTED`. Two or three fsyncs per model step remain (the batch before
+its calls start, the one before the next request, and `turn/end`), whatever the number of calls.
+
+`sync()` and the fsyncs of `append` block the event loop for their duration (~0.1-0.5 ms on a
+local SSD), which keeps a durable event ordered before whatever the caller does next.
+`durable()` keeps the same order for the awaiting task without blocking the loop on a slow
+disk: an fsync runs in a worker thread, so a thousand agents in one process do not queue behind
+each other's disk waits, and the tasks of one log that need it durable at once share one fsync
+(on tmpfs or a fast SSD, where an fsync costs less than the thread's hop, it runs inline).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import fcntl
 import json
@@ -216,8 +244,9 @@ def _encode(record: dict[str, JsonValue]) -> bytes:
 class SessionLog:
     """The open writer of one session (create or open one through `SessionStore`).
 
-    Invariants: `events[i].seq == i`; every event in `events` is on disk (synced if durable); at
-    most one `tool/result` per call id; the writer lock is held until `close()`.
+    Invariants: `events[i].seq == i`; every event in `events` is written to the file (and synced
+    by the durability points of the module docstring); at most one `tool/result` per call id; the
+    writer lock is held until `close()`.
     """
 
     def __init__(
@@ -235,6 +264,8 @@ class SessionLog:
         self._lock = lock
         self._fd: int | None = None
         self._size = size  # None: not materialised yet
+        self._synced = size  # the file's size at its last fsync (None: not materialised)
+        self._flight: asyncio.Future[None] | None = None  # the fsync `durable()` awaits
         self._answered: set[str] = set()
         self._calls: set[str] = set()
         self._failure: SessionWriteFailed | None = None  # the failed state (see the module)
@@ -306,8 +337,12 @@ class SessionLog:
         *,
         source_event_seqs: Sequence[int] | None = None,
         ignorable: bool = False,
+        sync: bool | None = None,
     ) -> SessionEvent:
-        """Append one event and return it (with its seq and time).
+        """Append one event and return it (with its seq and time). `sync`: None follows the
+        type's rule (`SYNCED_ON_APPEND` are fsynced before this returns); False leaves the fsync
+        to the next durability point, which the caller must reach (`await durable()`) before it
+        reports the event.
 
         Raises SessionError: `SESSION_CLOSED`, `SESSION_INVALID_EVENT` (data not lossless JSON,
         a core event missing its call id), `SESSION_DUPLICATE_RESULT` (a second result for a
@@ -340,7 +375,7 @@ class SessionLog:
                 f" failure ({self._failure}); nothing more is written until it recovers"
             )
         try:
-            self._commit(event)
+            self._commit(event, sync=sync)
         except SessionWriteFailed:
             self._hold(event)
             raise
@@ -389,7 +424,7 @@ class SessionLog:
         if self._size is None:
             self._materialize(line)
         else:
-            self._write(line, event.type in ev.DURABLE_TYPES if sync is None else sync)
+            self._write(line, event.type in ev.SYNCED_ON_APPEND if sync is None else sync)
         self._events.append(event)
         self._track(event)
 
@@ -463,7 +498,7 @@ class SessionLog:
             self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
         except OSError as error:  # the file is published; it is whole (header + first line)
             raise self._failed("cannot open", error) from error
-        self._size = len(payload)
+        self._size = self._synced = len(payload)
 
     def _write(self, line: bytes, sync: bool) -> None:
         fd, size = self._fd, self._size
@@ -478,26 +513,83 @@ class SessionLog:
                 os.ftruncate(fd, size)
             raise self._failed("cannot append to", error) from error
         self._size = size + len(line)
+        if sync:
+            self._synced = self._size
+
+    @property
+    def unsynced(self) -> bool:
+        """Whether something written is not yet fsynced (the next `sync()` pays one fsync)."""
+        return self._size != self._synced
 
     def sync(self) -> None:
-        """fsync everything written so far (a no-op before the file exists).
+        """Make everything written so far durable: one fsync, none when nothing is pending
+        (or before the file exists). A durability point (see the module docstring).
 
         Raises SessionWriteFailed when the fsync fails (the log is then failed).
         """
-        if self._fd is not None:
+        if self._fd is not None and self._size != self._synced:
             try:
                 os.fsync(self._fd)
             except OSError as error:
                 raise self._failed("cannot sync", error) from error
+            self._synced = self._size
+
+    async def durable(self) -> None:
+        """`sync()` without blocking the event loop on a slow disk: the fsync runs in a worker
+        thread (on a duplicate of the descriptor, so `close()` never races it), and the tasks
+        that need this log durable at the same time share one fsync. While fsyncs take less
+        than `INLINE_FSYNC_NS` (tmpfs, a fast SSD) it runs inline instead: the thread's hop
+        would cost more than it saves. Returns once everything written before the call is on
+        disk. A durability point (see the module docstring).
+
+        Raises SessionWriteFailed when the fsync fails (the log is then failed).
+        """
+        want = self._size
+        while self._fd is not None and want is not None and self._synced is not None:
+            if self._synced >= want:
+                return
+            if self._failure is not None:
+                raise self._failure
+            flight = self._flight
+            if flight is None:
+                if _last_fsync_ns[0] < INLINE_FSYNC_NS:
+                    self._timed_sync()
+                    continue
+                flight = self._flight = asyncio.ensure_future(self._fsync_off_loop())
+                flight.add_done_callback(_retrieved)
+            await asyncio.shield(flight)  # a cancelled waiter leaves the fsync to the others
+
+    def _timed_sync(self) -> None:
+        began = time.perf_counter_ns()
+        self.sync()
+        _last_fsync_ns[0] = time.perf_counter_ns() - began
+
+    async def _fsync_off_loop(self) -> None:
+        fd, size = self._fd, self._size
+        try:
+            if fd is None or size is None:
+                return
+            copy = os.dup(fd)
+            try:
+                _last_fsync_ns[0] = await asyncio.to_thread(_timed_fsync, copy)
+            except OSError as error:
+                raise self._failed("cannot sync", error) from error
+            finally:
+                os.close(copy)
+            if self._synced is not None and size > self._synced:
+                self._synced = size
+        finally:
+            self._flight = None
 
     def close(self) -> None:
-        """Sync, close the file and release the writer lock. Idempotent; never raises for I/O
-        (every durable event was synced when it was appended)."""
+        """Sync what is pending, close the file and release the writer lock. Idempotent; never
+        raises for I/O (what a durability point needed was synced at that point)."""
         fd, self._fd = self._fd, None
         if fd is not None:
             try:
-                with contextlib.suppress(OSError):
-                    os.fsync(fd)
+                if self._size != self._synced:
+                    with contextlib.suppress(OSError):
+                        os.fsync(fd)
             finally:
                 os.close(fd)
         self._lock.release()
@@ -522,9 +614,12 @@ class SessionLog:
     def turn_start(self, turn: int) -> SessionEvent:
         return self.append(ev.TURN_START, {"turn": turn})
 
-    def turn_end(self, turn: int, reason: Mapping[str, object]) -> SessionEvent:
-        """`reason`: `{"kind": "completed"|"aborted"|"blocked"|"error"|"max-tokens", ...}`."""
-        return self.append(ev.TURN_END, {"turn": turn, "reason": dict(reason)})
+    def turn_end(
+        self, turn: int, reason: Mapping[str, object], *, sync: bool | None = None
+    ) -> SessionEvent:
+        """`reason`: `{"kind": "completed"|"aborted"|"blocked"|"error"|"max-tokens", ...}`.
+        Fsynced before this returns, unless `sync=False` (see `append`)."""
+        return self.append(ev.TURN_END, {"turn": turn, "reason": dict(reason)}, sync=sync)
 
     def step_start(self, turn: int, step: int) -> SessionEvent:
         return self.append(ev.STEP_START, {"turn": turn, "step": step})
@@ -604,6 +699,26 @@ class SessionLog:
             meta=result.meta,
             call_seq=call_seq,
         )
+
+
+INLINE_FSYNC_NS = 200_000
+"""An fsync faster than this (the last one measured in this process) runs inline in
+`durable()`; a slower one in a worker thread."""
+
+_last_fsync_ns = [0]
+
+
+def _timed_fsync(fd: int) -> int:
+    """fsync `fd` (in a worker thread); how long it took, in ns."""
+    began = time.perf_counter_ns()
+    os.fsync(fd)
+    return time.perf_counter_ns() - began
+
+
+def _retrieved(flight: asyncio.Future[None]) -> None:
+    """Mark a shared fsync's failure as seen (its waiters may all have been cancelled)."""
+    if not flight.cancelled():
+        flight.exception()
 
 
 def _write_all(fd: int, data: bytes) -> None:

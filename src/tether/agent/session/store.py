@@ -45,6 +45,7 @@ from .files import (
     read_log,
 )
 from .history import derive_messages, last_turn
+from .index import CachedSummary, FileIdentity, ListingIndex
 from .log import ChildRepair, RepairReport, SessionLog, WriterLock, fsync_dir, same_file
 from .repair import interrupted_turn_closers, open_turn, spawned_children
 from .salvage import plan_salvage, resume_repairs
@@ -361,11 +362,28 @@ class SessionStore:
         """Remove what writers that are gone left behind: temp files of a creation that never
         published its file, and a directory that holds no session. Sessions with a live
         writer (its lock is held) are left alone. Returns the paths removed; never raises for
-        I/O (a sweep is housekeeping)."""
+        I/O (a sweep is housekeeping). A directory the listing index knows clean at its
+        current mtime is not looked into (`index.py`)."""
         removed: list[Path] = []
-        for directory in self._directories():
+        index = ListingIndex(self.root)
+        try:
+            entries = list(os.scandir(self.root))
+        except OSError:
+            return removed
+        for entry in sorted(entries, key=lambda e: e.name):
             with contextlib.suppress(OSError):
-                removed.extend(_sweep(directory))
+                if not entry.is_dir():
+                    continue
+                seen = entry.stat().st_mtime_ns  # before looking: a later change moves it
+                if index.known_clean(entry.name, seen):
+                    continue
+                gone, clean = _sweep(Path(entry.path))
+                removed.extend(gone)
+                if clean and not gone:
+                    index.mark_clean(entry.name, seen)
+                elif not clean:
+                    index.forget_clean(entry.name)
+        index.save(prune=False)
         return removed
 
     def _directories(self) -> list[Path]:
@@ -387,16 +405,39 @@ class SessionStore:
             ) from error
 
     def list_sessions(self) -> list[SessionSummary]:
-        """Every readable session under the root, most recently modified first."""
+        """Every readable session under the root, most recently modified first. A log the
+        listing index recorded with its current identity is not read again (`index.py`)."""
         try:
-            entries = list(self.root.iterdir())
-        except FileNotFoundError:
+            entries = list(os.scandir(self.root))
+        except (FileNotFoundError, NotADirectoryError):
             return []
+        index = ListingIndex(self.root)
         found: list[SessionSummary] = []
         for entry in entries:
-            summary = _summarize(entry / LOG_NAME)
-            if summary is not None:
-                found.append(summary)
+            log_path = os.path.join(entry.path, LOG_NAME)  # a str: a Path costs more than a stat
+            try:
+                stat = os.stat(log_path)
+            except OSError:
+                continue
+            identity = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+            cached = index.summary(entry.name, identity)
+            path = Path(log_path)
+            if cached is None:
+                cached = _read_summary(path, identity)
+                if cached is None:
+                    continue
+                index.remember(entry.name, cached)
+            summary = SessionSummary(
+                id=cached.id,
+                path=path,
+                created_at=cached.created_at,
+                modified_at=stat.st_mtime_ns // 1_000_000,
+                size=stat.st_size,
+                cwd=cached.cwd,
+                title=cached.title,
+            )
+            found.append(summary)
+        index.save(prune=True)
         found.sort(key=lambda s: (s.modified_at, s.created_at), reverse=True)
         return found
 
@@ -517,23 +558,24 @@ def _side_file(path: Path) -> Path:
     return side
 
 
-def _sweep(directory: Path) -> list[Path]:
-    """Sweep one session directory (see `SessionStore.sweep`)."""
+def _sweep(directory: Path) -> tuple[list[Path], bool]:
+    """Sweep one session directory (see `SessionStore.sweep`): what it removed, and whether the
+    directory is clean now (a published log, no temp file)."""
     temps = sorted(directory.glob(f".{LOG_NAME}.*.tmp"))
     lock_path = directory / LOCK_NAME
     has_log = os.path.lexists(directory / LOG_NAME)
     if not temps and has_log:
-        return []
+        return [], True
     if not temps and not lock_path.exists():
-        return []
+        return [], False
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            return []  # a live writer: it is creating or writing this session
+            return [], False  # a live writer: it is creating or writing this session
         if not same_file(fd, lock_path):
-            return []  # another sweep removed it meanwhile
+            return [], False  # another sweep removed it meanwhile
         removed: list[Path] = []
         for temp in temps:
             temp.unlink()
@@ -544,14 +586,15 @@ def _sweep(directory: Path) -> list[Path]:
             with contextlib.suppress(OSError):  # side files of a salvage keep it
                 directory.rmdir()
                 removed.append(directory)
-        return removed
+            return removed, False
+        return removed, True
     finally:
         os.close(fd)
 
 
-def _summarize(path: Path) -> SessionSummary | None:
+def _read_summary(path: Path, identity: FileIdentity) -> CachedSummary | None:
+    """The header and title of the log at `path` (whose identity was taken before reading)."""
     try:
-        stat = path.stat()
         with path.open("rb") as file:
             header = SessionHeader.from_json(json.loads(file.readline()))
             title = None
@@ -566,15 +609,7 @@ def _summarize(path: Path) -> SessionSummary | None:
                     break
     except (OSError, ValueError, SessionError):
         return None
-    return SessionSummary(
-        id=header.id,
-        path=path,
-        created_at=header.created_at,
-        modified_at=stat.st_mtime_ns // 1_000_000,
-        size=stat.st_size,
-        cwd=header.cwd,
-        title=title,
-    )
+    return CachedSummary(identity, header.id, header.created_at, header.cwd, title)
 
 
 def _title(line: bytes) -> str | None:

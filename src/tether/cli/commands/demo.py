@@ -121,8 +121,16 @@ def _demo_entry(entry: PluginEntry, workspace: Path) -> PluginEntry:
     return entry
 
 
-def _script() -> list[object]:
-    return [
+def _code_mode_installed() -> bool:
+    """Whether the `code-mode` extra (pydantic-monty) is installed: without it (a plain
+    `pip install tether`) the demo skips its Code Mode turn and says how to get it."""
+    from importlib.util import find_spec
+
+    return find_spec("pydantic_monty") is not None
+
+
+def _script(*, code_mode: bool) -> list[object]:
+    turns: list[object] = [
         # turn 1
         tool_calls_reply(
             ("call_read_notes", "read", '{"file_path": "NOTES.md"}'),
@@ -152,17 +160,23 @@ def _script() -> list[object]:
             ),
             ("call_after", "read", '{"file_path": "levels.csv"}'),
         ),
-        # turn 3: one program instead of three model round trips
-        tool_calls_reply(("call_code", "run_code", json.dumps(_PROGRAM_ARGS))),
-        text_reply("Stock levels: bolts 120, nuts 80 (from one run_code program)."),
     ]
+    if code_mode:  # turn 3: one program instead of three model round trips
+        turns += [
+            tool_calls_reply(("call_code", "run_code", json.dumps(_PROGRAM_ARGS))),
+            text_reply("Stock levels: bolts 120, nuts 80 (from one run_code program)."),
+        ]
+    return turns
 
 
 async def _run(console: Console, workspace: Path, home: Path) -> int:
     for name, content in _FILES.items():
         (workspace / name).write_text(content)
+    code_mode = _code_mode_installed()
     async with AsyncExitStack() as stack:
-        server = await stack.enter_async_context(ScriptedModelServer(*_script()))  # type: ignore[arg-type]
+        server = await stack.enter_async_context(
+            ScriptedModelServer(*_script(code_mode=code_mode))  # type: ignore[arg-type]
+        )
         ctx = Context()
         stack.push_async_callback(ctx.dispose)
         entries = [
@@ -224,12 +238,20 @@ async def _run(console: Console, workspace: Path, home: Path) -> int:
         )
 
         console.rule("[bold]turn 3[/bold] · Code Mode: one program, three tool calls")
-        console.print("[dim]user › What are the stock levels? Use one program.[/dim]")
-        third = await agent.run_turn(
-            "What are the stock levels? Use one program.", signal=AbortController().signal
-        )
-        renderer.end_turn()
-        console.print(f"[dim]turn 3 ended: {third.kind}[/dim]\n")
+        third_completed = True
+        if code_mode:
+            console.print("[dim]user › What are the stock levels? Use one program.[/dim]")
+            third = await agent.run_turn(
+                "What are the stock levels? Use one program.", signal=AbortController().signal
+            )
+            renderer.end_turn()
+            third_completed = third.completed
+            console.print(f"[dim]turn 3 ended: {third.kind}[/dim]\n")
+        else:
+            console.print(
+                "[yellow]skipped: Code Mode needs the `code-mode` extra"
+                " (pip install 'tether[code-mode]')[/yellow]\n"
+            )
         session_id = session.id
         session.close()
 
@@ -242,7 +264,7 @@ async def _run(console: Console, workspace: Path, home: Path) -> int:
             "\n[dim]The model was a scripted local server; the tools, processes, files, policy "
             f"and log were real. Workspace: {workspace}  Sessions: {home / 'sessions'}[/dim]"
         )
-        ok = first.completed and second.kind == "aborted" and third.completed and status == 0
+        ok = first.completed and second.kind == "aborted" and third_completed and status == 0
         return 0 if ok else 1
 
 

@@ -22,7 +22,6 @@ from typing import Annotated
 import cyclopts
 
 from ...agent.session import SessionError, SessionEvent, SessionStore
-from .agent import chat
 
 __all__ = ["app", "check", "list_sessions", "repair", "resume", "show"]
 
@@ -211,4 +210,6 @@ async def resume(
     cwd: Annotated[Path | None, cyclopts.Parameter(name="--cwd")] = None,
 ) -> int:
     """Repair a session left open by a crash and continue it in `tether chat`."""
+    from .agent import chat  # the agent loop and its model client: only this command needs them
+
     return await chat(config=config, model=model, cwd=cwd, resume=session_id)
