@@ -19,7 +19,9 @@ if TYPE_CHECKING:
     from .agent import Agent as Agent
     from .agent import AgentEvent as AgentEvent
     from .agent import LlmConfig as LlmConfig
+    from .agent import Notice as Notice
     from .agent import ReasoningDelta as ReasoningDelta
+    from .agent import ResponseComplete as ResponseComplete
     from .agent import Retrying as Retrying
     from .agent import RunResult as RunResult
     from .agent import RunStream as RunStream
@@ -88,7 +90,9 @@ if TYPE_CHECKING:
 _SOURCES: dict[str, str] = {
     "Agent": "tether.agent",
     "AgentEvent": "tether.agent",
+    "Notice": "tether.agent",
     "ReasoningDelta": "tether.agent",
+    "ResponseComplete": "tether.agent",
     "Retrying": "tether.agent",
     "RunResult": "tether.agent",
     "RunStream": "tether.agent",
@@ -201,9 +205,11 @@ __all__ = [
     "IdleWatchdog",
     "JsonValue",
     "LlmConfig",
+    "Notice",
     "PostToolDecision",
     "PreToolDecision",
     "ReasoningDelta",
+    "ResponseComplete",
     "Retrying",
     "RunResult",
     "RunStream",

@@ -25,6 +25,7 @@ import pytest
 from tether import (
     AbortController,
     ReasoningDelta,
+    ResponseComplete,
     StepStarted,
     TextDelta,
     ToolCallFinished,
@@ -234,19 +235,26 @@ async def test_run_stream_yields_the_turns_events_in_order_and_the_result_last(r
     async with rig.agent(builtins=False) as agent:
         events = [event async for event in agent.run_stream("go", signal=signal())]
 
-    finished, last = events[2], events[-1]
+    first, finished, second, last = events[1], events[3], events[8], events[-1]
+    assert isinstance(first, ResponseComplete)
     assert isinstance(finished, ToolCallFinished)
+    assert isinstance(second, ResponseComplete)
     assert isinstance(last, TurnFinished)
     assert events == [
         StepStarted(1, 1),
+        first,
         ToolCallStarted("c1", "shout", '{"text": "hi"}'),
         finished,
         StepStarted(1, 2),
         ReasoningDelta("Think."),
         TextDelta("Hel"),
         TextDelta("lo"),
+        second,
         last,
     ]
+    assert (first.turn, first.step, first.stopped) == (1, 1, "tool-calls")
+    assert [c.id for c in first.message.tool_calls] == ["c1"]
+    assert (second.step, second.stopped, second.message.text) == (2, "stop", "Hello")
     assert (finished.call_id, finished.code, finished.is_error) == ("c1", None, False)
     assert (last.result.text, last.result.outcome.reason) == ("Hello", {"kind": "completed"})
     assert codes(last.result.tool_calls) == [("c1", "shout", None, False)]

@@ -11,6 +11,7 @@ retryable ones per `RetryPolicy`, never after an abort, and never 401.
 
 import asyncio
 import contextlib
+import json
 from collections.abc import AsyncGenerator, AsyncIterator
 
 import pytest
@@ -26,6 +27,7 @@ from tether.agent.llm import (
     RetryPolicy,
     resolve_route,
 )
+from tether.agent.llm.openai import check_credential
 from tether.agent.llm.sse import SseDecoder, SseEvent
 from tether.agent.messages import (
     BlockEnd,
@@ -123,6 +125,28 @@ async def test_streamed_text_and_tool_calls_are_assembled(
     assert result.finish == Finish("tool-calls")
     assert result.usage == TokenUsage(input_tokens=40, output_tokens=20, cache_read_tokens=60)
     assert result.retries == 0
+
+
+async def test_deepseeks_cache_hit_and_miss_counts_are_read(
+    server: ScriptedModelServer, llm: Llm
+) -> None:
+    counts = {
+        "prompt_tokens": 1200,
+        "completion_tokens": 7,
+        "prompt_cache_hit_tokens": 1000,
+        "prompt_cache_miss_tokens": 200,
+    }
+    server.push(
+        reply(
+            text("ok"),
+            finish("stop"),
+            raw(f"data: {json.dumps({'choices': [], 'usage': counts})}\n\n"),
+        )
+    )
+
+    result = await llm.generate(HELLO, signal=AbortController().signal)
+
+    assert result.usage == TokenUsage(input_tokens=200, output_tokens=7, cache_read_tokens=1000)
 
 
 async def test_the_stream_emits_block_ends_usage_and_one_finish_after_done(
@@ -512,6 +536,21 @@ async def test_a_missing_key_fails_before_any_request(server: ScriptedModelServe
         )
     ]
     assert server.requests == []
+
+
+def test_with_no_model_configured_the_error_names_every_way_to_configure_one() -> None:
+    route = resolve_route(LlmConfig(), {})
+
+    with pytest.raises(LlmError) as raised:
+        check_credential(route)
+
+    assert (raised.value.code, str(raised.value)) == (
+        "MISSING_CREDENTIAL",
+        "llm: no model is configured; export DEEPSEEK_API_KEY (DeepSeek), OPENAI_API_KEY "
+        "(OpenAI), or OPENAI_BASE_URL for any OpenAI-compatible server (vLLM, Ollama, LM "
+        "Studio; OPENAI_MODEL names the model, OPENAI_API_KEY if it needs one), or configure "
+        "the llm plugin in tether.yml",
+    )
 
 
 async def test_a_404_names_the_model_and_where_it_came_from(server: ScriptedModelServer) -> None:

@@ -499,7 +499,7 @@ async def test_an_abort_mid_tool_records_aborted_and_synthesizes_the_unstarted_c
     log = rig.logs[0]
     assert [(e.data["call_id"]) for e in of_type(log, "tool/call")] == ["g1", "c2", "c3"]
     assert results(log) == [("g1", ABORTED), ("c2", ABD), ("c3", ABD)]
-    assert types(log.events)[-9:] == [
+    assert types(log.events)[-10:] == [
         "assistant/message",
         "tool/call",
         "tool/result",
@@ -508,13 +508,14 @@ async def test_an_abort_mid_tool_records_aborted_and_synthesizes_the_unstarted_c
         "tool/call",
         "tool/result",
         "step/end",
+        "user/message",  # g1's context, recorded for the next turn
         "turn/end",
     ]
     assert len(rig.server.requests) == 1
     assert rig.store.check(log.id) == []
 
 
-async def test_contexts_of_an_aborted_turn_are_parked_until_the_next_turn(rig: Rig) -> None:
+async def test_contexts_of_an_aborted_turn_are_recorded_in_it_for_the_next_turn(rig: Rig) -> None:
     rig.server.push(tool_calls_reply(("g1", "gated", '{"note": "parked note"}')), text_reply("ok"))
     controller = live()
     agent = rig.agent()
@@ -524,16 +525,16 @@ async def test_contexts_of_an_aborted_turn_are_parked_until_the_next_turn(rig: R
     await turn
 
     log = rig.logs[0]
-    assert [m.id for m in agent.parked_contexts] != []
-    assert len(of_type(log, "user/message")) == 1
+    assert agent.parked_contexts == ()
+    kinds = [e.type for e in log.events]
+    assert kinds[-2:] == ["user/message", "turn/end"]
 
     outcome = await agent.run_turn("second", signal=live().signal)
 
     assert outcome.completed
     messages: list[Any] = [m.data for m in of_type(log, "user/message")]
     texts = [m["content"][0]["text"] for m in messages]
-    assert texts == ["first", "second", "parked note"]
-    assert agent.parked_contexts == ()
+    assert texts == ["first", "parked note", "second"]
     assert rig.store.check(log.id) == []
 
 

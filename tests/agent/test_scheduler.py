@@ -24,9 +24,8 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
 
-from tether import AbortController, AbortSignal, ToolDefinition, ToolOutput, define_tool
+from tether import AbortController, AbortSignal, ToolDefinition, ToolOutput
 from tether.agent.scheduler import (
     StepOutcome,
     ToolCallRequest,
@@ -787,29 +786,22 @@ def test_unparsable_arguments_are_passed_on_as_the_raw_string() -> None:
     assert parse_arguments('{"path": "a.txt"') == '{"path": "a.txt"'
 
 
-async def test_unparsable_arguments_fail_a_typed_tool_with_invalid_args(step: StepHarness) -> None:
-    class ReadArgs(BaseModel):
-        path: str
+async def test_unparsable_arguments_are_answered_with_invalid_args_before_any_policy(
+    step: StepHarness,
+) -> None:
+    policed: list[str] = []
 
-    async def read(args: ReadArgs, exec: Any) -> str:
-        return args.path
+    async def pre_execute(exec: Any, next: Any) -> Any:
+        policed.append(exec.call_id)
+        return await next()
 
-    step.runtime.register(
-        define_tool(
-            name="read",
-            description="read a file",
-            parameters=ReadArgs,
-            output=ToolOutput(schema=str),
-            execute=read,
-        )
-    )
+    step.ctx.on("tools/pre-execute", pre_execute)
 
-    outcome = await step.run([call("r1", "read", '{"path": "a.txt"')])
+    outcome = await step.run([call("r1", "par", '{"path": "a.txt"')])
 
-    # The spec's text is `invalid arguments: "arguments" must be an object`; a pydantic-typed
-    # tool reports pydantic's root message instead (pinned in tests/tools/test_pipeline.py).
     message = (
-        "invalid arguments: arguments: Input should be a valid dictionary or instance of ReadArgs"
+        "invalid arguments: arguments are not valid JSON: Expecting ',' delimiter (line 1, "
+        'column 17); call "par" again with its arguments as one JSON object'
     )
     assert step.trace == [("call", "r1"), ("result", "r1", "INVALID_ARGS")]
     assert outcome.results[0].to_json() == {
@@ -817,3 +809,4 @@ async def test_unparsable_arguments_fail_a_typed_tool_with_invalid_args(step: St
         "content": [{"type": "text", "text": f"Error: {message}"}],
         "error": {"message": message, "info": {"name": "ToolArgsError", "code": "INVALID_ARGS"}},
     }
+    assert (policed, step.bodies, step.published) == ([], [], ["r1"])

@@ -38,7 +38,7 @@ from tether.plugins.permissions import Permissions
 from tether.plugins.shell import bash as bash_plugin
 from tether.plugins.shell import plugin as shell_plugin
 from tether.testing.scripted_model import ScriptedModelServer, text_reply, tool_calls_reply
-from tether.tools import ToolFailure, ToolRuntime, ToolSuccess
+from tether.tools import ToolExecutionInput, ToolFailure, ToolRuntime, ToolSuccess
 
 from ..plugins.hooks._support import FakeAgent, call_bash, events_of, text_of
 from ._support import TETHER, Cli, Terminal
@@ -97,6 +97,17 @@ def agent(session: SessionLog) -> FakeAgent:
 def expected_fingerprint(arguments: dict[str, Any]) -> str:
     canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+
+
+async def call(ctx: Context, name: str, arguments: object, agent: FakeAgent) -> ToolFailure:
+    """One call of `name` through the registry, expected to fail."""
+    signal = AbortController().signal
+    input = ToolExecutionInput(
+        call_id="c1", name=name, arguments=arguments, signal=signal, agent=agent
+    )
+    result = await ctx.tools.execute(input)
+    assert isinstance(result, ToolFailure)
+    return result
 
 
 # -- the service -----------------------------------------------------------------------------------
@@ -201,6 +212,45 @@ async def test_ctrl_c_while_the_prompt_waits_cancels_it_and_nothing_is_dispatche
     assert not (tmp_path / "ran").exists()
     (decided,) = events_of(session, "approval/decided")
     assert (decided["outcome"], decided["answered_by"]) == ("cancelled", "signal")
+
+
+async def test_a_call_of_an_unknown_tool_is_answered_unknown_tool_without_asking(
+    ctx: Context, agent: FakeAgent, session: SessionLog
+) -> None:
+    prompter = ScriptedPrompter("allow-once")
+    ctx.approval.attach(prompter)
+
+    result = await call(ctx, "frobnicate", {"x": 1}, agent)
+
+    assert (result.code, text_of(result)) == ("UNKNOWN_TOOL", 'Error: unknown tool "frobnicate"')
+    assert prompter.questions == []
+    assert events_of(session, "approval/") == []
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"description": "no command"}, "invalid arguments: command: Field required"),
+        ("touch ran", 'invalid arguments: "arguments" must be an object'),
+    ],
+)
+async def test_a_call_with_invalid_arguments_is_answered_invalid_args_without_asking(
+    ctx: Context,
+    agent: FakeAgent,
+    session: SessionLog,
+    tmp_path: Path,
+    arguments: object,
+    message: str,
+) -> None:
+    prompter = ScriptedPrompter("allow-once")
+    ctx.approval.attach(prompter)
+
+    result = await call(ctx, "bash", arguments, agent)
+
+    assert (result.code, result.error.message) == ("INVALID_ARGS", message)
+    assert prompter.questions == []
+    assert events_of(session, "approval/") == []
+    assert not (tmp_path / "ran").exists()
 
 
 async def test_without_a_prompter_the_answer_is_unavailable(

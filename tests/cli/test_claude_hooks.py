@@ -86,6 +86,62 @@ async def test_a_jq_stop_hook_reads_the_last_answer_from_the_transcript_and_bloc
     assert last["content"] == 'You said "I think it works"; run the tests first.'
 
 
+PROMISE_STOP_HOOK = """\
+# The completion-promise loop public Claude Code plugins use: the turn may end only once the last
+# answer holds <promise>DONE</promise>. It finds the answers by grepping the transcript for
+# Claude Code's compact `"role":"assistant"`, then reads the last one's text blocks with jq.
+set -euo pipefail
+input=$(cat)
+transcript=$(echo "$input" | jq -r '.transcript_path')
+if ! grep -q '"role":"assistant"' "$transcript"; then
+  echo "Warning: no assistant messages in the transcript; letting the stop through" >&2
+  exit 0
+fi
+last=$(grep '"role":"assistant"' "$transcript" | tail -n 1 | jq -r '
+  .message.content | map(select(.type == "text")) | map(.text) | join("\\n")')
+if [[ "$last" == *"<promise>DONE</promise>"* ]]; then
+  exit 0
+fi
+jq -n '{decision: "block", reason: "Keep going; end with <promise>DONE</promise> when done.",
+  systemMessage: "promise loop: not done yet"}'
+"""
+
+
+async def test_a_stop_hook_that_greps_for_the_compact_assistant_role_keeps_the_turn_going(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    install(cli, hook("Stop", "promise.sh"), **{"promise.sh": PROMISE_STOP_HOOK})
+    server.push(text_reply("I think it works"), text_reply("All fixed. <promise>DONE</promise>"))
+
+    done = await cli.run("run", "fix the build", timeout_s=30)
+
+    assert (done.code, done.stdout) == (0, "All fixed. <promise>DONE</promise>\n")
+    assert len(server.requests) == 2
+    last = server.requests[1].messages[-1]
+    assert (last["role"], last["content"]) == (
+        "user",
+        "Keep going; end with <promise>DONE</promise> when done.",
+    )
+    assert "no assistant messages" not in done.stderr
+    assert "⚠ Stop hook promise.sh: promise loop: not done yet\n" in done.stderr
+
+
+async def test_a_hooks_warning_on_stderr_reaches_the_screen_in_run(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    install(
+        cli,
+        hook("PostToolUse", "lint.sh", matcher="Bash"),
+        **{"lint.sh": "cat > /dev/null\necho 'warning: 3 lint issues in app.py' >&2\n"},
+    )
+    server.push(tool_calls_reply(bash("echo hi")), text_reply("done"))
+
+    done = await cli.run("run", "--yolo", "say hi", timeout_s=30)
+
+    assert (done.code, done.stdout) == (0, "done\n")
+    assert "⚠ PostToolUse hook lint.sh: warning: 3 lint issues in app.py\n" in done.stderr
+
+
 async def test_the_transcript_has_claude_codes_shape_with_tool_use_and_tool_result(
     cli: Cli, server: ScriptedModelServer
 ) -> None:

@@ -1,11 +1,12 @@
 """`tether run` honours the same policy as `tether chat` (issue 12 §1).
 
-Contract: `tether run` mounts the permission rules, the Claude Code hooks and the approval
-service, like `chat`. Deny rules always hold — under `--yolo` too. Hooks run. A call the rules
-would ask about is refused, because nobody can answer, with a tool result that tells the model so
-(and the user, on stderr, how to allow it) — unless `--yolo` or an `--allow` rule (Claude Code
-syntax, repeatable) permits it. `--yolo` says so in one line on stderr. Each test checks the
-filesystem — whether the bash command ran — and the exact tool result the model received.
+Contract: `tether run` mounts the permission rules, the Claude Code hooks and the approval service,
+like `chat`. Deny rules always hold — under `--yolo` too, and whatever path or wrapper runs the
+program (`/bin/rm`, `bash -c 'rm …'`). Hooks run. A call the rules would ask about is refused,
+because nobody can answer, with a tool result that tells the model so (and the user, on stderr, how
+to allow it) — unless `--yolo` or an `--allow` rule (Claude Code syntax, repeatable) permits it.
+`--yolo` says so in one line on stderr. Each test checks the filesystem — whether the bash command
+ran — and the exact tool result the model received.
 
 The model is a `ScriptedModelServer` on 127.0.0.1; `tether` runs as a real subprocess with no
 terminal (stdin is /dev/null).
@@ -70,6 +71,45 @@ async def test_a_deny_rule_holds_under_yolo(cli: Cli, server: ScriptedModelServe
     )
 
 
+@pytest.mark.parametrize(
+    "command",
+    ["/bin/rm keep.txt", "bash -c 'rm keep.txt'", "command rm keep.txt", "env rm keep.txt"],
+)
+async def test_a_deny_rule_holds_under_yolo_whatever_path_or_wrapper_runs_the_program(
+    cli: Cli, server: ScriptedModelServer, command: str
+) -> None:
+    (cli.work / ".claude").mkdir()
+    (cli.work / ".claude" / "settings.json").write_text('{"permissions":{"deny":["Bash(rm:*)"]}}')
+    (cli.work / "keep.txt").write_text("still here\n")
+    server.push(tool_calls_reply(bash(command)), text_reply("denied"))
+
+    done = await cli.run("run", "--yolo", "remove keep.txt")
+
+    assert (done.code, done.stdout) == (0, "denied\n")
+    assert (cli.work / "keep.txt").read_text() == "still here\n"
+    assert tool_result(server) == 'Error: denied by permission rule "Bash(rm:*)"'
+
+
+async def test_a_settings_file_that_cannot_be_read_stops_the_run_in_one_line(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    settings = cli.work / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"permissions": {"deny": ["Bash(rm:*)"]')
+    server.push(tool_calls_reply(bash("rm notes.txt")), text_reply("removed"))
+
+    done = await cli.run("run", "--yolo", "remove notes.txt")
+
+    assert (done.code, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"tether: {settings}: not valid JSON (Expecting ',' delimiter: line 1 column 40 (char "
+        "39)); fix the file or move it away (tether does not run without the permission rules "
+        "and hooks it may hold)\n"
+    )
+    assert (cli.work / "notes.txt").exists()
+    assert server.requests == []
+
+
 async def test_a_call_that_needs_approval_is_refused_and_the_model_is_told_why(
     cli: Cli, server: ScriptedModelServer
 ) -> None:
@@ -85,6 +125,52 @@ async def test_a_call_that_needs_approval_is_refused_and_the_model_is_told_why(
         'tether: "bash" needs approval: tether run is non-interactive; allow it with '
         "--allow 'Bash(rm new.txt)' or --yolo\n"
     ) in done.stderr
+
+
+async def test_a_call_of_an_unknown_tool_gets_unknown_tool_not_an_approval_refusal(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    server.push(tool_calls_reply(("t1", "frobnicate", "{}")), text_reply("no such tool"))
+
+    done = await cli.run("run", "frobnicate")
+
+    assert (done.code, done.stdout) == (0, "no such tool\n")
+    assert tool_result(server) == 'Error: unknown tool "frobnicate"'
+    assert "needs approval" not in done.stderr
+    assert "--allow" not in done.stderr
+
+
+async def test_arguments_that_are_not_json_are_answered_before_any_approval(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    server.push(
+        tool_calls_reply(("t1", "bash", '{"command": "touch x", "description": "d"')),
+        text_reply("fixed"),
+    )
+
+    done = await cli.run("run", "touch x")
+
+    assert (done.code, done.stdout) == (0, "fixed\n")
+    assert not (cli.work / "x").exists()
+    assert tool_result(server) == (
+        "Error: invalid arguments: arguments are not valid JSON: Expecting ',' delimiter "
+        '(line 1, column 42); call "bash" again with its arguments as one JSON object'
+    )
+    assert "needs approval" not in done.stderr
+    (summary,) = cli.sessions()
+    assert not [e for e in cli.store.load(summary.id).events if e.type.startswith("approval/")]
+
+
+async def test_invalid_arguments_for_a_typed_tool_name_no_internal_class_and_ask_nobody(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    server.push(tool_calls_reply(("t1", "bash", '"touch x"')), text_reply("fixed"))
+
+    done = await cli.run("run", "touch x")
+
+    assert (done.code, done.stdout) == (0, "fixed\n")
+    assert tool_result(server) == 'Error: invalid arguments: "arguments" must be an object'
+    assert "needs approval" not in done.stderr
 
 
 async def test_the_refusal_is_in_the_session_log_as_an_unavailable_approval(

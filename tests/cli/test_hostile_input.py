@@ -66,7 +66,9 @@ async def test_a_user_config_mapping_nested_5000_deep_fails_with_one_line_naming
     )
 
 
-async def test_a_claude_settings_file_nested_5000_deep_is_logged_and_skipped(cli: Cli) -> None:
+async def test_a_claude_settings_file_nested_5000_deep_stops_the_command_in_one_line(
+    cli: Cli,
+) -> None:
     settings = cli.work / ".claude" / "settings.json"
     settings.parent.mkdir()
     settings.write_text('{"hooks": ' + "[" * 5000 + "]" * 5000 + "}")
@@ -74,10 +76,11 @@ async def test_a_claude_settings_file_nested_5000_deep_is_logged_and_skipped(cli
     done = await cli.run("tools", "call", "bash", '{"command": "echo hi", "description": "x"}')
 
     assert (done.code, done.stdout, done.stderr) == (
-        0,
-        "hi\n",
-        f'hooks-claude-code: could not load hook config "{settings}": JSON nested too deeply to'
-        " read; simplify the file — no hooks registered\n",
+        2,
+        "",
+        f"tether: {settings}: not valid JSON (JSON nested too deeply to read; simplify the "
+        "file); fix the file or move it away (tether does not run without the permission rules "
+        "and hooks it may hold)\n",
     )
 
 

@@ -4,8 +4,8 @@ Contract: retries show one `retrying (n/5) in x.y s: <why>` line on stderr and t
 attempt's text is not printed again; a refused connection fails at once, without retries, with one
 line naming the base URL; the answer is printed once — streamed on a terminal, and when stdout is
 piped only the answer goes to stdout. The task can come from stdin (`-` or no argument);
-`--continue` adds a turn to this directory's latest session, `--resume ID` to a named one;
-`--output-format json` prints one result object, `stream-json` one event per line; `AGENTS.md` /
+`--continue` adds a turn to this directory's latest session, `--resume ID` to a named one
+(`--output-format json|stream-json`: tests/cli/test_output_format.py); `AGENTS.md` /
 `CLAUDE.md` of the project and `$TETHER_HOME/AGENTS.md` are in the system prompt.
 
 `tether` runs as a real subprocess against a `ScriptedModelServer`; the terminal tests give it a
@@ -98,6 +98,22 @@ async def test_piped_stdout_gets_only_the_answer_and_stderr_the_progress(
     assert "the answer" not in done.stderr
 
 
+async def test_progress_lines_on_stderr_are_never_wrapped_or_cut(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    server.push(tool_calls_reply(bash("rm notes.txt")), text_reply("could not"))
+
+    done = await cli.run("run", "remove notes.txt", timeout_s=30)
+
+    assert done.code == 0
+    failed = [line for line in done.stderr.splitlines() if line.startswith("✗ bash")]
+    assert len(failed) == 1, done.stderr
+    assert failed[0].endswith(
+        ' ms · tool "bash" requires approval, but no approval channel is available (tether run '
+        "is non-interactive; allow it with --allow 'Bash(rm notes.txt)' or --yolo)"
+    )
+
+
 async def test_on_a_terminal_the_answer_streams_once(cli: Cli, server: ScriptedModelServer) -> None:
     server.push(text_reply("the one answer", pieces=3))
     terminal = await Terminal.open([str(TETHER), "run", "say it"], cwd=cli.work, env=cli.env)
@@ -187,87 +203,6 @@ async def test_resume_adds_a_turn_to_the_named_session(
 
     assert done.code == 0
     assert user_texts(server, 2) == ["one", "three"]
-
-
-async def test_json_output_is_one_object_with_answer_session_outcome_usage_and_tool_calls(
-    cli: Cli, server: ScriptedModelServer
-) -> None:
-    server.push(tool_calls_reply(bash("exit 3", "call_1")), text_reply("it failed"))
-
-    done = await cli.run("run", "--yolo", "--output-format", "json", "try", timeout_s=30)
-
-    assert done.code == 0
-    result = json.loads(done.stdout)
-    (summary,) = cli.sessions()
-    assert result == {
-        "type": "result",
-        "result": "it failed",
-        "is_error": False,
-        "session_id": summary.id,
-        "model": "scripted",
-        "turn": 1,
-        "outcome": {"kind": "completed"},
-        "exit_code": 0,
-        "usage": result["usage"],
-        "tool_calls": [
-            {
-                "id": "call_1",
-                "name": "bash",
-                "input": {"command": "exit 3", "description": "a test command"},
-                "is_error": False,
-                "code": None,
-                "duration_ms": result["tool_calls"][0]["duration_ms"],
-            }
-        ],
-    }
-    assert set(result["usage"]) == {"input_tokens", "output_tokens"}
-
-
-async def test_json_output_of_a_failed_turn_keeps_the_exit_code(
-    cli: Cli, server: ScriptedModelServer
-) -> None:
-    server.push(http_error(400, "no such thing"))
-
-    done = await cli.run("run", "--output-format", "json", "try", timeout_s=30)
-
-    assert done.code == 1
-    result = json.loads(done.stdout)
-    assert (result["is_error"], result["exit_code"], result["outcome"]["kind"]) == (
-        True,
-        1,
-        "error",
-    )
-
-
-async def test_stream_json_prints_one_event_per_line_ending_with_the_result(
-    cli: Cli, server: ScriptedModelServer
-) -> None:
-    server.push(tool_calls_reply(bash("echo hi", "call_1")), text_reply("done"))
-
-    done = await cli.run("run", "--yolo", "--output-format", "stream-json", "try", timeout_s=30)
-
-    assert done.code == 0
-    events = [json.loads(line) for line in done.stdout.splitlines()]
-    assert [e["type"] for e in events] == [
-        "start",
-        "step",
-        "tool_call",
-        "tool_result",
-        "step",
-        "text",
-        "result",
-    ]
-    assert events[3] == {
-        "type": "tool_result",
-        "id": "call_1",
-        "name": "bash",
-        "is_error": False,
-        "code": None,
-        "duration_ms": events[3]["duration_ms"],
-        "content": "hi\n",
-    }
-    assert events[5] == {"type": "text", "text": "done"}
-    assert events[-1]["result"] == "done"
 
 
 async def test_agents_md_claude_md_and_the_users_agents_md_are_in_the_system_prompt(

@@ -131,7 +131,7 @@ async def test_a_rejected_call_gets_the_pipelines_denial_with_the_reason_and_nev
     assert result.reason == {"kind": "completed"}
     entries = await sessions.log_entries(client, handle.id)
     assert result_of(entries, "r1") == (
-        None,
+        "DENIED",
         'Error: the user rejected tool "bash": not on a Friday',
     )
     decided = [e.data for e in entries if e.type == "approval/decided"]

@@ -151,17 +151,24 @@ def test_run_on_temporal_with_json_output_prints_one_result_object(
     assert done.returncode == 0, done.stderr
     (line,) = done.stdout.splitlines()
     record = json.loads(line)
-    (call,) = record.pop("tool_calls")
-    assert record == {
+    extras = record.pop("tether")
+    (call,) = extras.pop("tool_calls")
+    timing = ("uuid", "duration_ms", "duration_api_ms", "usage")
+    assert {k: v for k, v in record.items() if k not in timing} == {
         "type": "result",
+        "subtype": "success",
         "result": "It said json.",
         "is_error": False,
+        "num_turns": 2,
         "session_id": session_id(done.stderr),
+        "total_cost_usd": None,
+        "permission_denials": [],
+    }
+    assert extras == {
         "model": "scripted",
         "turn": 1,
         "outcome": {"kind": "completed"},
         "exit_code": 0,
-        "usage": record["usage"],
     }
     assert call.pop("duration_ms") >= 0
     assert call == {
@@ -188,18 +195,11 @@ def test_run_on_temporal_with_stream_json_prints_the_turn_as_it_happens(
     done = cluster.tether(tmp_path, *args, "--output-format", "stream-json")
     assert done.returncode == 0, done.stderr
     records = [json.loads(line) for line in done.stdout.splitlines()]
-    assert [r["type"] for r in records] == [
-        "start",
-        "step",
-        "tool_call",
-        "tool_result",
-        "step",
-        "text",
-        "result",
-    ]
-    assert records[0]["session_id"] == records[-1]["session_id"] == session_id(done.stderr)
-    assert records[3]["content"] == "stream\n"
-    assert (records[5]["text"], records[-1]["result"]) == ("Streamed.", "Streamed.")
+    assert [r["type"] for r in records] == ["system", "assistant", "user", "assistant", "result"]
+    assert {r["session_id"] for r in records} == {session_id(done.stderr)}
+    assert records[2]["message"]["content"][0]["content"] == "stream\n"
+    assert records[3]["message"]["content"] == [{"type": "text", "text": "Streamed."}]
+    assert records[-1]["result"] == "Streamed."
 
 
 def test_piped_stdout_carries_only_the_answer_while_the_server_restarts(

@@ -56,6 +56,11 @@ def success_json(rendered: str) -> dict[str, Any]:
     return {"is_error": False, "content": [text(rendered)]}
 
 
+def denied_json(reason: str) -> dict[str, Any]:
+    """The wire form of a denial: content `Error: <reason>`, code `DENIED`."""
+    return error_json(reason, "ToolDenied", "DENIED")
+
+
 def error_json(message: str, name: str | None = None, code: str | None = None) -> dict[str, Any]:
     """The wire form of a registry-made failure: content `Error: <message>`, info when given."""
     error: dict[str, Any] = {"message": message}

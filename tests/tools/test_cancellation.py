@@ -53,6 +53,7 @@ from .conftest import (
     Recorder,
     aborted_signal,
     call,
+    denied_json,
     error_json,
     raw_tool,
     text,
@@ -165,7 +166,7 @@ async def test_a_pre_execute_denial_that_settles_after_cancellation_is_kept(
     controller.abort()
     gate.open()
 
-    assert (await task).to_json() == error_json("policy denied the call")
+    assert (await task).to_json() == denied_json("policy denied the call")
     assert recorder.counts == {"pre": 0, "around": 0, "body": 0, "post": 1, "result": 1}
 
 
@@ -237,7 +238,7 @@ async def test_a_rejection_that_settles_after_cancellation_is_kept(ctx: Context)
 
     result = await _ask_while_cancelled(ctx, Rejecting("rejected"))
 
-    assert result.to_json() == error_json('the user rejected tool "echo"')
+    assert result.to_json() == denied_json('the user rejected tool "echo"')
 
 
 async def test_an_approval_granted_after_cancellation_meets_the_guards_then_is_aborted(
@@ -288,7 +289,7 @@ async def test_a_guard_denial_during_cancellation_is_kept(ctx: Context) -> None:
 
     result = await ctx.tools.execute(call(signal=controller.signal))
 
-    assert result.to_json() == error_json("guard denial")
+    assert result.to_json() == denied_json("guard denial")
 
 
 # -- rows 9-14: dispatch -------------------------------------------------------------------------
@@ -987,7 +988,7 @@ async def test_a_failure_reached_before_the_task_is_cancelled_is_published_uncha
 
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert [result.to_json() for _, result in recorder.published] == [error_json("denied")]
+    assert [result.to_json() for _, result in recorder.published] == [denied_json("denied")]
 
 
 async def _resolved(value: object) -> object:

@@ -35,7 +35,16 @@ from tether import (
 )
 from tether.kernel import Context
 
-from .conftest import ABD_JSON, aborted_signal, call, error_json, raw_tool, success_json, text
+from .conftest import (
+    ABD_JSON,
+    aborted_signal,
+    call,
+    denied_json,
+    error_json,
+    raw_tool,
+    success_json,
+    text,
+)
 
 
 class Finalizer:
@@ -81,7 +90,7 @@ def _nothing(ctx: Context) -> None:
     ("setup", "arguments", "signal", "expected"),
     [
         pytest.param(_nothing, {}, None, success_json("ok"), id="success"),
-        pytest.param(_pre_denies, {}, None, error_json("denied"), id="denial"),
+        pytest.param(_pre_denies, {}, None, denied_json("denied"), id="denial"),
         pytest.param(_nothing, {}, aborted_signal, ABD_JSON, id="pre-aborted"),
         pytest.param(
             _nothing,
@@ -167,7 +176,7 @@ async def test_a_finalizer_replaces_the_content_of_a_failure_and_keeps_its_error
     assert result.to_json() == {
         "is_error": True,
         "content": [text("finalized")],
-        "error": {"message": "denied"},
+        "error": {"message": "denied", "info": {"name": "ToolDenied", "code": "DENIED"}},
     }
 
 

@@ -491,9 +491,19 @@ async def test_arguments_that_are_not_an_object_are_reported_at_the_root(ctx: Co
     result = await ctx.tools.execute(call("configure", '{"servers": ['))
 
     assert result.to_json() == error_json(
-        "invalid arguments: arguments: Input should be a valid dictionary or instance of Config",
-        "ToolArgsError",
-        "INVALID_ARGS",
+        'invalid arguments: "arguments" must be an object', "ToolArgsError", "INVALID_ARGS"
+    )
+
+
+async def test_a_nested_value_that_is_not_an_object_never_names_the_model_class(
+    ctx: Context,
+) -> None:
+    ctx.tools.register(config_tool())
+
+    result = await ctx.tools.execute(call("configure", {"servers": ["a"]}))
+
+    assert result.to_json() == error_json(
+        "invalid arguments: servers[0]: Input should be an object", "ToolArgsError", "INVALID_ARGS"
     )
 
 

@@ -35,7 +35,7 @@ from tether import (
 )
 from tether.kernel import Context
 
-from .conftest import Recorder, call, error_json, raw_tool, success_json
+from .conftest import Recorder, call, denied_json, error_json, raw_tool, success_json
 
 AGENT = object()
 
@@ -86,9 +86,9 @@ async def test_a_pre_execute_denial_ends_the_call_with_its_reason_and_runs_post_
 
     result = await ctx.tools.execute(call())
 
-    assert result.to_json() == error_json("policy says no")
+    assert result.to_json() == denied_json("policy says no")
     assert isinstance(result, ToolFailure)
-    assert result.error.info is None
+    assert result.code == "DENIED"
     assert recorder.counts == {"pre": 0, "around": 0, "body": 0, "post": 1, "result": 1}
 
 
@@ -150,7 +150,7 @@ async def test_a_listener_can_transform_the_downstream_decision(ctx: Context) ->
 
     result = await ctx.tools.execute(call())
 
-    assert result.to_json() == error_json("overruled Allow")
+    assert result.to_json() == denied_json("overruled Allow")
 
 
 async def test_pre_execute_sees_frozen_arguments_and_the_callers_signal(ctx: Context) -> None:
@@ -229,7 +229,7 @@ async def test_ask_without_an_approval_service_is_denied_with_the_default_text(
 
     result = await ctx.tools.execute(call(agent=AGENT))
 
-    assert result.to_json() == error_json('tool "echo" requires approval (not yet supported)')
+    assert result.to_json() == denied_json('tool "echo" requires approval (not yet supported)')
 
 
 async def test_ask_without_an_approval_service_is_denied_with_the_asks_reason(
@@ -240,7 +240,7 @@ async def test_ask_without_an_approval_service_is_denied_with_the_asks_reason(
 
     result = await ctx.tools.execute(call(agent=AGENT))
 
-    assert result.to_json() == error_json("writes outside the project")
+    assert result.to_json() == denied_json("writes outside the project")
 
 
 async def test_ask_without_an_agent_is_denied_without_asking_the_service(ctx: Context) -> None:
@@ -251,7 +251,7 @@ async def test_ask_without_an_agent_is_denied_without_asking_the_service(ctx: Co
 
     result = await ctx.tools.execute(call())
 
-    assert result.to_json() == error_json(
+    assert result.to_json() == denied_json(
         'tool "echo" requires approval, but the call has no agent to route it through'
     )
     assert approval.requests == []
@@ -315,7 +315,7 @@ async def test_an_approval_answer_other_than_allowed_once_denies_with_its_text(
 
     result = await ctx.tools.execute(call(agent=AGENT))
 
-    assert result.to_json() == error_json(message)
+    assert result.to_json() == denied_json(message)
     assert recorder.counts == {"pre": 0, "around": 0, "body": 0, "post": 1, "result": 1}
 
 
@@ -357,7 +357,7 @@ async def test_the_approval_service_is_looked_up_on_every_ask(ctx: Context) -> N
 
     after = await ctx.tools.execute(call(agent=AGENT))
 
-    assert before.to_json() == error_json('tool "echo" requires approval (not yet supported)')
+    assert before.to_json() == denied_json('tool "echo" requires approval (not yet supported)')
     assert after.to_json() == success_json("ok")
 
 
@@ -369,7 +369,7 @@ async def test_an_approved_call_still_meets_the_guards(ctx: Context) -> None:
 
     result = await ctx.tools.execute(call(agent=AGENT))
 
-    assert result.to_json() == error_json("guard says no")
+    assert result.to_json() == denied_json("guard says no")
 
 
 # -- guards --------------------------------------------------------------------------------------
@@ -383,7 +383,7 @@ async def test_a_guard_string_denies_and_post_execute_still_runs(
 
     result = await ctx.tools.execute(call())
 
-    assert result.to_json() == error_json("no echo today")
+    assert result.to_json() == denied_json("no echo today")
     assert recorder.counts == {"pre": 1, "around": 0, "body": 0, "post": 1, "result": 1}
 
 
@@ -393,7 +393,7 @@ async def test_an_empty_string_from_a_guard_still_denies(ctx: Context) -> None:
 
     result = await ctx.tools.execute(call())
 
-    assert result.to_json() == error_json("")
+    assert result.to_json() == denied_json("")
 
 
 async def test_guards_run_in_registration_order_and_the_first_denial_wins(ctx: Context) -> None:
@@ -413,7 +413,7 @@ async def test_guards_run_in_registration_order_and_the_first_denial_wins(ctx: C
 
     result = await ctx.tools.execute(call())
 
-    assert result.to_json() == error_json("first denial")
+    assert result.to_json() == denied_json("first denial")
     assert calls == ["abstains", "denies"]
 
 
@@ -424,7 +424,7 @@ async def test_a_prepended_allow_cannot_bypass_a_guard(ctx: Context) -> None:
 
     result = await ctx.tools.execute(call())
 
-    assert result.to_json() == error_json("guarded")
+    assert result.to_json() == denied_json("guarded")
 
 
 async def test_a_guard_sees_the_execution(ctx: Context) -> None:
@@ -503,7 +503,7 @@ async def test_a_guard_registered_by_an_earlier_guard_runs_in_the_same_evaluatio
 
     result = await ctx.tools.execute(call())
 
-    assert result.to_json() == error_json("late denial")
+    assert result.to_json() == denied_json("late denial")
     assert calls == ["first", "late"]
 
 
@@ -533,5 +533,5 @@ async def test_a_guard_replacing_the_last_guard_of_its_generation_waits_for_the_
     assert calls == ["first"]
 
     second_result = await ctx.tools.execute(call("t"))
-    assert second_result.to_json() == error_json("replacement denial")
+    assert second_result.to_json() == denied_json("replacement denial")
     assert calls == ["first", "replacement"]

@@ -144,7 +144,7 @@ async def test_content_replacement_on_a_failure_keeps_its_error(ctx: Context) ->
     assert result.to_json() == {
         "is_error": True,
         "content": [text("softened")],
-        "error": {"message": "denied"},
+        "error": {"message": "denied", "info": {"name": "ToolDenied", "code": "DENIED"}},
     }
 
 

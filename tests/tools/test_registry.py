@@ -26,7 +26,7 @@ from tether import ToolDefinition, ToolExecution, ToolOutput, define_tool
 from tether.kernel import Context
 from tether.tools import JsonSchemaError, ToolRuntime
 
-from .conftest import call, error_json, raw_tool, success_json
+from .conftest import call, denied_json, error_json, raw_tool, success_json
 
 ALREADY = (
     'tool "echo" is already registered (for a per-agent variant, register through that '
@@ -220,7 +220,7 @@ async def test_disposing_a_plugin_removes_its_tools_and_guards(ctx: Context) -> 
     ctx.tools.register(raw_tool("other"))
     handle = await ctx.plugin(ToolPlugin)
     assert (await ctx.tools.execute(call("plugged"))).to_json() == success_json("ok")
-    assert (await ctx.tools.execute(call("other"))).to_json() == error_json("plugin guard")
+    assert (await ctx.tools.execute(call("other"))).to_json() == denied_json("plugin guard")
 
     await handle.dispose()
 

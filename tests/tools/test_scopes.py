@@ -30,7 +30,7 @@ import pytest
 from tether import Deny, ToolExecution, ToolExecutionResult
 from tether.kernel import Context, PluginError
 
-from .conftest import call, error_json, raw_tool, success_json
+from .conftest import call, denied_json, error_json, raw_tool, success_json
 
 UNKNOWN = "ToolNotFoundError", "UNKNOWN_TOOL"
 
@@ -473,8 +473,8 @@ async def test_a_scoped_guard_sees_only_its_agents_and_descendants_calls(tools: 
     scoped.scope(child)
     tools.scope(other)
 
-    assert await run(tools, "read", parent) == error_json("parent says no")
-    assert await run(tools, "read", child) == error_json("parent says no")
+    assert await run(tools, "read", parent) == denied_json("parent says no")
+    assert await run(tools, "read", child) == denied_json("parent says no")
     assert await run(tools, "read", other) == success_json("global read")
     assert await run(tools, "read") == success_json("global read")
 
@@ -560,7 +560,7 @@ async def test_a_scoped_pre_execute_listener_decides_only_its_agents_calls(
 
     tools.scope(agent).on("tools/pre-execute", deny)
 
-    assert await run(tools, "read", agent) == error_json("scoped policy")
+    assert await run(tools, "read", agent) == denied_json("scoped policy")
     assert await run(tools, "read", Agent("b")) == success_json("global read")
 
 

@@ -17,7 +17,9 @@ if TYPE_CHECKING:
     from .api import PluginSpec as PluginSpec
     from .api import ToolSpec as ToolSpec
     from .events import AgentEvent as AgentEvent
+    from .events import Notice as Notice
     from .events import ReasoningDelta as ReasoningDelta
+    from .events import ResponseComplete as ResponseComplete
     from .events import Retrying as Retrying
     from .events import RunResult as RunResult
     from .events import StepStarted as StepStarted
@@ -40,7 +42,9 @@ _SOURCES: dict[str, str] = {
     "StreamClosed": "tether.agent.stream",
     "ToolSpec": "tether.agent.api",
     "AgentEvent": "tether.agent.events",
+    "Notice": "tether.agent.events",
     "ReasoningDelta": "tether.agent.events",
+    "ResponseComplete": "tether.agent.events",
     "Retrying": "tether.agent.events",
     "RunResult": "tether.agent.events",
     "StepStarted": "tether.agent.events",
@@ -75,8 +79,10 @@ __all__ = [
     "AgentEvent",
     "AgentLoop",
     "LlmConfig",
+    "Notice",
     "PluginSpec",
     "ReasoningDelta",
+    "ResponseComplete",
     "Retrying",
     "RunResult",
     "RunStream",

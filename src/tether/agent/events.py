@@ -7,13 +7,14 @@ anything (`tether.agent.loop`, `tether.agent.api`).
 
 A turn's events, in order: per step `StepStarted`, the model's `ReasoningDelta`s and
 `TextDelta`s as they stream (`Retrying` when a failed model request is re-issued: the text the
-failed attempt streamed is superseded by the next attempt's), then per tool call
+failed attempt streamed is superseded by the next attempt's) and `ResponseComplete` with the
+whole response and its token usage, then per tool call
 `ToolCallStarted` and `ToolCallFinished` (results in model order; a call the turn's abort kept
-from starting gets both, with code `ABORTED_BEFORE_DISPATCH`). An `Agent` with a context window
-adds `CompactionStarted` and then `CompactionFinished` or `CompactionFailed` when it summarises
-the conversation into a new session (before a step, or on `Agent.compact()` between turns).
-`Agent.run_stream` ends with `TurnFinished`, carrying the same `RunResult` that `Agent.run`
-returns.
+from starting gets both, with code `ABORTED_BEFORE_DISPATCH`); a `Notice` (a hook's warning)
+at any point. An `Agent` with a context window adds `CompactionStarted` and then
+`CompactionFinished` or `CompactionFailed` when it summarises the conversation into a new session
+(before a step, or on `Agent.compact()` between turns). `Agent.run_stream` ends with
+`TurnFinished`, carrying the same `RunResult` that `Agent.run` returns.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ..tools.results import ToolExecutionResult, ToolFailure
 
 if TYPE_CHECKING:
     from .loop import TurnOutcome
+    from .messages import AssistantMessage, TokenUsage
 
 __all__ = [
     "AgentEvent",
@@ -34,7 +36,9 @@ __all__ = [
     "CompactionFinished",
     "CompactionStarted",
     "LoopEvent",
+    "Notice",
     "ReasoningDelta",
+    "ResponseComplete",
     "Retrying",
     "RunResult",
     "StepStarted",
@@ -67,6 +71,20 @@ class ReasoningDelta:
     """A piece of the model's reasoning, as it streams (models that expose it)."""
 
     text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseComplete:
+    """Step `step`'s model response is complete and recorded: the whole `message` (text,
+    reasoning and tool calls, in stream order), its token `usage` (None when the server sent
+    none) and how it `stopped` (`stop`, `tool-calls` or `max-tokens`). Its tool calls start
+    after this."""
+
+    turn: int
+    step: int
+    message: AssistantMessage
+    usage: TokenUsage | None
+    stopped: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +129,16 @@ class ToolCallFinished:
     ) -> ToolCallFinished:
         code = result.code if isinstance(result, ToolFailure) else None
         return ToolCallFinished(call_id, name, code, result.is_error, duration_ms, result)
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """Something for the person running the agent to see, never sent to the model: a hook's
+    warning (its stderr, its `systemMessage`) or why it failed. `source` says who said it
+    (`Stop hook "stop.sh"`); `text` is one or more lines."""
+
+    source: str
+    text: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +211,14 @@ class TurnFinished:
 
 
 LoopEvent: TypeAlias = (
-    StepStarted | TextDelta | ReasoningDelta | Retrying | ToolCallStarted | ToolCallFinished
+    StepStarted
+    | TextDelta
+    | ReasoningDelta
+    | ResponseComplete
+    | Retrying
+    | ToolCallStarted
+    | ToolCallFinished
+    | Notice
 )
 """What `AgentLoop` emits while a turn runs."""
 

@@ -28,7 +28,9 @@ session it returns replaces `agent.session` for the rest of the turn (see `Agent
 Cancellation: the caller owns the turn's `AbortSignal` (the CLI aborts it on Ctrl-C). The signal
 reaches the model stream (closed on abort) and every tool call; started calls are awaited and
 recorded, unstarted ones get synthetic `ABORTED_BEFORE_DISPATCH` pairs, and the turn ends
-`{"kind": "aborted"}`. Contexts accepted during an aborted turn stay parked for the next turn.
+`{"kind": "aborted"}`. Contexts accepted during a turn that ends before a step delivers them (an
+aborted turn: a subagent's partial output) are recorded in that turn, after its last results:
+the next turn reads them from the log — in this process, or after `--resume` in another.
 
 A session log that cannot be written (`SessionWriteFailed`: a full disk, an I/O error) stops the
 turn: the step's started calls are aborted and awaited (their results stay held by the log), and
@@ -51,11 +53,14 @@ from ..core.errors import error_message
 from ..core.json import JsonValue, snapshot
 from ..core.signals import AbortSignal
 from ..kernel import Context
+from ..tools.arrivals import settle_tools
 from ..tools.registry import ToolRuntime
 from ..tools.results import ToolExecutionResult, UserMessage, user_message
 from .events import (
     LoopEvent,
+    Notice,
     ReasoningDelta,
+    ResponseComplete,
     Retrying,
     StepStarted,
     TextDelta,
@@ -234,6 +239,10 @@ class AgentLoop:
         """Park a context message for the next step (it follows the step's other input)."""
         self._next_step.append(message)
 
+    def notify(self, source: str, text: str) -> None:
+        """Show `text` to the person running the agent (a `Notice` event), not to the model."""
+        self._emit(Notice(source, text))
+
     def _emit(self, event: LoopEvent) -> None:
         if self._on_event is not None:
             self._on_event(event)
@@ -301,10 +310,13 @@ class AgentLoop:
             reason = _failure_reason(exc, signal)
         except BaseException:
             with contextlib.suppress(SessionWriteFailed):
+                self._record_parked(session)
                 session.turn_end(turn, {"kind": "aborted", "reason": {"kind": "interrupted"}})
             raise
         try:
             if session.failure is None:
+                if reason.get("kind") != "blocked":
+                    self._record_parked(session)
                 session.turn_end(turn, reason, sync=False)
                 await session.durable()  # before the end is reported (and off the event loop)
         except SessionWriteFailed:
@@ -312,6 +324,15 @@ class AgentLoop:
         if session.failure is not None:
             return TurnOutcome(turn, self._write_failed(), text)
         return TurnOutcome(turn, reason, text)
+
+    def _record_parked(self, session: SessionLog) -> None:
+        """Record the contexts still parked when a turn ends (an aborted subagent's partial
+        output, a hook's context) as user messages of that turn: the next turn reads them from
+        the log, in this process or after a resume. Raises SessionWriteFailed (what was not
+        written stays parked)."""
+        while self._next_step:
+            session.user_message(self._next_step[0])
+            del self._next_step[0]
 
     def _write_failed(self) -> dict[str, JsonValue]:
         """The reason of a turn the session log could not record (never itself recorded)."""
@@ -405,6 +426,8 @@ class AgentLoop:
 
     async def _step(self, turn: int, step: int, signal: AbortSignal) -> tuple[str, str]:
         session = self.session
+        if self._ctx is not None:
+            await settle_tools(self._ctx, signal=signal)  # tools still arriving (MCP servers)
         request = LlmRequest(
             messages=session.messages(),
             system=self._system_prompt(),
@@ -462,6 +485,7 @@ class AgentLoop:
         message = generation.message
         usage: TokenUsage | None = generation.usage
         session.assistant_message(turn, step, message, usage=usage, source_event_seqs=chunk_seqs)
+        self._emit(ResponseComplete(turn, step, message, usage, generation.finish.kind))
         if generation.finish.kind == "max-tokens":
             return "max-tokens", message.text
         calls = message.tool_calls

@@ -8,6 +8,10 @@ strictly in model order; only `dispatch` overlaps), the durability point before 
 fsynced together), turn cancellation and scheduler failure. Does not own the durable log's
 format (the `StepRecorder` writes it) or the pipeline.
 
+A call whose arguments are not JSON is created in the registry and answered at once with
+`INVALID_ARGS` (`tether.agent.arguments`): no policy, approval or dispatch runs for it, and it is
+committed in model order like any other result.
+
 Turn cancellation (the turn signal aborts): no new call starts; started calls run to quiescence
 and are committed normally (the registry classifies them); every call that never started gets a
 synthetic durable pair — `tool/call` then a `tool/result` of `ABORTED_BEFORE_DISPATCH` — that
@@ -36,7 +40,6 @@ caller); they are awaited and committed, unstarted calls get synthetic pairs, an
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -47,6 +50,7 @@ from ..tools.outcomes import supersede
 from ..tools.pipeline import Dispatched, Prepared
 from ..tools.registry import ToolRuntime
 from ..tools.results import ToolExecutionResult, UserMessage, aborted_before_dispatch_result
+from .arguments import malformed_arguments_result, read_arguments
 from .session import SessionWriteFailed
 
 __all__ = [
@@ -93,14 +97,8 @@ class StepOutcome:
 
 
 def parse_arguments(raw: str) -> object:
-    """`{}` for an empty string, the parsed JSON when it parses, else the raw string itself (so a
-    typed tool answers `INVALID_ARGS`)."""
-    if raw.strip() == "":
-        return {}
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return raw
+    """`{}` for an empty string, the parsed JSON when it parses, else the raw string itself."""
+    return read_arguments(raw).value
 
 
 @dataclass(slots=True)
@@ -130,15 +128,17 @@ class _Step:
         self.max_parallel = max_parallel
         self.cancellation = AbortController()  # aborted when our task is cancelled
         self.call_signal = AbortSignal.any(signal, self.cancellation.signal)
+        arguments = [read_arguments(c.arguments) for c in calls]
+        self.malformed = [a.problem for a in arguments]
         self.inputs = [
             ToolExecutionInput(
                 call_id=c.id,
                 name=c.name,
-                arguments=parse_arguments(c.arguments),
+                arguments=a.value,
                 agent=agent,
                 signal=self.call_signal,
             )
-            for c in calls
+            for c, a in zip(calls, arguments, strict=True)
         ]
         self.slots: dict[int, _Slot] = {}
         self.results: list[ToolExecutionResult | None] = [None] * len(calls)
@@ -243,6 +243,10 @@ class _Step:
         call_seq = await self.recorder.tool_call(self.calls[index])
         prepared: Prepared = self.runtime.create(self.inputs[index])
         slot = self.slots[index] = _Slot(call=prepared.call, call_seq=call_seq)
+        malformed = self.malformed[index]
+        if prepared.kind == "dispatch" and malformed is not None:  # answered here, unpoliced
+            result = malformed_arguments_result(self.calls[index].name, malformed)
+            prepared = Prepared("final-result", prepared.call, result)
         if prepared.kind == "dispatch":
             try:
                 prepared = await self.runtime.policy(prepared.call)

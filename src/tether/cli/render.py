@@ -1,7 +1,8 @@
 """Terminal rendering of a running turn: streamed text, one compact line per tool call.
 
-Owns: how agent events look on a terminal (rich). Text streams to stdout as it arrives (`chat`,
-and `run` on a terminal); tool and retry lines go to stderr. When `run`'s stdout is piped, text is
+Owns: how agent events look on a terminal (rich). Text streams to stdout as it arrives (`chat`, and
+`run` on a terminal); tool and retry lines go to stderr, one line each, never wrapped or cut by
+tether (a terminal wraps them itself; a log keeps them whole). When `run`'s stdout is piped, text is
 not streamed: stdout gets only the final answer (printed by the command), stderr the progress.
 rich is imported for the first status line, not before `run`'s first model request (~35 ms).
 """
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from ..agent.events import (
     AgentEvent,
+    Notice,
     Retrying,
     StepStarted,
     TextDelta,
@@ -25,7 +27,7 @@ from ..tools.results import ToolFailure
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["TurnRenderer", "summarize_arguments"]
+__all__ = ["TurnRenderer", "notice_text", "summarize_arguments"]
 
 
 def escape(text: str) -> str:
@@ -51,6 +53,11 @@ def summarize_arguments(raw: str, limit: int = 60) -> str:
         text = str(value)
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def notice_text(source: str, text: str) -> str:
+    """A `Notice` as the screen shows it: `⚠ <source>: <text>`, later lines indented."""
+    return f"⚠ {source}: " + "\n  ".join(text.splitlines() or [""])
 
 
 class TurnRenderer:
@@ -84,7 +91,7 @@ class TurnRenderer:
         if self._console is None:
             from rich.console import Console
 
-            self._console = Console(stderr=True, highlight=False)
+            self._console = Console(stderr=True, highlight=False, soft_wrap=True)
         return self._console
 
     def __call__(self, event: AgentEvent) -> None:
@@ -111,7 +118,8 @@ class TurnRenderer:
                 self._break_line()
                 if isinstance(result, ToolFailure):
                     code = result.code or "ERROR"
-                    message = escape(result.error.message.splitlines()[0][:100])
+                    lines = result.error.message.splitlines()
+                    message = escape(lines[0] if lines else "")
                     self._tools.print(
                         f"[red]✗ {name} {code}[/red] [dim]{ms:.0f} ms · {message}[/dim]"
                     )
@@ -119,6 +127,10 @@ class TurnRenderer:
                     self._tools.print(f"[green]✓ {name}[/green] [dim]{ms:.0f} ms[/dim]")
             case StepStarted():
                 self._shown = self._attempt = self._buffer = ""
+            case Notice(source=source, text=text):
+                self._flush_progress()
+                self._break_line()
+                self._tools.print(f"[yellow]{escape(notice_text(source, text))}[/yellow]")
 
     def _text(self, text: str) -> None:
         out = self._text_out

@@ -12,12 +12,12 @@ to stderr.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..agent.loop import TurnOutcome
-from .output import RunReport
+from .output import HeadlessReport, RunInfo
 from .render import TurnRenderer
 from .session import exit_code
 
@@ -38,30 +38,30 @@ class TurnOutput:
         self.format = output_format
         self.tty = output_format == "text" and sys.stdout.isatty()
         self.renderer = TurnRenderer(text_out=sys.stdout if self.tty else None)
-        self.report = RunReport(stream=sys.stdout if output_format == "stream-json" else None)
+        self.report: HeadlessReport | None = None  # json / stream-json, once started
         self._events = EntryEvents()
-        self._seen: list[tuple[str, Mapping[str, Any]]] = []
-        self.model: str | None = None
 
     def start(self, session_id: str, model: str | None, cwd: Path) -> None:
-        """The stream's first record (stream-json)."""
-        self.model = model
-        self.report.emit(
-            {"type": "start", "session_id": session_id, "model": model, "cwd": str(cwd)}
-        )
+        """The stream's first record (stream-json: `system`/`init`)."""
+        if self.format == "text":
+            return
+        info = RunInfo(session_id=session_id, model=model or "", cwd=str(cwd))
+        self.report = HeadlessReport(self.format, info, sys.stdout)
+        self.report.start()
 
     def on_entry(self, entry: LogEntry, data: dict[str, Any]) -> None:
-        self._seen.append((entry.type, data))
-        if entry.type == "request/context" and isinstance(data.get("model"), str):
-            self.model = str(data["model"])
+        report = self.report
+        if report is not None and entry.type == "request/context":
+            model = data.get("model")
+            if isinstance(model, str) and model != report.info.model:
+                report.info = replace(report.info, model=model)
         for event in self._events(entry.type, data, entry.at):
             self.renderer(event)
-            self.report(event)
+            if report is not None:
+                report(event)
 
     def finish(self, result: TurnResult | None, *, session_id: str) -> int:
         """Print how the turn ended; the exit code (130 when the waiting was stopped)."""
-        from ..temporal.events import usage_of
-
         outcome = None if result is None else TurnOutcome(result.turn, result.reason, result.text)
         if outcome is None:
             code = 130
@@ -71,13 +71,6 @@ class TurnOutput:
                 sys.stdout.write(outcome.text + "\n")
                 sys.stdout.flush()
             code = exit_code(outcome)
-        if self.format != "text":
-            record = self.report.result(
-                outcome,
-                session_id=session_id,
-                model=self.model or "",
-                exit_code=code,
-                usage=usage_of(self._seen),
-            )
-            self.report.print_result(record)
+        if self.report is not None:
+            self.report.finish(outcome, exit_code=code)
         return code

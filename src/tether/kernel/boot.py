@@ -1,13 +1,13 @@
 """Boot: resolve configured plugin names and mount them on a context.
 
-Owns: name resolution (an entry point in group `tether.plugins` first, then a dotted path:
-`pkg.mod` is the module, `pkg.mod:attr` an attribute of it; a builtin is its caller's own
-dotted path, so a boot without configured plugins never scans the installed entry points,
-~10 ms), the order of a boot (builtins
-first, then config entries; a config id replaces a builtin with the same id in place; disabled
-entries skipped), checking every plugin and its config before anything is mounted, and failing
-with one `ConfigError` line after disposing whatever it mounted. Does not own: the file format
-(config.py) or mounting itself (context.py).
+Owns: name resolution (an entry point in group `tether.plugins` first, then a dotted path: `pkg.mod`
+is the module, `pkg.mod:attr` an attribute of it; a builtin is its caller's own dotted path, so a
+boot without configured plugins never scans the installed entry points, ~10 ms), the order of a boot
+(builtins first, then config entries; a config id replaces a builtin with the same id in place;
+disabled entries skipped), checking every plugin and its config before anything is mounted, and
+failing with one `ConfigError` line after disposing whatever it mounted (a plugin that raises
+`ConfigError` itself — a file it reads is wrong — keeps its own line, which names the file). Does
+not own: the file format (config.py) or mounting itself (context.py).
 """
 
 from __future__ import annotations
@@ -113,6 +113,8 @@ async def boot(
         for entry, plugin in planned:
             try:
                 mounted.append((entry, await ctx.plugin(plugin, entry.config)))
+            except ConfigError:
+                raise  # a file the plugin reads is wrong: its line already names the file
             except PluginError as error:
                 raise ConfigError(f"{entry.label}: {error}") from error
             except Exception as error:

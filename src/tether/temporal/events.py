@@ -6,7 +6,8 @@ Owns the mapping (one `EntryEvents` per turn, fed the turn's entries in log orde
 resolved from the payload store):
 
     step/start          StepStarted
-    assistant/message   TextDelta (the message's text, whole: the workflow sees no chunks)
+    assistant/message   TextDelta (the message's text, whole: the workflow sees no chunks),
+                        then ResponseComplete (the message and its usage)
     llm/retry           Retrying
     tool/call           ToolCallStarted
     tool/result         ToolCallFinished (the result rebuilt from the record; `duration_ms`
@@ -23,12 +24,14 @@ from typing import Any
 
 from ..agent.events import (
     LoopEvent,
+    ResponseComplete,
     Retrying,
     StepStarted,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
 )
+from ..agent.messages import AssistantMessage, message_from_json, usage_from_json
 from ..core.json import JsonValue
 from ..tools.results import (
     ErrorDetail,
@@ -39,7 +42,7 @@ from ..tools.results import (
     freeze_content,
 )
 
-__all__ = ["EntryEvents", "result_of", "usage_of"]
+__all__ = ["EntryEvents", "result_of"]
 
 
 def _text(blocks: object) -> str:
@@ -65,16 +68,20 @@ def result_of(record: Mapping[str, Any]) -> tuple[str, ToolExecutionResult]:
     return str(block["call_id"]), ToolFailure(ErrorDetail(message, info), content, meta=meta)
 
 
-def usage_of(entries: list[tuple[str, Mapping[str, Any]]]) -> dict[str, int]:
-    """Input and output tokens of the model responses among `(type, data)` entries."""
-    totals = {"input_tokens": 0, "output_tokens": 0}
-    for kind, data in entries:
-        usage = data.get("usage") if kind == "assistant/message" else None
-        if isinstance(usage, Mapping):
-            for key in totals:
-                value = usage.get(key)
-                totals[key] += value if isinstance(value, int) else 0
-    return totals
+def _response(data: Mapping[str, Any]) -> list[LoopEvent]:
+    """The `ResponseComplete` of an `assistant/message` entry (none for a record it cannot
+    read). The workflow does not record how the response stopped: with tool calls it is
+    `tool-calls`, else `stop`."""
+    try:
+        message = message_from_json(data.get("message"))
+        usage = None if data.get("usage") is None else usage_from_json(data.get("usage"))
+    except ValueError:
+        return []
+    if not isinstance(message, AssistantMessage):
+        return []
+    stopped = "tool-calls" if message.tool_calls else "stop"
+    turn, step = int(data.get("turn", 0)), int(data.get("step", 0))
+    return [ResponseComplete(turn, step, message, usage, stopped)]
 
 
 class EntryEvents:
@@ -89,7 +96,7 @@ class EntryEvents:
                 return [StepStarted(int(data["turn"]), int(data["step"]))]
             case "assistant/message":
                 text = _text(data.get("message", {}).get("content"))
-                return [TextDelta(text)] if text else []
+                return [*([TextDelta(text)] if text else []), *_response(data)]
             case "llm/retry":
                 failure = data.get("failure") or {}
                 return [

@@ -31,8 +31,10 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from ..agent.boot import start
 from ..agent.unattended import apply_flags, refuse_unattended
+from ..core.signals import AbortSignal
 from ..kernel import tether_home
 from ..plugins.approval import Approval
+from ..tools.arrivals import settle_tools
 from .activities import DEFAULT_SPILL_BYTES, TetherActivities
 from .blobs import DEFAULT_INLINE_BYTES
 from .connection import connected
@@ -95,6 +97,7 @@ async def run_worker(
         without=frozenset({"subagents"}),  # a `task` child needs an in-process AgentLoop
     )
     try:
+        await settle_tools(ctx, signal=AbortSignal.never())  # MCP servers' tools, before polling
         refuse_unattended(ctx)
         identity = settings.identity or (
             f"tether@{socket.gethostname()}:{os.getpid()}/{settings.task_queue}"

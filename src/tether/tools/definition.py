@@ -79,6 +79,12 @@ class ToolDefinition:
     finalize_content: FinalizeContent | None = None
     timeout_ms: float | None = None
     is_concurrency_safe: Callable[[Any], bool] | None = None
+    check_arguments: Callable[[object], None] | None = field(
+        default=None, repr=False, compare=False
+    )
+    """Raises `ToolArgsError` for arguments the body wrapper would refuse (`define_tool` sets
+    it; a raw definition has none). Policies use it to answer a call dispatch would refuse
+    anyway without asking anyone; dispatch itself validates in the body wrapper."""
     canonicalize: ValueCanonicalizer = field(init=False, repr=False, compare=False)
     is_async: bool = field(init=False, repr=False, compare=False)
 
@@ -181,6 +187,9 @@ def define_tool(
 
     start.__tether_returns_coroutine__ = True  # type: ignore[attr-defined]
 
+    def check_arguments(args: object) -> None:
+        validated(args)
+
     classify: Callable[[Any], bool] | None = None
     if is_concurrency_safe is not None:
         user_classify = is_concurrency_safe
@@ -201,6 +210,7 @@ def define_tool(
         finalize_content=finalize_content,
         timeout_ms=timeout_ms,
         is_concurrency_safe=classify,
+        check_arguments=check_arguments,
     )
 
 

@@ -21,6 +21,7 @@ from ..core.timeout import TimeoutReason, format_ms
 __all__ = [
     "TOOL_ABORTED",
     "TOOL_ABORTED_BEFORE_DISPATCH",
+    "TOOL_DENIED",
     "TOOL_TIMEOUT",
     "ContentBlock",
     "ErrorDetail",
@@ -42,6 +43,11 @@ __all__ = [
 TOOL_ABORTED: Final = "ABORTED"
 TOOL_ABORTED_BEFORE_DISPATCH: Final = "ABORTED_BEFORE_DISPATCH"
 TOOL_TIMEOUT: Final = "TOOL_TIMEOUT"
+TOOL_DENIED: Final = "DENIED"
+"""A call the policy refused before it ran (a deny rule or hook, a guard, an approval that was
+rejected or could not be asked). Not in the runtime spec's catalogue, where a denial has no
+code: tether adds it so that every consumer (the session log, `--output-format json`, a Code
+Mode program) can tell a refused call from one that failed."""
 
 ContentBlock: TypeAlias = Mapping[str, JsonValue]
 """`{"type": "text", "text": str}` | `{"type": "image", ...}` | ... (frozen once in a result)."""
@@ -241,9 +247,14 @@ def timed_out_result(reason: TimeoutReason) -> ToolFailure:
     return _failure(message, ErrorInfo("ToolTimeoutError", reason.code))
 
 
+_DENIED_INFO: Final = ErrorInfo("ToolDenied", TOOL_DENIED)
+
+
 def denial_result(reason: str) -> ToolFailure:
-    """A policy denial: message = the reason, content `Error: <reason>`, no info."""
-    return _failure(reason, None)
+    """A policy denial (a deny decision, a guard, an approval that was rejected or could not be
+    asked): message = the reason, content `Error: <reason>`, code `DENIED` (name `ToolDenied`),
+    so every consumer can tell a refused call from one that failed."""
+    return _failure(reason, _DENIED_INFO)
 
 
 def failure_from(thrown: object) -> ToolFailure:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic_core import ErrorDetails
 
 from ..core.json import JsonValue, snapshot
 from .errors import ToolOutputError
@@ -30,9 +31,23 @@ def _path(loc: tuple[int | str, ...], root: str) -> str:
     return out or root
 
 
+_NOT_AN_OBJECT = frozenset({"model_type", "model_attributes_type", "dataclass_type", "dict_type"})
+
+
 def violations(error: ValidationError, root: str) -> list[str]:
-    """Each pydantic error as `<path>: <msg>`, in pydantic's order."""
-    return [f"{_path(e['loc'], root)}: {e['msg']}" for e in error.errors(include_url=False)]
+    """Each pydantic error as `<path>: <msg>`, in pydantic's order. A value that should be an
+    object and is not says so without naming the model class (`Input should be a valid
+    dictionary or instance of BashParameters` is pydantic's text): at the root, the spec's
+    `"arguments" must be an object`; elsewhere `<path>: Input should be an object`."""
+    return [_violation(e, root) for e in error.errors(include_url=False)]
+
+
+def _violation(error: ErrorDetails, root: str) -> str:
+    if error["type"] not in _NOT_AN_OBJECT:
+        return f"{_path(error['loc'], root)}: {error['msg']}"
+    if not error["loc"]:
+        return f'"{root}" must be an object'
+    return f"{_path(error['loc'], root)}: Input should be an object"
 
 
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions")

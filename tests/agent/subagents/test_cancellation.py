@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from tether import AbortController, ToolExecutionInput, UserMessage
+from tether import AbortController, ToolExecutionInput
+from tether.agent.loop import AgentLoop, AgentSettings
 from tether.testing.scripted_model import hang, reply, text, text_reply, tool_calls_reply
 
 from ._support import Rig, alive, bash_call, child_running, group_gone, results, task_call
@@ -31,8 +32,12 @@ ABD = {"name": "AbortError", "code": "ABORTED_BEFORE_DISPATCH"}
 
 
 def context_texts(parent: Any) -> list[str]:
-    messages: tuple[UserMessage, ...] = tuple(parent.parked_contexts)
-    return ["".join(str(b.get("text")) for b in m.content) for m in messages]
+    """The texts of the contexts the subagents plugin gave the parent, as its log has them."""
+    return [
+        "".join(str(b.get("text")) for b in e.data["content"])
+        for e in parent.session.events
+        if e.type == "user/message" and e.data.get("source", {}).get("plugin") == "subagents"
+    ]
 
 
 async def test_aborting_the_caller_mid_child_bash_kills_it_before_the_call_ends(rig: Rig) -> None:
@@ -80,7 +85,9 @@ async def test_an_aborted_call_defers_the_child_session_and_partial_output(rig: 
     ]
 
 
-async def test_an_abort_while_the_child_streams_keeps_its_interrupted_text(rig: Rig) -> None:
+async def abort_while_the_child_streams(rig: Rig) -> tuple[Any, str]:
+    """A parent whose `task` call was aborted while its child streamed "Half a thought"; the
+    parent and the child's session id."""
     rig.router.script("parent task", tool_calls_reply(task_call("t1", "think")))
     rig.router.script("think", reply(text("Half a thought"), hang()))
     parent = rig.parent()
@@ -88,9 +95,13 @@ async def test_an_abort_while_the_child_streams_keeps_its_interrupted_text(rig: 
     turn = asyncio.create_task(parent.run_turn("parent task", signal=controller.signal))
     child_id = await spawned(parent)
     await eventually(lambda: streamed(rig, child_id), what="the child's first chunk")
-
     controller.abort()
     await turn
+    return parent, child_id
+
+
+async def test_an_abort_while_the_child_streams_keeps_its_interrupted_text(rig: Rig) -> None:
+    parent, child_id = await abort_while_the_child_streams(rig)
 
     assert results(parent.session.events) == [("t1", ABORTED)]
     assert context_texts(parent)[0].endswith("Its partial output:\nHalf a thought")
@@ -98,6 +109,30 @@ async def test_an_abort_while_the_child_streams_keeps_its_interrupted_text(rig: 
     (message,) = [e.data for e in child.events if e.type == "assistant/message"]
     assert message["interrupted"] is True
     assert rig.store.check(child_id) == []
+
+
+async def test_the_partial_output_of_an_aborted_child_reaches_the_model_after_a_resume(
+    rig: Rig,
+) -> None:
+    parent, child_id = await abort_while_the_child_streams(rig)
+    parent.session.close()
+    rig.router.script("parent task", text_reply("resumed"))
+
+    resumed = AgentLoop(
+        tools=rig.ctx.tools.runtime,
+        llm=rig.llm(),
+        session=rig.store.open(parent.session.id),  # a new process would do this
+        settings=AgentSettings(cwd=rig.work),
+        ctx=rig.ctx,
+    )
+    outcome = await resumed.run_turn("go on", signal=AbortController().signal)
+    resumed.session.close()
+
+    assert outcome.completed
+    request = rig.router.seen["parent task"][-1]
+    said = [str(m["content"]) for m in request.messages if m["role"] == "user"]
+    assert any(f"(session {child_id}) was aborted" in m and "Half a thought" in m for m in said)
+    assert said[-1] == "go on"
 
 
 async def test_a_call_aborted_before_the_child_asked_its_model_never_dispatched(

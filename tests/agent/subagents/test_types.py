@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tether import AbortController
+from tether import AbortController, ToolOutput, define_tool
 from tether.agent.subagents import (
     GENERAL_PURPOSE,
     AgentType,
@@ -28,7 +28,10 @@ from tether.agent.subagents import (
     load_agent_dir,
     parse_agent_file,
 )
+from tether.agent.subagents import plugin as subagents_plugin
+from tether.kernel import Context
 from tether.testing.scripted_model import ScriptedModelServer, text_reply, tool_calls_reply
+from tether.tools import ToolRuntime
 
 from ._support import Rig, Router, task_call
 
@@ -103,7 +106,7 @@ def test_a_named_model_is_kept_and_inherit_means_the_callers() -> None:
 def test_a_file_without_tools_inherits_every_tool() -> None:
     loaded = parse_agent_file("---\nname: a\ndescription: does a\n---\nBe brief.\n", "a.md")
 
-    assert (loaded.tools, loaded.describe_tools()) == (None, "*")
+    assert (loaded.tools, loaded.describe_tools({"read", "bash"})) == (None, "*")
 
 
 @pytest.mark.parametrize(
@@ -192,6 +195,57 @@ async def test_the_task_description_lists_every_type_with_its_tools(
         " (Tools: read, grep, glob, bash)",
         f"- general-purpose: {GENERAL_PURPOSE.description} (Tools: *)",
     ]
+
+
+def type_line(ctx: Any, name: str) -> str:
+    description = ctx.tools.get("task").description
+    return next(line for line in description.splitlines() if line.startswith(f"- {name}:"))
+
+
+async def test_the_task_description_lists_only_tools_the_child_gets_and_follows_registrations(
+    tmp_path: Path, server: ScriptedModelServer, router: Router
+) -> None:
+    issues = {"tools": ["read", "mcp__github__create_issue"], "disallowedTools": ["grep"]}
+    rig = await Rig.start(
+        tmp_path,
+        server,
+        router,
+        subagents={"agents": {"filer": {"description": "Files issues.", **issues}}},
+    )
+    try:
+        before = type_line(rig.ctx, "filer")
+        remove = rig.ctx.tools.register(
+            define_tool(
+                name="mcp__github__create_issue",
+                description="Create an issue.",
+                parameters={"type": "object", "properties": {}},
+                output=ToolOutput(),
+                execute=lambda args, exec: "ok",
+            )
+        )
+        after = type_line(rig.ctx, "filer")
+        remove()
+        gone = type_line(rig.ctx, "filer")
+    finally:
+        await rig.aclose()
+
+    assert before == "- filer: Files issues. (Tools: read)"
+    assert after == "- filer: Files issues. (Tools: read, mcp__github__create_issue)"
+    assert gone == before
+
+
+async def test_in_code_mode_the_task_description_says_children_get_run_code(
+    tmp_path: Path, server: ScriptedModelServer, router: Router
+) -> None:
+    ctx = Context()
+    await ctx.plugin(ToolRuntime, {"mode": "code"})
+    await ctx.plugin(subagents_plugin, {"project_dir": str(tmp_path), "discover": False})
+    try:
+        line = type_line(ctx, "general-purpose")
+    finally:
+        await ctx.dispose()
+
+    assert line.endswith("(Tools: run_code, whose programs call: *)")
 
 
 @pytest.mark.slow

@@ -22,10 +22,12 @@ import os
 from pathlib import Path
 
 import psutil
+import pytest
 
 from tether import AbortController
 from tether.agent.session import SessionStore
 from tether.plugins.approval import Approval
+from tether.plugins.code_mode.exceptions import string_exception_arguments
 from tether.plugins.permissions import Permissions
 from tether.tools import (
     Allow,
@@ -221,6 +223,43 @@ async def test_a_program_exception_fails_with_its_traceback_and_output(make_lab:
     )
 
 
+@pytest.mark.parametrize(
+    ("program", "last_line"),
+    [
+        ("raise ValueError(1)", "ValueError: 1"),
+        ("n = 2\nraise OSError(n, 'gone')", "OSError: (2, 'gone')"),
+    ],
+)
+async def test_an_exception_built_from_a_non_string_reads_like_python(
+    make_lab: MakeLab, program: str, last_line: str
+) -> None:
+    lab = await make_lab()
+
+    result = await lab.run(program)
+
+    text = text_of(result)
+    assert text.startswith("Error: code run failed (exception): Traceback (most recent call last):")
+    assert text.splitlines()[-1] == last_line
+    assert "Internal error" not in text
+
+
+def test_only_non_string_exception_arguments_are_rewritten_and_lines_keep_their_numbers() -> None:
+    program = (
+        "x = [ValueError('fine'), KeyError(k),\n"
+        "     OSError(2,\n"
+        "             'gone'), RuntimeError(), my_error(1), ValueError(*a)]\n"
+        "raise TypeError(f'{x}')  # é\n"
+    )
+
+    assert string_exception_arguments(program) == (
+        "x = [ValueError('fine'), KeyError(str(k)),\n"
+        "     OSError(str((2,\n"
+        "             'gone'))), RuntimeError(), my_error(1), ValueError(*a)]\n"
+        "raise TypeError(str(f'{x}'))  # é\n"
+    )
+    assert string_exception_arguments("def (") == "def ("
+
+
 async def test_the_program_has_no_filesystem_of_its_own(make_lab: MakeLab, project: Path) -> None:
     (project / "secret").write_text("s3cret")
     lab = await make_lab()
@@ -368,7 +407,7 @@ async def test_a_permission_deny_rule_blocks_an_inner_bash_call_as_a_top_level_o
 
     assert text_of(top_level) == 'Error: denied by permission rule "Bash(rm:*)"'
     assert text_of(result) == 'bash: denied by permission rule "Bash(rm:*)"'
-    assert lab.inner() == [("rc:code:1", None)]
+    assert lab.inner() == [("rc:code:1", "DENIED")]
     ((_, denied),) = [(e, r) for e, r in lab.results if e.call_id == "rc:code:1"]
     assert denied.is_error
 

@@ -9,9 +9,9 @@ PostToolUse: exit 2 turns a success into error feedback; `additionalContext` rid
 Every run is recorded as `hook/invoked` / `hook/result` in the agent's open turn; a hook that
 exits other than 0 or 2, is killed (the log names the signal) or times out is a non-blocking
 `error`, never `pass`; one cancelled with its call is `cancelled`. A broken config file —
-unreadable JSON, a top level or `hooks` that is not an object, an invalid regex matcher — is
-logged naming the file and the problem and contributes nothing; unsupported hook types and
-events are skipped; the agent keeps running.
+unreadable JSON, a top level or `hooks` that is not an object, an invalid regex matcher —
+fails the mount with one line naming the file and the problem (fail closed: a hook nobody runs
+is a policy nobody applies); unsupported hook types and events are skipped.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import asyncio
 import json
 import logging
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ import pytest
 
 from tether import AbortController
 from tether.agent.session import SessionLog
-from tether.kernel import Context
+from tether.kernel import ConfigError, Context
 from tether.plugins.hooks import claude_code
 from tether.plugins.hooks.claude_code import Config, load_hook_set
 from tether.tools import ToolExecutionInput, ToolFailure, ToolSuccess
@@ -95,7 +96,7 @@ async def test_exit_2_denies_the_call_and_the_model_sees_the_stderr_reason(
     assert result.to_json() == {
         "is_error": True,
         "content": [{"type": "text", "text": "Error: no touching here"}],
-        "error": {"message": "no touching here"},
+        "error": {"message": "no touching here", "info": {"name": "ToolDenied", "code": "DENIED"}},
     }
     assert not (project / "ran").exists()
 
@@ -254,9 +255,52 @@ async def test_a_failing_hook_is_non_blocking_and_logged(
 
     assert isinstance(result, ToolSuccess)
     assert [r.getMessage() for r in caplog.records] == [
-        f'hooks-claude-code: claude-code:PreToolUse:1 ("{broken}") exited 127 (non-blocking): '
+        "hooks-claude-code: PreToolUse hook broken.sh: exited 127 (non-blocking): "
         "jq: command not found"
     ]
+
+
+@dataclass
+class WatchedAgent(FakeAgent):
+    """An agent with a front end: what `notify` shows the person running it."""
+
+    notices: list[tuple[str, str]] = field(default_factory=list)
+
+    def notify(self, source: str, text: str) -> None:
+        self.notices.append((source, text))
+
+
+@pytest.mark.parametrize(
+    ("body", "shown"),
+    [
+        ("echo 'warning: 3 lint issues' >&2", "warning: 3 lint issues"),
+        ('echo \'{"systemMessage": "formatter is slow today"}\'', "formatter is slow today"),
+        (
+            "echo 'jq: command not found' >&2\nexit 127",
+            "exited 127 (non-blocking): jq: command not found",
+        ),
+    ],
+    ids=["stderr on success", "systemMessage", "a failure"],
+)
+async def test_a_hooks_warning_reaches_the_agents_front_end_not_only_the_log(
+    ctx: Context,
+    project: Path,
+    session: SessionLog,
+    caplog: pytest.LogCaptureFixture,
+    body: str,
+    shown: str,
+) -> None:
+    agent = WatchedAgent(session)
+    hook = bash_hook(hooks_dir(project), "warn.sh", f"cat > /dev/null\n{body}")
+    write_settings(project, pre_tool_use(("Bash", [command(hook)])))
+    await mount(ctx, project)
+
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        result = await call_bash(ctx, "echo ran", agent=agent)
+
+    assert isinstance(result, ToolSuccess)
+    assert agent.notices == [("PreToolUse hook warn.sh", shown)]
+    assert caplog.records == []
 
 
 async def test_a_failing_hook_is_recorded_as_an_error_with_its_stderr_not_as_pass(
@@ -299,8 +343,7 @@ async def test_a_hook_killed_by_a_signal_says_which_in_the_log_and_the_session(
 
     assert isinstance(result, ToolSuccess)
     assert [r.getMessage() for r in caplog.records] == [
-        f'hooks-claude-code: claude-code:PreToolUse:1 ("{doomed}") was killed by SIGKILL '
-        "(non-blocking)"
+        "hooks-claude-code: PreToolUse hook doomed.sh: was killed by SIGKILL (non-blocking)"
     ]
     (outcome,) = events_of(session, "hook/result")
     del outcome["duration_ms"]
@@ -334,8 +377,8 @@ async def test_a_hanging_hook_is_killed_at_its_timeout_and_the_tool_still_runs(
     assert (project / "ran.txt").read_text() == "ran\n"
     assert not pid_alive(int((project / "hang.pid").read_text()))
     assert [r.getMessage() for r in caplog.records] == [
-        f'hooks-claude-code: claude-code:PreToolUse:1 ("{hang}") timed out after 1000ms and '
-        "was killed (non-blocking)"
+        "hooks-claude-code: PreToolUse hook hang.sh: timed out after 1000ms and was killed "
+        "(non-blocking)"
     ]
     (outcome,) = events_of(session, "hook/result")
     del outcome["duration_ms"]
@@ -504,70 +547,64 @@ async def test_post_tool_use_does_not_run_for_a_failed_call(
 # -- loading ---------------------------------------------------------------------------------------
 
 
-async def test_an_invalid_regex_matcher_fails_its_file_and_the_agent_keeps_running(
-    ctx: Context, project: Path, agent: FakeAgent, caplog: pytest.LogCaptureFixture
+def unusable(path: Path, problem: str) -> str:
+    return (
+        f"{path}: {problem}; fix the file or move it away (tether does not run without the "
+        "permission rules and hooks it may hold)"
+    )
+
+
+async def test_an_invalid_regex_matcher_fails_the_mount_naming_the_file(
+    ctx: Context, project: Path
 ) -> None:
     guard = bash_hook(hooks_dir(project), "guard.sh", "exit 2")
     path = write_settings(project, pre_tool_use(("Bash(", [command(guard)])))
 
-    with caplog.at_level(logging.WARNING, logger=LOGGER):
+    with pytest.raises(ConfigError) as raised:
         await mount(ctx, project)
-    result = await call_bash(ctx, "echo ran", agent=agent)
 
-    assert [r.getMessage() for r in caplog.records] == [
-        f'hooks-claude-code: could not load hook config "{path}": invalid claude-code regex '
-        'matcher "Bash(" on event "PreToolUse" — no hooks registered'
-    ]
-    assert isinstance(result, ToolSuccess)
+    assert str(raised.value) == unusable(
+        path, 'invalid claude-code regex matcher "Bash(" on event "PreToolUse"'
+    )
+    assert ctx.listeners("tools/pre-execute") == ()
 
 
-async def test_a_broken_settings_file_is_logged_and_the_others_still_load(
-    ctx: Context, project: Path, agent: FakeAgent, caplog: pytest.LogCaptureFixture
+async def test_a_broken_settings_file_fails_the_mount_though_the_others_are_good(
+    ctx: Context, project: Path
 ) -> None:
-    guard = bash_hook(hooks_dir(project), "guard.sh", "echo 'from the good file' >&2\nexit 2")
+    guard = bash_hook(hooks_dir(project), "guard.sh", "exit 2")
     write_settings(project, pre_tool_use(("Bash", [command(guard)])))
     broken = project / ".claude" / "settings.local.json"
     broken.write_text('{"hooks": {"PreToolUse": [')
 
-    with caplog.at_level(logging.WARNING, logger=LOGGER):
+    with pytest.raises(ConfigError) as raised:
         await mount(ctx, project)
-    result = await call_bash(ctx, "true", agent=agent)
 
-    (record,) = caplog.records
-    assert record.getMessage().startswith(
-        f'hooks-claude-code: could not load hook config "{broken}": '
+    assert str(raised.value) == unusable(
+        broken, "not valid JSON (Expecting value: line 1 column 27 (char 26))"
     )
-    assert record.getMessage().endswith(" — no hooks registered")
-    assert text_of(result) == "Error: from the good file"
 
 
 @pytest.mark.parametrize(
     ("document", "what"),
     [
-        ([{"hooks": {}}], "the file holds a JSON array, not an object"),
+        ([{"hooks": {}}], "not a JSON object"),
         ({"hooks": "x"}, '"hooks" is a string, not an object of events'),
         ({"hooks": ["PreToolUse"]}, '"hooks" is a JSON array, not an object of events'),
     ],
     ids=["a list", "hooks a string", "hooks a list"],
 )
-async def test_a_settings_file_of_the_wrong_shape_is_logged_naming_the_file_and_the_problem(
-    ctx: Context,
-    project: Path,
-    caplog: pytest.LogCaptureFixture,
-    document: object,
-    what: str,
+async def test_a_settings_file_of_the_wrong_shape_fails_the_mount_naming_the_file_and_the_problem(
+    ctx: Context, project: Path, document: object, what: str
 ) -> None:
     path = project / ".claude" / "settings.json"
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(document))
 
-    with caplog.at_level(logging.WARNING, logger=LOGGER):
+    with pytest.raises(ConfigError) as raised:
         await mount(ctx, project)
 
-    assert [r.getMessage() for r in caplog.records] == [
-        f'hooks-claude-code: could not load hook config "{path}": {what} — no hooks registered'
-    ]
-    assert ctx.listeners("tools/pre-execute") == ()
+    assert str(raised.value) == unusable(path, what)
 
 
 async def test_a_settings_file_without_hooks_is_read_quietly(
@@ -583,36 +620,28 @@ async def test_a_settings_file_without_hooks_is_read_quietly(
     assert caplog.records == []
 
 
-async def test_a_settings_file_nested_5000_deep_is_logged_and_the_others_still_load(
-    ctx: Context, project: Path, agent: FakeAgent, caplog: pytest.LogCaptureFixture
+async def test_a_settings_file_nested_5000_deep_fails_the_mount(
+    ctx: Context, project: Path
 ) -> None:
-    guard = bash_hook(hooks_dir(project), "guard.sh", "echo 'from the good file' >&2\nexit 2")
-    write_settings(project, pre_tool_use(("Bash", [command(guard)])))
     deep = project / ".claude" / "settings.local.json"
+    deep.parent.mkdir(parents=True)
     deep.write_text('{"hooks": ' + "[" * 5000 + "]" * 5000 + "}")
 
-    with caplog.at_level(logging.WARNING, logger=LOGGER):
+    with pytest.raises(ConfigError) as raised:
         await mount(ctx, project)
-    result = await call_bash(ctx, "true", agent=agent)
 
-    assert [r.getMessage() for r in caplog.records] == [
-        f'hooks-claude-code: could not load hook config "{deep}": JSON nested too deeply to'
-        " read; simplify the file — no hooks registered"
-    ]
-    assert text_of(result) == "Error: from the good file"
+    assert str(raised.value) == unusable(
+        deep, "not valid JSON (JSON nested too deeply to read; simplify the file)"
+    )
 
 
-async def test_a_missing_explicit_config_path_is_logged_and_nothing_is_registered(
-    ctx: Context, project: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    with caplog.at_level(logging.WARNING, logger=LOGGER):
+async def test_a_missing_explicit_config_path_fails_the_mount(ctx: Context, project: Path) -> None:
+    with pytest.raises(ConfigError) as raised:
         await mount(ctx, project, config_path="hooks.json")
 
-    (record,) = caplog.records
-    assert record.getMessage().startswith(
-        f'hooks-claude-code: could not load hook config "{project / "hooks.json"}": '
+    assert str(raised.value) == unusable(
+        project / "hooks.json", "cannot be read (No such file or directory)"
     )
-    assert ctx.listeners("tools/pre-execute") == ()
 
 
 async def test_unsupported_hook_types_are_skipped_with_the_log_line(

@@ -9,8 +9,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tether import AbortController, ToolExecutionInput, ToolExecutionResult
+from tether import AbortController, AbortSignal, ToolExecutionInput, ToolExecutionResult
 from tether.kernel import Context
+from tether.tools.arrivals import settle_tools
 
 SERVERS = Path(__file__).parent / "servers"
 TOOLBOX = str(SERVERS / "toolbox.py")
@@ -51,3 +52,8 @@ async def call(
     return await ctx.tools.execute(
         ToolExecutionInput(call_id="c1", name=name, arguments=arguments, signal=controller.signal)
     )
+
+
+async def settled(ctx: Context) -> None:
+    """Wait until every configured server started or failed (they start in the background)."""
+    await settle_tools(ctx, signal=AbortSignal.never())

@@ -16,7 +16,7 @@ from tether.plugins import timeout_policy
 from tether.plugins.mcp.client import McpClients
 from tether.tools import ToolRuntime
 
-from ._support import events, stdio_entry, wait_for
+from ._support import events, settled, stdio_entry, wait_for
 
 pytestmark = pytest.mark.timeout(150)
 
@@ -26,6 +26,7 @@ async def _context(servers: dict[str, Any]) -> Context:
     await ctx.plugin(ToolRuntime)
     await ctx.plugin(timeout_policy)
     await ctx.plugin(mcp_plugin, {"servers": servers})
+    await settled(ctx)
     return ctx
 
 

@@ -17,7 +17,7 @@ from tether.kernel import Context
 from tether.plugins import mcp as mcp_plugin
 from tether.tools import ToolRuntime
 
-from ._support import TOOLBOX, call, events, wait_for
+from ._support import TOOLBOX, call, events, settled, wait_for
 
 pytestmark = pytest.mark.timeout(150)
 
@@ -58,6 +58,7 @@ async def _context(url: str) -> Context:
     ctx = Context()
     await ctx.plugin(ToolRuntime)
     await ctx.plugin(mcp_plugin, {"servers": {"web": {"type": "http", "url": url}}})
+    await settled(ctx)
     return ctx
 
 

@@ -14,7 +14,7 @@ from tether.plugins import mcp as mcp_plugin
 from tether.plugins import timeout_policy
 from tether.tools import ToolRuntime
 
-from ._support import call, stdio_entry
+from ._support import call, settled, stdio_entry
 
 pytestmark = pytest.mark.timeout(150)
 
@@ -24,6 +24,7 @@ async def _context(servers: dict[str, Any]) -> Context:
     await ctx.plugin(ToolRuntime)
     await ctx.plugin(timeout_policy)
     await ctx.plugin(mcp_plugin, {"servers": servers})
+    await settled(ctx)
     return ctx
 
 

@@ -17,7 +17,7 @@ from tether.plugins import mcp as mcp_plugin
 from tether.plugins.mcp.client import McpClients
 from tether.tools import ToolRuntime
 
-from ._support import TOOLBOX, call, events, stdio_entry, wait_for
+from ._support import TOOLBOX, call, events, settled, stdio_entry, wait_for
 
 pytestmark = pytest.mark.timeout(150)
 
@@ -26,6 +26,7 @@ async def _context(config: dict[str, Any]) -> Context:
     ctx = Context()
     await ctx.plugin(ToolRuntime)
     await ctx.plugin(mcp_plugin, config)
+    await settled(ctx)
     return ctx
 
 

@@ -6,8 +6,9 @@ order — a deny rule beats an allow rule and a hook's allow, a hook's deny beat
 and a hook's allow pre-approves nothing (the default mode still asks). An ask goes to the
 `approval` service; without a prompter it answers `unavailable` (or the configured
 `non_interactive` answer). Claude Code settings files contribute their `permissions` rules; a bad
-rule there is logged and skipped, a bad rule in tether's own config fails the mount with one
-line. Session rules allow from then on.
+allow rule there is logged and skipped, while a settings file that cannot be read or a bad deny
+or ask rule fails the mount with one line naming the file (fail closed), as does a bad rule in
+tether's own config. Session rules allow from then on.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tether.kernel import Context, InvalidPluginConfig
+from tether.kernel import ConfigError, Context, InvalidPluginConfig
 from tether.plugins.approval import Approval
 from tether.plugins.hooks import claude_code
 from tether.plugins.permissions import Permissions
@@ -156,7 +157,7 @@ async def test_a_session_rule_allows_the_next_identical_call(
     assert permissions.session_rules == ("Bash(echo again)",)
 
 
-async def test_claude_code_settings_contribute_their_rules_and_bad_ones_are_skipped(
+async def test_claude_code_settings_contribute_their_rules_and_bad_allow_rules_are_skipped(
     ctx: Context, project: Path, agent: FakeAgent, caplog: pytest.LogCaptureFixture
 ) -> None:
     settings = project / ".claude" / "settings.json"
@@ -177,21 +178,51 @@ async def test_claude_code_settings_contribute_their_rules_and_bad_ones_are_skip
     assert text_of(denied) == 'Error: denied by permission rule "Bash(rm:*)"'
 
 
-async def test_a_settings_file_nested_5000_deep_is_logged_and_skipped(
-    ctx: Context, project: Path, agent: FakeAgent, caplog: pytest.LogCaptureFixture
+def unusable(path: Path, problem: str) -> str:
+    return (
+        f"{path}: {problem}; fix the file or move it away (tether does not run without the "
+        "permission rules and hooks it may hold)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        (
+            '{"permissions": ' + "[" * 5000 + "]" * 5000 + "}",
+            "not valid JSON (JSON nested too deeply to read; simplify the file)",
+        ),
+        (
+            '{"permissions": {"deny": ["Bash(rm:*)"]',
+            "not valid JSON (Expecting ',' delimiter: line 1 column 40 (char 39))",
+        ),
+        ("[]", "not a JSON object"),
+        ('{"permissions": []}', '"permissions" is not an object'),
+        ('{"permissions": {"deny": "Bash(rm:*)"}}', '"permissions.deny" is not a list of rules'),
+        (
+            '{"permissions": {"deny": ["Bash("]}}',
+            'permissions.deny[0]: "Bash(" is not a '
+            'permission rule: write Tool or Tool(specifier), e.g. "Bash(git status:*)" or '
+            '"Read(./src/**)"',
+        ),
+        (
+            '{"permissions": {"ask": [7]}}',
+            "permissions.ask[0]: a permission rule is a string, got int",
+        ),
+    ],
+    ids=["too deep", "not JSON", "not an object", "section", "deny a string", "bad deny", "ask"],
+)
+async def test_a_settings_file_that_cannot_be_read_fails_the_mount_naming_it(
+    ctx: Context, project: Path, text: str, problem: str
 ) -> None:
     settings = project / ".claude" / "settings.json"
     settings.parent.mkdir(parents=True)
-    settings.write_text('{"permissions": ' + "[" * 5000 + "]" * 5000 + "}")
+    settings.write_text(text)
 
-    with caplog.at_level(logging.WARNING, logger="tether.plugins.permissions"):
+    with pytest.raises(ConfigError) as raised:
         await ctx.plugin(Permissions, {"workspace": str(project), "allow": ["Bash(echo:*)"]})
 
-    assert [r.getMessage() for r in caplog.records] == [
-        f'permissions: could not read Claude Code settings "{settings}": JSON nested too deeply'
-        " to read; simplify the file"
-    ]
-    assert isinstance(await call_bash(ctx, "echo ok", agent=agent), ToolSuccess)
+    assert str(raised.value) == unusable(settings, problem)
 
 
 async def test_ignored_rules_are_logged_once_at_mount(

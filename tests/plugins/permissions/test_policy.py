@@ -22,8 +22,8 @@ from tether.plugins.hooks import ToolNames
 from tether.plugins.permissions import (
     PermissionPolicy,
     canonical_mode,
+    parse_command_line,
     parse_rule,
-    split_command,
 )
 from tether.tools import Allow, Ask, Deny
 
@@ -136,9 +136,12 @@ def test_a_deny_rule_matches_any_command_of_a_line_substitutions_included() -> N
 
 
 def test_splitting_honours_quotes_and_redirections() -> None:
-    assert split_command("echo 'a && b' | wc -l").parts == ("echo 'a && b'", "wc -l")
-    assert split_command("make 2>&1 | tee log").parts == ("make 2>&1", "tee log")
-    assert split_command("cat <<EOF\nx\nEOF").opaque
+    def texts(line: str) -> list[str]:
+        return [c.text for c in parse_command_line(line).commands]
+
+    assert texts("echo 'a && b' | wc -l") == ["echo 'a && b'", "wc -l"]
+    assert texts("make 2>&1 | tee log") == ["make 2>&1", "tee log"]
+    assert texts("cat <<EOF\nx && y\nEOF") == ["cat <<EOF"]
 
 
 # -- precedence and modes --------------------------------------------------------------------------

@@ -13,7 +13,8 @@ Resolution (explicit config wins over the environment):
                          Ollama, LM Studio...): a custom base URL works without a key
     provider "auto"      "deepseek" if $DEEPSEEK_API_KEY is set, else "openai" if $OPENAI_API_KEY
                          or $OPENAI_BASE_URL is set, else "deepseek" (whose missing key then fails
-                         the first request with MISSING_CREDENTIAL, naming the variable)
+                         the first request with MISSING_CREDENTIAL, naming every way to
+                         configure a model: DEEPSEEK_API_KEY, OPENAI_API_KEY, OPENAI_BASE_URL)
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ class LlmRoute:
     api_key: str | None = field(default=None, repr=False)
     api_key_ref: str  # where the key comes from, for messages: "DEEPSEEK_API_KEY"
     key_required: bool = True
+    chosen: bool = True  # False: "auto" found no model configured anywhere and fell back
     base_url_ref: str = "base_url"
     model_ref: str = "model"
     label: str = "model API"
@@ -108,14 +110,14 @@ def resolve_route(config: LlmConfig, environ: Mapping[str, str] = os.environ) ->
     def env(name: str) -> str | None:
         return environ.get(name) or None
 
-    provider = config.provider
+    provider, chosen = config.provider, True
     if provider == "auto":
         if env("DEEPSEEK_API_KEY"):
             provider = "deepseek"
         elif env("OPENAI_API_KEY") or env("OPENAI_BASE_URL"):
             provider = "openai"
         else:
-            provider = "deepseek"
+            provider, chosen = "deepseek", config.base_url is not None or config.api_key is not None
     spec = _PROVIDERS[provider]
     key_env = config.api_key_env or f"{spec.prefix}_API_KEY"
     if config.api_key is not None:
@@ -136,6 +138,7 @@ def resolve_route(config: LlmConfig, environ: Mapping[str, str] = os.environ) ->
         api_key=api_key,
         api_key_ref=key_ref,
         key_required=provider == "deepseek" or not custom,
+        chosen=chosen,
         base_url_ref="the llm plugin config (base_url)" if config.base_url else base_env,
         model_ref="the llm plugin config (model)" if config.model else model_env,
         label=label,

@@ -84,6 +84,14 @@ def check_credential(route: LlmRoute) -> str | None:
     if route.api_key is None:
         if not route.key_required:
             return None
+        if not route.chosen:
+            raise LlmError(
+                "llm: no model is configured; export DEEPSEEK_API_KEY (DeepSeek), "
+                "OPENAI_API_KEY (OpenAI), or OPENAI_BASE_URL for any OpenAI-compatible server "
+                "(vLLM, Ollama, LM Studio; OPENAI_MODEL names the model, OPENAI_API_KEY if it "
+                "needs one), or configure the llm plugin in tether.yml",
+                "MISSING_CREDENTIAL",
+            )
         raise LlmError(
             f'llm: no API key for provider "{route.provider}"; export {ref} in the launching'
             f" environment (or set api_key_env in the llm plugin config)",

@@ -349,10 +349,12 @@ def _usage(raw: Mapping[str, JsonValue]) -> TokenUsage:
 
     prompt = count(raw, "prompt_tokens") or 0
     cached = count(raw.get("prompt_tokens_details"), "cached_tokens")
-    if cached is None:
+    missed = None
+    if cached is None:  # DeepSeek: prompt_cache_hit_tokens + prompt_cache_miss_tokens
         cached = count(raw, "prompt_cache_hit_tokens")
+        missed = count(raw, "prompt_cache_miss_tokens")
     return TokenUsage(
-        input_tokens=prompt - (cached or 0),
+        input_tokens=missed if missed is not None else prompt - (cached or 0),
         output_tokens=count(raw, "completion_tokens") or 0,
         cache_read_tokens=cached,
         reasoning_tokens=count(raw.get("completion_tokens_details"), "reasoning_tokens"),

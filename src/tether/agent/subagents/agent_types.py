@@ -14,7 +14,7 @@ subtracted (Claude Code's `disallowedTools`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
@@ -71,15 +71,15 @@ class AgentType:
     model: str | None = None
     source: str = "built-in"
 
-    def describe_tools(self) -> str:
-        """`*` for every tool, else the tether names, comma-separated."""
+    def describe_tools(self, visible: Collection[str]) -> str:
+        """What a child of this type gets of the `visible` tools (the caller's): `*` for every
+        one, else the names it keeps, comma-separated (`none` when it keeps none); a name the
+        caller does not have now is left out, as the child's restriction leaves it out."""
+        disallowed = [t for t in self.disallowed_tools if t in visible]
         if self.tools is None:
-            shown = "*"
-        else:
-            shown = ", ".join(t for t in self.tools if t not in self.disallowed_tools) or "none"
-        if self.tools is None and self.disallowed_tools:
-            shown += f" except {', '.join(self.disallowed_tools)}"
-        return shown
+            return "*" + (f" except {', '.join(disallowed)}" if disallowed else "")
+        kept = [t for t in self.tools if t in visible and t not in self.disallowed_tools]
+        return ", ".join(kept) or "none"
 
 
 GENERAL_PURPOSE: Final = AgentType(

@@ -21,7 +21,7 @@ Outcomes of a foreground call (the child's turn signal is this call's `exec.sign
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Final, Literal, NotRequired
 
 from pydantic import BaseModel, Field
@@ -31,14 +31,16 @@ from ...core.json import JsonValue
 from ...tools.definition import ToolDefinition, ToolOutput, define_tool
 from ...tools.errors import ToolCallAborted
 from ...tools.execution import ToolRunContext
+from ...tools.layers import RUN_CODE
 from ...tools.results import ContentBlock, UserMessage, text_content, user_message
 from ..loop import TurnOutcome
+from .agent_types import AgentType
 from .background import start_background
 from .child import Child, Host, caller_of, spawn_child
 from .errors import ChildNotStarted, DelegationTooDeep, SubagentFailed, UnknownSubagentType
 from .readonly import read_only_type
 
-__all__ = ["TASK", "TaskParameters", "TaskValue", "aborted_context", "task_tool"]
+__all__ = ["TASK", "TaskParameters", "TaskValue", "aborted_context", "description", "task_tool"]
 
 TASK: Final = "task"
 
@@ -77,11 +79,17 @@ class TaskValue(TypedDict):
     job_id: NotRequired[str]
 
 
-def description(host: Host) -> str:
-    """The tool description: the intro, one line per type, the usage notes."""
+def description(host: Host, visible: Collection[str], *, code_mode: bool = False) -> str:
+    """The tool description: the intro, one line per type with the tools its children get of
+    `visible` (the caller's tools now), the usage notes. In Code Mode a child's model is sent
+    only `run_code`, whose programs call the rest: the line says so."""
+
+    def tools(agent_type: AgentType) -> str:
+        reach = agent_type.describe_tools(visible)
+        return f"{RUN_CODE}, whose programs call: {reach}" if code_mode else reach
+
     lines = [
-        f"- {t.name}: {' '.join(t.description.split())} (Tools: {t.describe_tools()})"
-        for t in host.catalog
+        f"- {t.name}: {' '.join(t.description.split())} (Tools: {tools(t)})" for t in host.catalog
     ]
     return _INTRO + "\n".join(lines) + _USAGE
 
@@ -139,8 +147,9 @@ def _failure(child: Child, outcome: TurnOutcome) -> SubagentFailed:
     )
 
 
-def task_tool(host: Host) -> ToolDefinition:
-    """The `task` definition for one mounted plugin."""
+def task_tool(host: Host, described: str) -> ToolDefinition:
+    """The `task` definition for one mounted plugin, with the description `described`
+    (`description(...)`; the plugin renews it when the tools change)."""
 
     def is_concurrency_safe(args: TaskParameters) -> bool:
         agent_type = host.catalog.get(args.subagent_type)
@@ -182,7 +191,7 @@ def task_tool(host: Host) -> ToolDefinition:
 
     return define_tool(
         name=TASK,
-        description=description(host),
+        description=described,
         parameters=TaskParameters,
         output=ToolOutput(schema=TaskValue, render=_render, presentation_meta=_presentation),
         execute=execute,

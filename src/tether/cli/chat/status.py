@@ -43,6 +43,7 @@ from ...agent.events import (
     CompactionFailed,
     CompactionFinished,
     CompactionStarted,
+    Notice,
     ReasoningDelta,
     StepStarted,
     TextDelta,
@@ -50,6 +51,7 @@ from ...agent.events import (
     ToolCallStarted,
 )
 from ...tools.results import ToolExecutionResult, ToolFailure
+from ..render import notice_text
 from .diff import proposed_diff, render_diff
 
 __all__ = ["ChatRenderer", "Shown", "call_target", "format_duration"]
@@ -168,6 +170,8 @@ class ChatRenderer:
                 else:
                     self._running[call_id] = _Running(label, time.monotonic(), self._waiting)
                     self.console.print(f"⏵ {escape(label)}", highlight=False)
+            case Notice(source=source, text=text):
+                self.console.print(f"[yellow]{escape(notice_text(source, text))}[/yellow]")
             case ToolCallFinished(call_id=call_id, name=name, result=result, duration_ms=ms):
                 running = self._running.pop(call_id, None)
                 label = running.label if running is not None else name

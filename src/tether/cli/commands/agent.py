@@ -19,20 +19,21 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Annotated, Literal
 
 import cyclopts
 
+from ...agent.api import Agent
 from ...agent.events import AgentEvent
 from ...agent.loop import TurnOutcome
-from ...agent.session import SessionLog, SessionStore
-from ...agent.session.events import ASSISTANT_MESSAGE
+from ...agent.session import SessionStore
 from ...agent.unattended import refuse_unattended
 from ...core.signals import AbortController
-from ..output import RunReport
+from ...plugins.permissions import Permissions
+from ...tools.arrivals import settle_tools
+from ..output import HeadlessReport, RunInfo
 from ..render import TurnRenderer
 from ..session import exit_code, install_interrupts, notice, open_agent
 
@@ -77,8 +78,17 @@ OutputFormatOpt = Annotated[
     Literal["text", "json", "stream-json"],
     cyclopts.Parameter(
         name="--output-format",
-        help="text (the answer), json (one result object) or stream-json (one event per "
-        "line); see docs/output-format.md.",
+        help="text (the answer), json (one result object) or stream-json (one record per "
+        "line), in Claude Code's schema; see docs/output-format.md.",
+    ),
+]
+PartialOpt = Annotated[
+    bool,
+    cyclopts.Parameter(
+        name="--include-partial-messages",
+        negative=(),
+        help="With --output-format stream-json, also write the model's text as it streams "
+        "(stream_event records).",
     ),
 ]
 
@@ -101,17 +111,21 @@ def _latest_session(store: SessionStore, cwd: Path) -> str | None:
     return max(mine, key=lambda s: (s.modified_at, s.id)).id if mine else None
 
 
-def _turn_usage(session: SessionLog, turn: int) -> dict[str, int]:
-    totals = {"input_tokens": 0, "output_tokens": 0}
-    for event in session.events:
-        usage = event.data.get("usage")
-        if event.type != ASSISTANT_MESSAGE or event.data.get("turn") != turn:
-            continue
-        if isinstance(usage, Mapping):
-            for key in totals:
-                value = usage.get(key)
-                totals[key] += value if isinstance(value, int) else 0
-    return totals
+def _run_info(agent: Agent, cwd: Path) -> RunInfo:
+    """What the headless `system`/`init` record says: the tools the model is sent, the
+    permission mode, the MCP servers and their status."""
+    ctx, loop = agent.context, agent.loop
+    permissions = ctx.get("permissions")
+    listing = getattr(ctx.get("mcp"), "servers", None)  # the mcp plugin, not imported here
+    servers = listing() if callable(listing) else []
+    return RunInfo(
+        session_id=agent.session_id,
+        model=agent.llm.model,
+        cwd=str(cwd),
+        tools=[str(schema["name"]) for schema in loop.tools.schemas(loop)],
+        permission_mode=permissions.mode if isinstance(permissions, Permissions) else "default",
+        mcp_servers=[(str(server.name), str(server.status)) for server in servers],
+    )
 
 
 TaskArg = Annotated[str | None, cyclopts.Parameter(allow_leading_hyphen=True)]
@@ -129,6 +143,7 @@ async def run(
     continue_: ContinueOpt = False,
     resume: ResumeOpt = None,
     output_format: OutputFormatOpt = "text",
+    include_partial_messages: PartialOpt = False,
 ) -> int:
     """Answer one task, print the final answer, and exit (0 iff the turn completed).
 
@@ -162,11 +177,12 @@ async def run(
             return 2
     tty = output_format == "text" and sys.stdout.isatty()
     renderer = TurnRenderer(text_out=sys.stdout if tty else None)
-    report = RunReport(stream=sys.stdout if output_format == "stream-json" else None)
+    reports: list[HeadlessReport] = []  # made once the session is open
 
     def on_event(event: AgentEvent) -> None:
         renderer(event)
-        report(event)
+        for report in reports:
+            report(event)
 
     async with AsyncExitStack() as stack:
         agent = await open_agent(
@@ -185,11 +201,17 @@ async def run(
         refuse_unattended(agent.context)
         controller = AbortController()
         interrupts.arm(controller)
-        session_id, model_name = agent.session_id, agent.llm.model
-        sys.stderr.write(f"tether: session {session_id} · model {model_name}\n")
-        report.emit(
-            {"type": "start", "session_id": session_id, "model": model_name, "cwd": str(workdir)}
-        )
+        sys.stderr.write(f"tether: session {agent.session_id} · model {agent.llm.model}\n")
+        if output_format != "text":
+            await settle_tools(agent.context, signal=controller.signal)  # init lists MCP tools
+            report = HeadlessReport(
+                output_format,
+                _run_info(agent, workdir),
+                sys.stdout,
+                partial_messages=include_partial_messages,
+            )
+            report.start()
+            reports.append(report)
         outcome: TurnOutcome | None = None
         try:
             outcome = (await agent.run(text, signal=controller.signal)).outcome
@@ -202,16 +224,8 @@ async def run(
                 sys.stdout.write(outcome.text + "\n")
                 sys.stdout.flush()
             code = exit_code(outcome)
-        if output_format != "text":
-            turn = outcome.turn if outcome is not None else agent.session.last_turn
-            record = report.result(
-                outcome,
-                session_id=session_id,
-                model=model_name,
-                exit_code=code,
-                usage=_turn_usage(agent.session, turn),
-            )
-            report.print_result(record)
+        for report in reports:
+            report.finish(outcome, exit_code=code)
         return code
 
 

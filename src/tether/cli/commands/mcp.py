@@ -15,8 +15,10 @@ from typing import Annotated, cast
 
 import cyclopts
 
+from ...core.signals import AbortSignal
 from ...kernel import ConfigError, Context, tether_home
 from ...plugins.mcp.config import McpConfig
+from ...tools.arrivals import settle_tools
 from ..boot import start
 
 __all__ = ["app", "list_servers", "serve"]
@@ -55,6 +57,7 @@ async def list_servers(*, config: ConfigOpt = None, cwd: CwdOpt = None) -> int:
         print(f"tether: {exc}", file=sys.stderr)
         return 2
     try:
+        await settle_tools(ctx, signal=AbortSignal.never())  # servers start in the background
         clients = cast(McpClients, ctx.get("mcp"))
         views = clients.servers()
         if not views:
@@ -105,6 +108,7 @@ async def serve(
         return 2
     results = open_log(log or tether_home() / "mcp-serve.jsonl")
     try:
+        await settle_tools(ctx, signal=AbortSignal.never())  # every tool, MCP servers' included
         server = ToolServer(ctx, allow=allow, deny=deny, log=results)
         if http is None:
             await serve_stdio(server)

@@ -2,6 +2,8 @@
 
 `call` runs one call through the full pipeline with the configured plugins, prints the result
 and its code, and honours Ctrl-C by aborting the call's signal (the result is still printed).
+MCP servers start in the background: `list`, and `call` of a name not registered yet, wait for
+them (`tools/settle`); `call bash` does not.
 The shell keeps its spill files: a truncated output names a file that must outlive the command.
 """
 
@@ -16,9 +18,10 @@ from typing import Annotated
 
 import cyclopts
 
-from ...core.signals import AbortController
+from ...core.signals import AbortController, AbortSignal
 from ...kernel import ConfigError
 from ...tools import ToolExecutionInput, ToolFailure
+from ...tools.arrivals import settle_tools
 from ..boot import start
 
 __all__ = ["app", "call", "list_tools"]
@@ -45,6 +48,7 @@ async def list_tools(*, config: ConfigOpt = None, cwd: CwdOpt = None) -> int:
         print(f"tether: {exc}", file=sys.stderr)
         return 2
     try:
+        await settle_tools(ctx, signal=AbortSignal.never())  # MCP servers start in the background
         for schema in ctx.tools.schemas():
             name = str(schema["name"])
             definition = ctx.tools.get(name)
@@ -101,6 +105,8 @@ async def call(
     loop.add_signal_handler(os_signal.SIGINT, controller.abort)
     timer = None if timeout_ms is None else loop.call_later(timeout_ms / 1000, controller.abort)
     try:
+        if ctx.tools.get(name) is None:  # an MCP server's tool arrives when it has started
+            await settle_tools(ctx, signal=controller.signal)
         result = await ctx.tools.execute(
             ToolExecutionInput(
                 call_id="cli-1", name=name, arguments=parsed, signal=controller.signal

@@ -26,6 +26,11 @@ only while `non_interactive` is `unavailable`, the call has an agent and its sig
 aborted (those cases go to the registry as usual); the listener is prepended at `start`, so it
 sees the whole chain's decision unless a later plugin prepends its own.
 
+Calls dispatch refuses anyway are never asked about: when the tool is not there for the call's
+agent (looked up through the call's scope) or its definition's own validator refuses the
+arguments, an `Ask` becomes `Allow` and dispatch answers `UNKNOWN_TOOL` / `INVALID_ARGS` before
+any body runs. (Arguments that are not JSON never get here: the agent loop answers them.)
+
 Pre-flight: before an `Ask` is answered, `approval/preflight` listeners (serial, `(exec) -> str |
 None`) may name the error the call would fail with anyway (the fs plugin: an edit of a file never
 read); the call is then denied with that text and nobody is asked.
@@ -64,8 +69,18 @@ from ...core.errors import error_message
 from ...core.json import JsonValue
 from ...kernel import Service
 from ...tools.approval import ApprovalOutcome, ApprovalRequest
-from ...tools.decisions import MISSING, Accept, Ask, Deny, PostToolDecision, PreToolDecision
+from ...tools.decisions import (
+    MISSING,
+    Accept,
+    Allow,
+    Ask,
+    Deny,
+    PostToolDecision,
+    PreToolDecision,
+)
+from ...tools.errors import ToolArgsError
 from ...tools.execution import ToolExecution
+from ...tools.registry import ToolsView
 from ...tools.results import ToolExecutionResult, text_content
 from ..hooks.journal import session_of
 
@@ -185,6 +200,8 @@ class Approval(Service):
         self._calls[exec.call_id] = exec
         decision = await next()
         if isinstance(decision, Ask) and not exec.signal.aborted:
+            if self._dispatch_refuses(exec):
+                return Allow()  # dispatch answers UNKNOWN_TOOL / INVALID_ARGS; nobody is asked
             problem = await self._preflight(exec)
             if problem is not None:
                 return Deny(problem)
@@ -212,6 +229,27 @@ class Approval(Service):
         return Deny(
             f'tool "{exec.name}" requires approval, but no approval channel is available ({why})'
         )
+
+    def _dispatch_refuses(self, exec: ToolExecution) -> bool:
+        """Whether dispatch will refuse the call before its body runs: the tool is not there
+        for the call's agent (`UNKNOWN_TOOL`), or its own validator refuses the arguments
+        (`INVALID_ARGS`)."""
+        tools = self.ctx.get("tools")
+        if not isinstance(tools, ToolsView):
+            return False
+        definition = tools.get(exec.name, exec.agent)
+        if definition is None:
+            return True
+        check = definition.check_arguments
+        if check is None:
+            return False
+        try:
+            check(exec.arguments)
+        except ToolArgsError:
+            return True
+        except Exception as exc:
+            _log.warning("approval: validating %s's arguments failed: %s", exec.name, exc)
+        return False
 
     async def _preflight(self, exec: ToolExecution) -> str | None:
         try:

@@ -54,6 +54,7 @@ from ...core.errors import error_message
 from ...core.json import JsonValue, NotLosslessJson, snapshot, thaw
 from ...core.signals import AbortSignal
 from ...core.timeout import LOOP_SCHEDULER, Deadline, TimeoutReason, format_ms
+from .exceptions import string_exception_arguments
 from .prelude import HOST_FUNCTION, prelude_source
 from .seam import BindingRejected, CodeBudgets, CodeRunError, CodeRunResult, ToolBindings
 
@@ -258,7 +259,7 @@ class _Run:
                         prelude_source(self.bindings.names), print_callback=self.on_print
                     )
                     snap = await session.feed_start(
-                        program,
+                        string_exception_arguments(program),
                         print_callback=self.on_print,
                         external_lookup={HOST_FUNCTION: self._eager},
                     )

@@ -14,9 +14,11 @@ Mount: `await ctx.plugin(tether.plugins.hooks.claude_code, {...})` (entry point
     stderr_summary_max_chars 500: how much stderr a `hook/result` event keeps
     tool_names               Claude Code name → tether tool name (`DEFAULT_TOOL_NAMES`)
 
-Files are read once, at mount. A file that cannot be read or parsed is contained: it is logged
-as `hooks-claude-code: could not load hook config "<path>": <error> — no hooks registered` and
-contributes nothing; the agent keeps running. Without any hooks the plugin registers nothing.
+Files are read once, at mount. A file that exists (or is configured) but cannot be used — not
+readable, not JSON, not an object, a `hooks` that is not an object, an invalid regex matcher —
+fails the mount with one `ConfigError` line naming the file and the problem
+(`tether.plugins.hooks.settings.settings_error`): a hook nobody runs is a policy nobody applies,
+so tether does not run without it. Without any hooks the plugin registers nothing.
 
 Points (Claude Code event → tether event):
 
@@ -61,10 +63,13 @@ Hooks of one point run serially in config order, with cwd = the session's cwd, e
 CLAUDE_PROJECT_DIR, and the point's signal (a tool call's or the turn's): cancelling it kills the
 running hook. Each run is recorded as `hook/invoked` / `hook/result` when the agent has a session
 with an open turn. Hook context messages are user messages with source `{"kind": "plugin", "plugin":
-"hooks-claude-code"}`. Exit codes other than 0 and 2, timeouts and kills are non-blocking failures:
-logged with their stderr (or the signal: `was killed by SIGKILL`) and recorded with decision
-`error`; `updatedInput` and `systemMessage` are logged as ignored. A file whose top level, or whose
-`hooks`, is not an object is logged like any unloadable file.
+"hooks-claude-code"}`. Exit codes other than 0 and 2, timeouts and kills are non-blocking failures,
+recorded with decision `error`. What a person should see reaches the screen, not only the log:
+through `agent.notify(source, text)` (a `Notice` event the front end shows; without one, a log
+warning) go a failure (`exited 1 (non-blocking): <first stderr line>`, `was killed by SIGKILL`,
+`timed out after …`), the stderr of a hook that succeeded (its warnings, up to 5 lines), its
+`systemMessage`, and an `updatedInput` tether ignores; `source` is `<Event> hook <script>`
+(`PostToolUse hook lint.sh`).
 """
 
 from __future__ import annotations
@@ -72,6 +77,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import shlex
 import tempfile
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -95,7 +101,7 @@ from ...tools.results import (
     user_message,
 )
 from ..shell.seam import ShellRequest
-from .claude_config import ClaudeHookSet, ConfiguredHook, parse_claude_hooks
+from .claude_config import ClaudeHookSet, ConfiguredHook, HookConfigError, parse_claude_hooks
 from .environment import ENV_FILE_SCRIPT, env_file_changes, settings_env
 from .journal import HookJournal, session_of
 from .matcher import matches
@@ -104,7 +110,7 @@ from .names import DEFAULT_TOOL_NAMES, ToolNames, claude_tool_input
 from .output import HookOutput
 from .precedence import strictest
 from .runner import HookRun, HookShell, run_hook
-from .settings import claude_settings_paths, read_settings
+from .settings import claude_settings_paths, load_settings, settings_error
 from .tool_response import claude_tool_response
 from .transcript import TRANSCRIPT_NAME, ClaudeTranscript
 
@@ -184,7 +190,8 @@ def load_settings_env(
 
 
 def load_hook_set(config: Config, project_dir: Path, home: Path | None = None) -> ClaudeHookSet:
-    """Read every configured and discovered file; failures are logged and contribute nothing."""
+    """Read every configured and discovered file. Raises ConfigError for a file that cannot be
+    used (see the module note)."""
     hooks = ClaudeHookSet()
     paths = _config_paths(config, project_dir, home)
     substitutions = {"CLAUDE_PROJECT_DIR": str(project_dir)}
@@ -196,15 +203,11 @@ def load_hook_set(config: Config, project_dir: Path, home: Path | None = None) -
         if key in seen or (not required and not path.is_file()):
             continue
         seen.add(key)
+        document = load_settings(path)
         try:
-            groups = parse_claude_hooks(read_settings(path), substitutions=substitutions)
-        except Exception as exc:
-            _log.warning(
-                'hooks-claude-code: could not load hook config "%s": %s — no hooks registered',
-                path,
-                error_message(exc),
-            )
-            continue
+            groups = parse_claude_hooks(document, substitutions=substitutions)
+        except HookConfigError as exc:
+            raise settings_error(path, str(exc)) from None
         hooks.add(str(path), groups)
     return hooks
 
@@ -232,6 +235,19 @@ _NOTHING: Final = PointOutcome(MergedHookOutcome(), ())
 def _short(command: str) -> str:
     line = " ".join(command.split())
     return line if len(line) <= 200 else line[:199] + "…"
+
+
+def _hook_name(command: str) -> str:
+    """How a person recognizes a hook: its script's file name (`lint.sh` for
+    `"$CLAUDE_PROJECT_DIR"/.claude/hooks/lint.sh --fix`), else the command's first word."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    script = next((w for w in words if "/" in w), None)
+    if script is not None:
+        return os.path.basename(script.rstrip("/")) or script
+    return words[0] if words else _short(command)
 
 
 def _text_of(blocks: Sequence[Mapping[str, JsonValue]]) -> str:
@@ -589,30 +605,54 @@ class ClaudeCodeBridge:
             journal.result(
                 point, configured.handler_id, run.output, run.duration_ms, cancelled=run.aborted
             )
-            _diagnose(configured, run, self._config.default_timeout_ms)
+            limit_ms = configured.hook.timeout_ms(self._config.default_timeout_ms)
+            source = f"{point} hook {_hook_name(configured.hook.command)}"
+            _tell(agent, source, _notices(run, limit_ms))
             outputs.append(run.output)
         return PointOutcome(merge_hook_outputs(outputs), tuple(outputs))
 
 
-def _diagnose(configured: ConfiguredHook, run: HookRun, default_timeout_ms: float) -> None:
+def _notices(run: HookRun, limit_ms: float) -> list[str]:
+    """What the person running the agent should see about one hook run: why it failed (it
+    never blocks then), what it wrote to stderr on success (its warnings), its `systemMessage`,
+    and what tether ignored."""
     output = run.output
-    who = f'hooks-claude-code: {configured.handler_id} ("{_short(configured.hook.command)}")'
+    notices: list[str] = []
     if run.timed_out:
-        limit = format_ms(configured.hook.timeout_ms(default_timeout_ms))
-        _log.warning("%s timed out after %sms and was killed (non-blocking)", who, limit)
+        notices.append(f"timed out after {format_ms(limit_ms)}ms and was killed (non-blocking)")
     elif run.aborted:
-        _log.info("%s was cancelled with its call and killed", who)
+        return []
     elif run.killed_by is not None:
-        _log.warning("%s was killed by %s (non-blocking)", who, run.killed_by)
+        notices.append(f"was killed by {run.killed_by} (non-blocking)")
     elif output.exit_code is None:
-        _log.warning("%s could not run (non-blocking): %s", who, output.stderr)
+        notices.append(f"could not run (non-blocking): {output.stderr}")
     elif output.exit_code not in (0, 2):
         first = output.stderr.splitlines()[0] if output.stderr else "no stderr"
-        _log.warning("%s exited %d (non-blocking): %s", who, output.exit_code, first)
-    if output.updated_input is not None:
-        _log.warning("%s requested updatedInput, which is not yet honored (ignored)", who)
+        notices.append(f"exited {output.exit_code} (non-blocking): {first}")
+    elif output.exit_code == 0 and output.stderr:
+        notices.append(_lines(output.stderr))
     if output.system_message is not None:
-        _log.warning("%s emitted a systemMessage, which is not yet surfaced (ignored)", who)
+        notices.append(output.system_message)
+    if output.updated_input is not None:
+        notices.append("requested updatedInput, which tether does not honour yet (ignored)")
+    return notices
+
+
+def _lines(text: str, limit: int = 5) -> str:
+    lines = [line for line in text.splitlines() if line.strip()]
+    more = len(lines) - limit
+    return "\n".join(lines[:limit] + ([f"… {more} more lines"] if more > 0 else []))
+
+
+def _tell(agent: object | None, source: str, notices: list[str]) -> None:
+    """Show `notices` to the person running `agent` (`agent.notify`: the front end's screen);
+    without a front end, log them."""
+    notify = getattr(agent, "notify", None)
+    for text in notices:
+        if callable(notify):
+            notify(source, text)
+        else:
+            _log.warning("hooks-claude-code: %s: %s", source, text)
 
 
 def apply(ctx: Context, config: Config) -> None:

@@ -5,8 +5,15 @@ Owns the default search list, in the order they are read — the project's
 `~/.claude/settings.json` — with duplicates (the same file reached twice, e.g. when the project
 is the home directory) dropped, and `read_settings`, which parses one file as JSON (a document
 nested too deeply for the decoder is a `ValueError` like any other malformed file, not a
-`RecursionError`). Both the hook
-bridge (`hooks`) and the permission rules (`permissions`) read these files.
+`RecursionError`). Both the hook bridge (`hooks`) and the permission rules (`permissions`) read
+these files.
+
+A settings file that exists but cannot be used fails closed: `load_settings` and
+`settings_error` make the one-line `ConfigError` that stops the boot, naming the file and the
+problem — tether does not run without permission rules or hooks it was given and cannot read:
+
+    <path>: not valid JSON (Expecting ',' delimiter: line 1 column 41 (char 40)); fix the file
+    or move it away (tether does not run without the permission rules and hooks it may hold)
 """
 
 from __future__ import annotations
@@ -15,7 +22,9 @@ import json
 import os
 from pathlib import Path
 
-__all__ = ["claude_settings_paths", "read_settings"]
+from ...kernel import ConfigError
+
+__all__ = ["claude_settings_paths", "load_settings", "read_settings", "settings_error"]
 
 
 def claude_settings_paths(project_dir: Path, home: Path | None = None) -> list[Path]:
@@ -46,6 +55,28 @@ def read_settings(path: Path) -> object:
         raise ValueError(_TOO_DEEP) from None
     if _depth(document) > MAX_SETTINGS_DEPTH:
         raise ValueError(_TOO_DEEP)
+    return document
+
+
+def settings_error(path: Path, problem: str) -> ConfigError:
+    """The boot-stopping error for a settings file that cannot be used (module note)."""
+    return ConfigError(
+        f"{path}: {problem}; fix the file or move it away (tether does not run without the "
+        "permission rules and hooks it may hold)"
+    )
+
+
+def load_settings(path: Path) -> dict[str, object]:
+    """The settings object in `path`. Raises ConfigError (`settings_error`) when the file cannot
+    be read, is not JSON, or is not a JSON object."""
+    try:
+        document = read_settings(path)
+    except OSError as exc:
+        raise settings_error(path, f"cannot be read ({exc.strerror or exc})") from None
+    except ValueError as exc:
+        raise settings_error(path, f"not valid JSON ({exc})") from None
+    if not isinstance(document, dict):
+        raise settings_error(path, "not a JSON object")
     return document
 
 

@@ -12,7 +12,9 @@ unchanged (`jq 'select(.type == "assistant") | .message.content[]'`):
     {"type": "user", "message": {"role": "user", "content": [{"type": "tool_result",
      "tool_use_id", "content": "<text>", "is_error"}]}, ...}
 
-Every line also has `uuid` (stable: derived from the session id and the event's seq),
+Lines are compact JSON, as Claude Code writes them (`{"parentUuid":null,…,"message":{…,
+"role":"assistant",…}}`): scripts grep for `"role":"assistant"` before they parse. Every line
+also has `uuid` (stable: derived from the session id and the event's seq),
 `parentUuid` (the previous line's), `sessionId`, `timestamp` (ISO 8601 UTC), `cwd`,
 `isSidechain: false`, `userType: "external"`, `version` (tether's), and `tetherSeq`, the session
 event it mirrors. A user prompt that is only text has string content, as Claude Code writes it;
@@ -230,11 +232,16 @@ def transcript_lines(
     return lines
 
 
+_COMPACT: Final = (",", ":")
+
+
 def _encode(line: Mapping[str, object]) -> bytes:
+    """One line as Claude Code writes it: compact JSON (`"role":"assistant"`, no spaces), which
+    hook scripts grep for."""
     try:
-        return json.dumps(line, ensure_ascii=False).encode() + b"\n"
+        return json.dumps(line, ensure_ascii=False, separators=_COMPACT).encode() + b"\n"
     except UnicodeEncodeError:  # a lone surrogate: keep it, escaped
-        return json.dumps(line).encode() + b"\n"
+        return json.dumps(line, separators=_COMPACT).encode() + b"\n"
 
 
 class ClaudeTranscript:

@@ -1,7 +1,9 @@
 """The client side of the `mcp` plugin: every configured server's tools in tether's registry.
 
-Owns `McpClients` (provided as the `mcp` service): starting every server in parallel at boot (a
-server that fails gets one log line and boot goes on), registering each server's tools as
+Owns `McpClients` (provided as the `mcp` service): starting every server in the background at
+boot — boot does not wait; the agent loop, `tether tools list` and a call of a tool not yet
+registered wait through `tools/settle` (`tether.tools.arrivals`), so only what needs a server's
+tools waits for it (a server that fails gets one log line) — registering each server's tools as
 `mcp__<server>__<tool>` with the server's JSON Schema and the server's `tool_timeout_ms` as the
 definition's `timeout_ms`, re-registering them on `notifications/tools/list_changed` (the
 registry emits `tools/change`), the `tools/execute` wrapper that puts a cancel's `CancelNote` on
@@ -18,7 +20,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ...core.json import JsonValue, thaw
+from ...core.signals import AbortSignal
 from ...kernel import Context
+from ...tools.arrivals import TOOLS_SETTLE
 from ...tools.definition import ToolDefinition, ToolOutput
 from ...tools.execution import ToolDispatchExecution, ToolExecutionToken, ToolRunContext
 from ...tools.results import ContentBlock, ToolExecutionResult, ToolFailure
@@ -75,14 +79,22 @@ class McpClients:
         ]
 
     async def start(self) -> None:
-        """Start every server in parallel; returns when each connected or failed."""
+        """Start every server in the background and return: a server's tools are registered
+        when it connects, and what needs them waits through `tools/settle` (`settled`)."""
         servers = self._config.all_servers()
         if not servers:
             return
+        _quiet_sdk_parse_failures()
         self._ctx.on("tools/execute", self._record_cancel, prepend=True)
+        self._ctx.on(TOOLS_SETTLE, self.settled)
         for name, server in servers.items():
             self.connections[name] = ServerConnection(name, server, self._publish)
-        await asyncio.gather(*(c.start() for c in self.connections.values()))
+        for connection in self.connections.values():
+            connection.begin()
+
+    async def settled(self, signal: AbortSignal) -> None:
+        """Wait until every server's first start succeeded or failed (or `signal` aborts)."""
+        await asyncio.gather(*(c.settled(signal) for c in self.connections.values()))
 
     async def stop(self) -> None:
         """Stop every server (the spec's shutdown sequence, in parallel) and drop its tools."""
@@ -172,6 +184,23 @@ class McpClients:
         if note is None or not isinstance(result, ToolFailure):
             return result
         return replace(result, meta={"mcp": note.to_json()})
+
+
+class _DropParseFailures(logging.Filter):
+    """The SDK logs a full traceback for each stdout line that is not JSON-RPC; the connection
+    reports such a line itself, in one line naming the server (`ServerConnection._noise`)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != _SDK_PARSE_FAILURE
+
+
+_SDK_PARSE_FAILURE = "Failed to parse JSONRPC message from server"
+_SDK_STDIO_LOG = logging.getLogger("mcp.client.stdio")
+
+
+def _quiet_sdk_parse_failures() -> None:
+    if not any(isinstance(f, _DropParseFailures) for f in _SDK_STDIO_LOG.filters):
+        _SDK_STDIO_LOG.addFilter(_DropParseFailures())
 
 
 async def _abortable(waiting: Awaitable[Any], signal: Any) -> Any:

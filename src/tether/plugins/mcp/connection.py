@@ -7,6 +7,11 @@ wait, SIGKILL). When the server's stream ends (it died), in-flight calls end `MC
 (the SDK fails their waiters), and the runner reconnects after a backoff (0.25 s doubling to 30 s;
 at once for a `restart`). A server that never connected is `failed` and is not retried. Calls
 themselves live in `calls.py`. Imports the `mcp` SDK: load it lazily.
+
+Starting is in the background (`begin`): nothing waits for a server but what needs its tools
+(`settled`, through the `tools/settle` event); stopping a server that is still starting does not
+wait for it. Its stderr goes through a `StderrRelay` (one printable line each, named); a line on
+its stdout that is not JSON-RPC is dropped with one log line naming the server.
 """
 
 from __future__ import annotations
@@ -26,7 +31,9 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from ...core.errors import error_message
+from ...core.signals import AbortSignal
 from .config import McpConfigError, ServerConfig
+from .stderr import StderrRelay, printable
 from .wire import TetherDispatcher, WatchedRead, WatchedWrite
 
 __all__ = ["ServerConnection", "Status"]
@@ -39,6 +46,7 @@ _HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 """The SDK's own defaults for its HTTP client: a response stream may stay quiet for minutes."""
 _BACKOFF_FIRST = 0.25
 _BACKOFF_MAX = 30.0
+_NOISE_SHOWN = 3
 
 
 class ServerConnection:
@@ -67,6 +75,9 @@ class ServerConnection:
         self._stopping = False
         self._restart = False
         self._relist: asyncio.Task[None] | None = None
+        self._starting: asyncio.Task[bool] | None = None
+        self._stderr: StderrRelay | None = None
+        self._noise_lines = 0
 
     def next_request_id(self) -> str:
         """A request id unique for this connection's life (a string no integer parses as)."""
@@ -74,12 +85,33 @@ class ServerConnection:
 
     # -- lifecycle ---------------------------------------------------------------------------
 
+    def begin(self) -> None:
+        """Start connecting in the background, bounded by `startup_timeout_ms` (see
+        `settled`). A failure is `failed` with one log line."""
+        loop = asyncio.get_running_loop()
+        self._stderr = StderrRelay(self.name)
+        self._runner = loop.create_task(self._run(), name=f"mcp server {self.name}")
+        self._starting = loop.create_task(self._first_start(), name=f"mcp start {self.name}")
+
     async def start(self) -> bool:
-        """Connect, bounded by `startup_timeout_ms`. Never raises: a failure is `failed` with one
-        log line. Returns whether it connected."""
-        self._runner = asyncio.get_running_loop().create_task(
-            self._run(), name=f"mcp server {self.name}"
-        )
+        """`begin`, then wait until the first start succeeded or failed; whether it connected."""
+        self.begin()
+        assert self._starting is not None
+        return await self._starting
+
+    async def settled(self, signal: AbortSignal) -> None:
+        """Wait until the first start succeeded or failed; return at once when `signal`
+        aborts. Never raises."""
+        starting = self._starting
+        if starting is None or starting.done() or signal.aborted:
+            return
+        aborted = asyncio.ensure_future(signal.wait())
+        try:
+            await asyncio.wait({starting, aborted}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            aborted.cancel()
+
+    async def _first_start(self) -> bool:
         timeout = self.config.startup_timeout_ms / 1000
         try:
             async with asyncio.timeout(timeout):
@@ -88,7 +120,8 @@ class ServerConnection:
             self.error = f"did not answer initialize within {self.config.startup_timeout_ms:g} ms"
             await self._abandon_start()
         if self.status != "connected":
-            _log.warning('mcp server "%s" failed to start: %s', self.name, self.error)
+            if not self._stopping or self.error is not None:
+                _log.warning('mcp server "%s" failed to start: %s', self.name, self.error)
             return False
         return True
 
@@ -101,17 +134,40 @@ class ServerConnection:
             with contextlib.suppress(BaseException):
                 await runner
         self.status = "failed"
+        self._settled.set()
 
     async def stop(self) -> None:
-        """Leave the session (the SDK's shutdown sequence) and wait until the transport closed."""
+        """Leave the session (the SDK's shutdown sequence) and wait until the transport closed;
+        a server still starting is not waited for: its start is abandoned (the process ends)."""
         self._stopping = True
         self._wake.set()
+        starting = self._starting
+        if not self._settled.is_set():
+            await self._abandon_start()
+            self.status = "stopped"
         runner = self._runner
         if runner is not None:
             with contextlib.suppress(BaseException):
                 await asyncio.shield(runner)
+        if starting is not None:
+            with contextlib.suppress(BaseException):
+                await starting
+        if self._stderr is not None:
+            await self._stderr.close()
         if self.status != "failed":
             self.status = "stopped"
+
+    def _noise(self, line: str) -> None:
+        """A stdout line that is not JSON-RPC: one log line for the first few, then silence."""
+        self._noise_lines += 1
+        if self._noise_lines <= _NOISE_SHOWN:
+            more = "; later ones are dropped silently" if self._noise_lines == _NOISE_SHOWN else ""
+            _log.warning(
+                'mcp server "%s" wrote a line on stdout that is not JSON-RPC (dropped%s): %s',
+                self.name,
+                more,
+                printable(line),
+            )
 
     async def restart(self) -> None:
         """Stop the current server (its process group is gone when this returns) and let the
@@ -152,7 +208,8 @@ class ServerConnection:
             try:
                 async with self._transport() as streams:
                     read, write = streams[0], streams[1]
-                    dispatcher = TetherDispatcher(WatchedRead(read, lost.set), WatchedWrite(write))
+                    watched = WatchedRead(read, lost.set, self._noise)
+                    dispatcher = TetherDispatcher(watched, WatchedWrite(write))
                     async with ClientSession(
                         dispatcher=dispatcher, message_handler=self._on_message
                     ) as session:
@@ -216,7 +273,8 @@ class ServerConnection:
             env=None if config.env is None else dict(config.env),
             cwd=config.cwd,
         )
-        async with stdio_client(params, errlog=sys.stderr) as streams:
+        errlog = sys.stderr if self._stderr is None else self._stderr.file
+        async with stdio_client(params, errlog=errlog) as streams:
             yield streams
 
     async def _on_message(self, message: object) -> None:

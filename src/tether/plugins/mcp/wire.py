@@ -6,7 +6,8 @@ started, how much progress came back), `sending` (the task-local marker that say
 that sends such a call under our id with the SDK's courtesy cancel switched off: tether sends the
 `notifications/cancelled` itself and waits for the server), `WatchedWrite` (marks an `Outbound`
 written when the SDK hands its request to the transport) and `WatchedRead` (reports the end of
-the server's stream, i.e. a lost connection). Imports the `mcp` SDK: load it lazily.
+the server's stream, i.e. a lost connection, and drops a stdout line that is not JSON-RPC).
+Imports the `mcp` SDK: load it lazily.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from mcp.shared.dispatcher import CallOptions
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp.shared.message import SessionMessage
 from mcp_types import JSONRPCRequest, RequestId
+from pydantic import ValidationError
 
 __all__ = ["Outbound", "TetherDispatcher", "WatchedRead", "WatchedWrite", "sending"]
 
@@ -104,11 +106,29 @@ class WatchedWrite:
 
 
 class WatchedRead:
-    """The transport's read stream; calls `on_end` once when it ends (the server is gone)."""
+    """The transport's read stream; calls `on_end` once when it ends (the server is gone), and
+    `on_noise(line)` for a line on the server's stdout that is not JSON-RPC (a banner), which
+    it drops: the session never sees it."""
 
-    def __init__(self, inner: Any, on_end: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        inner: Any,
+        on_end: Callable[[], None],
+        on_noise: Callable[[str], None] = lambda line: None,
+    ) -> None:
         self._inner = inner
         self._on_end: Callable[[], None] | None = on_end
+        self._on_noise = on_noise
+
+    def _noise(self, item: SessionMessage | Exception) -> bool:
+        if not isinstance(item, ValidationError):
+            return False
+        errors = item.errors(include_url=False)
+        line = errors[0].get("input") if errors else None
+        if not errors or errors[0].get("type") != "json_invalid" or not isinstance(line, str):
+            return False
+        self._on_noise(line)
+        return True
 
     @property
     def last_context(self) -> object:
@@ -121,8 +141,10 @@ class WatchedRead:
 
     async def receive(self) -> SessionMessage | Exception:
         try:
-            item: SessionMessage | Exception = await self._inner.receive()
-            return item
+            while True:
+                item: SessionMessage | Exception = await self._inner.receive()
+                if not self._noise(item):
+                    return item
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._ended()
             raise
@@ -132,8 +154,10 @@ class WatchedRead:
 
     async def __anext__(self) -> SessionMessage | Exception:
         try:
-            item: SessionMessage | Exception = await self._inner.__anext__()
-            return item
+            while True:
+                item: SessionMessage | Exception = await self._inner.__anext__()
+                if not self._noise(item):
+                    return item
         except (StopAsyncIteration, anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._ended()
             raise

@@ -3,15 +3,20 @@
 Plugin: `tether.plugins.permissions.plugin:Permissions` (`permissions`, provides
 `ctx.permissions`). Modules:
 
-    rules.py     parsing `Tool` / `Tool(specifier)` rules and matching one call
-    commands.py  splitting a bash command into the simple commands rules match
-    paths.py     gitignore-style path specifiers anchored like Claude Code's
-    policy.py    precedence (deny > ask > allow > mode) and session-rule suggestions
-    plugin.py    the plugin, its config and the `tools/pre-execute` listener
+    rules.py         parsing `Tool` / `Tool(specifier)` rules and matching one call
+    command_line.py  reading a bash command line as shell syntax: its simple commands
+    commands.py      the programs a line runs (wrappers, `sh -c` bodies and `eval` seen through)
+    paths.py         gitignore-style path specifiers anchored like Claude Code's
+    policy.py        precedence (deny > ask > allow > mode) and session-rule suggestions
+    plugin.py        the plugin, its config and the `tools/pre-execute` listener
 """
 
-from .commands import SplitCommand as SplitCommand
-from .commands import split_command as split_command
+from .command_line import CommandLine as CommandLine
+from .command_line import SimpleCommand as SimpleCommand
+from .command_line import parse_command_line as parse_command_line
+from .commands import Program as Program
+from .commands import Programs as Programs
+from .commands import programs_of as programs_of
 from .paths import PathPattern as PathPattern
 from .plugin import Permissions as Permissions
 from .plugin import PermissionsConfig as PermissionsConfig
@@ -25,15 +30,19 @@ from .rules import parse_rule as parse_rule
 
 __all__ = [
     "DEFAULT_READ_ONLY_TOOLS",
+    "CommandLine",
     "PathPattern",
     "PermissionMode",
     "PermissionPolicy",
     "PermissionRule",
     "Permissions",
     "PermissionsConfig",
-    "SplitCommand",
+    "Program",
+    "Programs",
+    "SimpleCommand",
     "Verdict",
     "canonical_mode",
+    "parse_command_line",
     "parse_rule",
-    "split_command",
+    "programs_of",
 ]

@@ -1,135 +1,336 @@
-"""Reading a bash command the way permission rules need to: as the simple commands it runs.
+"""What a bash command line runs: every program, by name, wrappers and `sh -c` bodies seen through.
 
-Owns `split_command`, a small shell-aware splitter (not a parser): it honours single and double
-quotes and backslash escapes, splits on the control operators `;`, `&&`, `||`, `|`, `&` and
-newlines, and reports command and process substitutions (`$(...)`, backticks, `<(...)`,
-`>(...)`), whose bodies are split too and returned as commands of their own, and here-documents
-(`<<`). Redirections are not analysed (`npm test > log.txt` is one command). Each command is
-returned with its whitespace collapsed and leading `NAME=value` assignments removed (`FOO=1 rm x`
-is `rm x`).
+Owns `programs_of(line)`: the line is read with `tether.plugins.permissions.command_line`, and
+each simple command becomes the programs it starts. The program's name is its word's value with
+the directory dropped (`/bin/rm`, `./rm`, `"r"m` and `\\rm` are all `rm`). Wrappers that run
+another program are read with their own option grammar and the program they run is listed too,
+after them: `command`, `builtin`, `exec`, `env` (`NAME=value` and `-S` strings included),
+`nice`, `nohup`, `timeout`, `xargs`, `sudo`, `doas`, `su`/`runuser -c`, `stdbuf`, `ionice`,
+`setsid`, `taskset`, `chroot`, `flock`, `busybox`, `watch`, `/usr/bin/time` and `find -exec`.
+The body of `sh -c`, `bash -c` (and `dash`, `zsh`, `ksh`, …) and the arguments of `eval` are
+read as command lines themselves, recursively.
 
-Deny and ask rules match a command when they match any of its parts; allow rules only when every
-part is allowed and nothing runs through a substitution — so `git status && rm -rf /` is not
-allowed by `Bash(git status:*)`. This is a best effort: a rule cannot see through `bash -c`,
-`eval`, aliases or scripts; deny rules on bash are a guard rail, not a sandbox.
+A program whose name, or a wrapper whose options, are only known when the line runs (`$CMD x`,
+`sudo $FLAGS rm`, `eval "$x"`) is listed with the reason it could not be read
+(`Program.problem`), as is a line the reader could not finish (`Programs.problem`). Nothing here
+decides anything: `tether.plugins.permissions.policy` treats an unreadable part as matching every
+deny and ask rule and as allowed by none.
+
+This is reading shell syntax, not running it: a script (`bash deploy.sh`), an alias, a function,
+`make` or `npm run` can still run anything. Command rules are a convenience; the sandbox is the
+boundary.
 """
 
 from __future__ import annotations
 
-import re
+import os
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["SplitCommand", "split_command"]
+from .command_line import CommandLine, SimpleCommand, Word, parse_command_line
 
-_ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=\S*")
+__all__ = ["Program", "Programs", "programs_of"]
+
+_MAX_DEPTH: Final = 16
 
 
 @dataclass(frozen=True, slots=True)
-class SplitCommand:
-    """The simple commands of a command line, and whether any of them came from a
-    substitution (or the line could not be read: an unterminated quote)."""
+class Program:
+    """One program a line runs: `name` (None when only known at run time), its `argv` (the
+    program's word first), the simple command it comes from, the programs that started it
+    (`via`: `("sudo", "bash -c")`), and why it could not be read completely (`problem`)."""
 
-    parts: tuple[str, ...]
-    opaque: bool
+    name: str | None
+    argv: tuple[Word, ...]
+    command: SimpleCommand
+    via: tuple[str, ...] = ()
+    problem: str | None = None
+
+    @property
+    def words(self) -> str:
+        """The program's name and its arguments as written, e.g. `rm -rf 'x y'`."""
+        return " ".join([self.name or self.argv[0].text, *(w.text for w in self.argv[1:])])
+
+    @property
+    def values(self) -> str:
+        """The program's name and its arguments' values (their text when not constant)."""
+        args = (w.text if w.value is None else w.value for w in self.argv[1:])
+        return " ".join([self.name or self.argv[0].text, *args])
 
 
-def _clean(text: str) -> str | None:
-    words = text.split()
-    while words and _ASSIGNMENT.fullmatch(words[0]):
-        words.pop(0)
-    return " ".join(words) or None
+@dataclass(frozen=True, slots=True)
+class Programs:
+    """Every program of a line, the simple commands of the line itself (`line`), and the first
+    reason something could not be read (`problem`: the line's, a `-c` body's or a program's),
+    or None."""
+
+    line: CommandLine
+    programs: tuple[Program, ...]
+    problem: str | None
 
 
-def _closing(command: str, start: int) -> int:
-    """The index of the `)` closing the `(` before `start` (or len(command))."""
-    depth, i, n = 1, start, len(command)
-    while i < n:
-        c = command[i]
-        if c == "\\":
-            i += 2
+@dataclass(frozen=True, slots=True)
+class _Grammar:
+    """A wrapper's options: those taking a value (`u`, `--user`), operands before the program
+    (timeout's duration), options after which nothing runs (`command -v`), an option whose
+    value is a shell command (`su -c`), whether the rest is one shell command (`watch`)."""
+
+    valued: frozenset[str] = frozenset()
+    operands: int = 0
+    no_program: frozenset[str] = frozenset()
+    shell_option: str | None = None
+    joined: bool = False
+
+
+def _grammar(
+    valued: str = "",
+    *,
+    long: Sequence[str] = (),
+    operands: int = 0,
+    no_program: str = "",
+    shell_option: str | None = None,
+    joined: bool = False,
+) -> _Grammar:
+    return _Grammar(
+        frozenset(valued) | frozenset(long),
+        operands,
+        frozenset(no_program),
+        shell_option,
+        joined,
+    )
+
+
+_WRAPPERS: Final[dict[str, _Grammar]] = {
+    "command": _grammar(no_program="vV"),
+    "builtin": _grammar(),
+    "exec": _grammar("a"),
+    "env": _grammar("uCS", long=("--unset", "--chdir", "--split-string")),
+    "nice": _grammar("n", long=("--adjustment",)),
+    "nohup": _grammar(),
+    "timeout": _grammar("sk", long=("--signal", "--kill-after"), operands=1),
+    "xargs": _grammar(
+        "adEILnPs",
+        long=("--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-lines"),
+    ),
+    "sudo": _grammar(
+        "gCDhprtTUuR",
+        long=("--user", "--group", "--chdir", "--host", "--prompt", "--close-from"),
+        no_program="elvVK",
+    ),
+    "doas": _grammar("uC"),
+    "su": _grammar("csgGw", long=("--command", "--shell", "--group"), shell_option="c"),
+    "runuser": _grammar("csgGuw", long=("--command", "--shell", "--group"), shell_option="c"),
+    "stdbuf": _grammar("ioe", long=("--input", "--output", "--error")),
+    "ionice": _grammar("cnpPu", long=("--class", "--classdata")),
+    "setsid": _grammar(),
+    "taskset": _grammar(operands=1, no_program="p"),
+    "chroot": _grammar(operands=1),
+    "flock": _grammar(
+        "wEc", long=("--timeout", "--conflict-exit-code", "--command"), operands=1, shell_option="c"
+    ),
+    "busybox": _grammar(),
+    "watch": _grammar("nqd", long=("--interval",), joined=True),
+    "time": _grammar("fo", long=("--format", "--output")),
+}
+_SHELLS: Final = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish"})
+_SHELL_VALUED: Final = frozenset({"o", "O", "--rcfile", "--init-file"})
+_FIND_EXEC: Final = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+
+
+def _name(word: Word) -> str | None:
+    if word.value is None:
+        return None
+    return os.path.basename(word.value) or None
+
+
+class _Unread(Exception):
+    """A wrapper's options could not be read (an option only known at run time)."""
+
+
+def _options(name: str, args: Sequence[Word], grammar: _Grammar) -> tuple[int | None, str | None]:
+    """Where the wrapped program starts in `args` (None: nothing runs), or, for an option whose
+    value is a shell command (`su -c '…'`, `env -S '…'`), where the words after it start and
+    that value. Raises _Unread."""
+    operands, i = grammar.operands, 0
+    while i < len(args):
+        word = args[i]
+        value = word.value
+        if value is None:
+            raise _Unread(f'the options of "{name}" are only known when the line runs')
+        if value == "--":
+            i += 1
+            break
+        if value.startswith("--") and len(value) > 2:
+            option, has_value, attached = value.partition("=")
+            if option in grammar.no_program:
+                return None, None
+            if option in grammar.valued and not has_value:
+                i += 1
+                attached = _value_at(name, args, i)
+            if option == "--split-string" or (option == "--command" and grammar.shell_option):
+                return i + 1, attached
+            i += 1
             continue
-        if c == "'":
-            end = command.find("'", i + 1)
-            i = n if end < 0 else end + 1
+        if name == "nice" and value[1:].isdigit():  # nice -5
+            i += 1
             continue
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return i
+        if value.startswith("-") and len(value) > 1:
+            for index, letter in enumerate(value[1:], start=2):
+                if letter in grammar.no_program:
+                    return None, None
+                if letter in grammar.valued:
+                    attached = value[index:]
+                    if not attached:
+                        i += 1
+                        attached = _value_at(name, args, i)
+                    if letter == grammar.shell_option or (name == "env" and letter == "S"):
+                        return i + 1, attached
+                    break
+            i += 1
+            continue
+        if name == "env" and "=" in value:
+            i += 1
+            continue
+        if operands > 0:
+            operands -= 1
+            i += 1
+            continue
+        break
+    return (i if i < len(args) else None), None
+
+
+def _value_at(name: str, args: Sequence[Word], index: int) -> str:
+    if index >= len(args):
+        return ""
+    value = args[index].value
+    if value is None:
+        raise _Unread(f'the options of "{name}" are only known when the line runs')
+    return value
+
+
+def _shell_body(args: Sequence[Word]) -> tuple[bool, str | None]:
+    """A shell's `-c` body: (whether -c is given, the body). Raises _Unread."""
+    dash_c, i = False, 0
+    while i < len(args):
+        value = args[i].value
+        if value is None and dash_c:
+            break  # the command
+        if value is None:
+            raise _Unread("the shell's options are only known when the line runs")
+        if value in ("--", "-"):
+            i += 1
+            break
+        if value[:1] in "-+" and len(value) > 1:
+            if value in _SHELL_VALUED or (value[:1] in "-+" and value[1:] in _SHELL_VALUED):
+                i += 2
+                continue
+            dash_c = dash_c or (not value.startswith("--") and "c" in value[1:])
+            i += 1
+            continue
+        break
+    if not dash_c:
+        return False, None
+    if i >= len(args):
+        return True, None
+    body = args[i].value
+    if body is None:
+        raise _Unread("the shell's command is only known when the line runs")
+    return True, body
+
+
+class _Walk:
+    def __init__(self) -> None:
+        self.programs: list[Program] = []
+        self.problem: str | None = None
+
+    def line(self, text: str, via: tuple[str, ...], depth: int) -> CommandLine:
+        parsed = parse_command_line(text)
+        if depth > _MAX_DEPTH:
+            self.problem = self.problem or "commands are nested too deeply"
+            return parsed
+        if parsed.problem is not None:
+            self.problem = self.problem or parsed.problem
+        for command in parsed.commands:
+            if command.words:
+                self.program(command, command.words, via, depth)
+        return parsed
+
+    def program(
+        self, command: SimpleCommand, argv: Sequence[Word], via: tuple[str, ...], depth: int
+    ) -> None:
+        name = _name(argv[0])
+        if name is None:
+            problem = f'the program "{argv[0].text}" is only known when the line runs'
+            self.programs.append(Program(None, tuple(argv), command, via, problem))
+            return
+        here = len(self.programs)
+        self.programs.append(Program(name, tuple(argv), command, via))
+        try:
+            self.inner(name, command, argv, via, depth)
+        except _Unread as exc:
+            self.programs[here] = Program(name, tuple(argv), command, via, str(exc))
+
+    def inner(
+        self,
+        name: str,
+        command: SimpleCommand,
+        argv: Sequence[Word],
+        via: tuple[str, ...],
+        depth: int,
+    ) -> None:
+        args = argv[1:]
+        if name in _SHELLS:
+            dash_c, body = _shell_body(args)
+            if body is not None:
+                self.line(body, (*via, f"{name} -c"), depth + 1)
+            elif dash_c:
+                raise _Unread(f'"{name} -c" has no command')
+            return
+        if name == "eval":
+            if any(w.value is None for w in args):
+                raise _Unread('what "eval" runs is only known when the line runs')
+            self.line(" ".join(w.value or "" for w in args), (*via, "eval"), depth + 1)
+            return
+        if name == "find":
+            for begin, stop in _find_exec(args):
+                self.program(command, args[begin:stop], (*via, "find"), depth + 1)
+            return
+        grammar = _WRAPPERS.get(name)
+        if grammar is None:
+            return
+        start, shell = _options(name, args, grammar)
+        if shell is not None:
+            rest = " ".join(w.text for w in args[start or len(args) :]) if name == "env" else ""
+            self.line(f"{shell} {rest}".strip(), (*via, name), depth + 1)
+        elif start is not None and grammar.joined:
+            if any(w.value is None for w in args[start:]):
+                raise _Unread(f'what "{name}" runs is only known when the line runs')
+            self.line(" ".join(w.value or "" for w in args[start:]), (*via, name), depth + 1)
+        elif start is not None:
+            self.program(command, args[start:], (*via, name), depth + 1)
+        elif name == "xargs":
+            self.program(command, (Word("echo", "echo"),), (*via, name), depth + 1)
+
+
+def _find_exec(args: Sequence[Word]) -> Iterator[tuple[int, int]]:
+    """The (start, stop) of each `-exec … ;` / `-exec … +` program in find's arguments."""
+    i = 0
+    while i < len(args):
+        if args[i].value in _FIND_EXEC:
+            start = i + 1
+            stop = start
+            while stop < len(args) and args[stop].value not in (";", "+"):
+                stop += 1
+            if stop > start:
+                yield start, stop
+            i = stop
         i += 1
-    return n
 
 
-def split_command(command: str) -> SplitCommand:
-    """Split `command` (see the module note)."""
-    parts: list[str] = []
-    opaque = False
-    current: list[str] = []
-    quote: str | None = None
-    i, n = 0, len(command)
-
-    def flush() -> None:
-        cleaned = _clean("".join(current))
-        if cleaned is not None:
-            parts.append(cleaned)
-        current.clear()
-
-    def substitution(body: str) -> None:
-        nonlocal opaque
-        opaque = True
-        inner = split_command(body)
-        parts.extend(inner.parts)
-
-    while i < n:
-        c = command[i]
-        if c == "\\" and quote != "'":
-            current.append(command[i : i + 2])
-            i += 2
-            continue
-        if quote == "'":
-            current.append(c)
-            if c == "'":
-                quote = None
-            i += 1
-            continue
-        if command.startswith("$(", i) or (c in "<>" and command.startswith("(", i + 1)):
-            end = _closing(command, i + 2)
-            substitution(command[i + 2 : end])
-            current.append(command[i : end + 1])
-            i = end + 1
-            continue
-        if c == "`":
-            end = command.find("`", i + 1)
-            end = n if end < 0 else end
-            substitution(command[i + 1 : end])
-            current.append(command[i : end + 1])
-            i = end + 1
-            continue
-        if quote == '"':
-            current.append(c)
-            if c == '"':
-                quote = None
-            i += 1
-            continue
-        if c in "'\"":
-            quote = c
-            current.append(c)
-            i += 1
-            continue
-        if c == "&" and (command[i - 1 : i] in ("<", ">") or command.startswith("&>", i)):
-            current.append(c)  # a redirection (2>&1, &>file), not a control operator
-            i += 1
-            continue
-        if c == "<" and command.startswith("<<", i):
-            opaque = True  # a here-document: its body is data the command reads
-        if c in ";&|\n":
-            flush()
-            i += 2 if command.startswith(("&&", "||", ";;"), i) else 1
-            continue
-        current.append(c)
-        i += 1
-    flush()
-    return SplitCommand(tuple(parts), opaque or quote is not None)
+def programs_of(line: str) -> Programs:
+    """Every program `line` runs (see the module note). Never raises."""
+    walk = _Walk()
+    parsed = walk.line(line, (), 0)
+    problem = walk.problem or next((p.problem for p in walk.programs if p.problem), None)
+    return Programs(parsed, tuple(walk.programs), problem)

@@ -14,8 +14,10 @@ Mount: `await ctx.plugin(Permissions, {...})` (entry point `permissions`). Confi
                     ~/.claude/settings.json); default true
     tool_names      Claude Code name → tether tool name (shared default with the hook bridge)
 
-A malformed rule in tether's own config fails the boot (one line naming the list and index); a
-malformed rule in a Claude Code settings file is logged and skipped. Ignored rules (a specifier on
+A malformed rule in tether's own config fails the boot (one line naming the list and index). A
+Claude Code settings file fails closed: one that cannot be read, or that has a malformed deny or
+ask rule, fails the boot in one line naming the file and the problem; a malformed allow rule
+there is logged and skipped. Ignored rules (a specifier on
 an `mcp__...` rule or on a tool without a grammar) are logged once at load:
 `permissions: ignoring rule "<rule>" (<why>)`.
 
@@ -34,14 +36,13 @@ from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ...core.errors import error_message
 from ...core.json import JsonValue
 from ...kernel import Service
 from ...tools.decisions import Deny, PreToolDecision
 from ...tools.execution import ToolExecution
 from ..hooks.names import DEFAULT_TOOL_NAMES, ToolNames
 from ..hooks.precedence import strictest
-from ..hooks.settings import claude_settings_paths, read_settings
+from ..hooks.settings import claude_settings_paths, load_settings, settings_error
 from .policy import (
     DEFAULT_READ_ONLY_TOOLS,
     MODE_ALIASES,
@@ -189,26 +190,29 @@ class Permissions(Service):
 def _import_settings(
     path: Path, lists: dict[str, list[PermissionRule]], names: ToolNames, workspace: Path
 ) -> None:
-    if not path.is_file():
+    """Add the rules of one Claude Code settings file. Fails closed: a file that exists but
+    cannot be read, or a malformed deny/ask rule, raises ConfigError naming the file (tether
+    does not run without rules it was given); a malformed allow rule is skipped with a log
+    line (allowing less is safe)."""
+    if not path.exists():
         return
-    try:
-        document = read_settings(path)
-    except Exception as exc:
-        _log.warning(
-            'permissions: could not read Claude Code settings "%s": %s', path, error_message(exc)
-        )
+    section = load_settings(path).get("permissions")
+    if section is None:
         return
-    section = document.get("permissions") if isinstance(document, dict) else None
     if not isinstance(section, dict):
-        return
+        raise settings_error(path, '"permissions" is not an object')
     for kind, rules in lists.items():
         entries = section.get(kind)
-        if not isinstance(entries, list):
+        if entries is None:
             continue
+        if not isinstance(entries, list):
+            raise settings_error(path, f'"permissions.{kind}" is not a list of rules')
         for index, text in enumerate(entries):
             try:
                 rules.append(parse_rule(text, names=names, workspace=workspace))
             except ValueError as exc:
+                if kind != "allow":
+                    raise settings_error(path, f"permissions.{kind}[{index}]: {exc}") from None
                 _log.warning(
                     'permissions: skipping permissions.%s[%d] in "%s": %s', kind, index, path, exc
                 )

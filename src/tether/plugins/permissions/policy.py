@@ -19,6 +19,11 @@ Modes change what *asks*, never what a deny rule says: under `bypassPermissions`
 (rule or default) becomes Allow; under `dontAsk` it becomes Deny with the reason
 `<ask reason> — refused: permission mode "dontAsk" never asks`. Deny rules hold in every mode.
 
+A bash command is read once per decision (`tether.plugins.permissions.commands`): deny and ask
+rules match the whole line, each simple command and each program it runs under its resolved
+name, and are assumed to match when part of the line cannot be read (the reason says so); allow
+rules must cover every simple command as written in a line read completely with no substitution.
+
 Unknown tools (from plugins added later) are not read-only: they ask by default.
 `suggest_rule` proposes the narrowest rule that would allow a call the mode asked about —
 `Bash(<the exact command>)`, `Edit(./path)` / `Read(./path)`, `WebFetch(domain:<host>)`, or the
@@ -37,7 +42,7 @@ from urllib.parse import urlsplit
 from ...core.json import JsonValue
 from ...tools.decisions import Allow, Ask, Deny, PreToolDecision
 from ..hooks.names import ToolNames
-from .commands import split_command
+from .commands import Programs, programs_of
 from .rules import PATH_TOOLS, PermissionRule, mcp_server_key, parse_rule, paths_of
 
 __all__ = [
@@ -170,17 +175,19 @@ class PermissionPolicy:
         self, tool: str, arguments: JsonValue | None, *, extra_allow: PermissionRule | None = None
     ) -> Verdict:
         """Apply the precedence of the module note."""
-        deny = self._first(_lookup(self._deny, tool), tool, arguments, every=False)
+        call = _Call.of(tool, arguments)
+        deny = self._first(_lookup(self._deny, tool), call, every=False)
         if deny is not None:
-            return Verdict("deny", f'denied by permission rule "{deny.text}"', deny.text)
-        ask = self._first(_lookup(self._ask, tool), tool, arguments, every=False)
+            reason = f'denied by permission rule "{deny.text}"{call.assumed(deny)}'
+            return Verdict("deny", reason, deny.text)
+        ask = self._first(_lookup(self._ask, tool), call, every=False)
         if ask is None:
             allow_rules = list(_lookup(self._allow, tool) or ())
             if extra_allow is not None and (
                 tool in extra_allow.tools or mcp_server_key(tool) in extra_allow.tools
             ):
                 allow_rules.append(extra_allow)
-            allowed = self._allowed(allow_rules, tool, arguments)
+            allowed = self._allowed(allow_rules, call)
             if allowed is not None:
                 return Verdict("allow", None, allowed.text)
             if self.mode == "bypassPermissions" or tool in self._read_only:
@@ -189,7 +196,8 @@ class PermissionPolicy:
                 return _ALLOW
             asking = Verdict("ask", f'permission mode "{self.mode}" asks before "{tool}" runs')
         else:
-            asking = Verdict("ask", f'permission rule "{ask.text}" asks before this call', ask.text)
+            reason = f'permission rule "{ask.text}" asks before this call{call.assumed(ask)}'
+            asking = Verdict("ask", reason, ask.text)
         if self.mode == "bypassPermissions":
             return _ALLOW
         if self.mode == "dontAsk":
@@ -198,22 +206,13 @@ class PermissionPolicy:
         return asking
 
     def _first(
-        self,
-        rules: list[PermissionRule] | None,
-        tool: str,
-        arguments: JsonValue | None,
-        *,
-        every: bool,
+        self, rules: list[PermissionRule] | None, call: _Call, *, every: bool
     ) -> PermissionRule | None:
         if not rules:
             return None
-        if tool == "bash":
-            command = arguments.get("command") if isinstance(arguments, dict) else None
-            if not isinstance(command, str):
-                return next((r for r in rules if r.spec is None), None)
-            split = split_command(command)
-            candidates = (" ".join(command.split()), *split.parts)
-            return next((r for r in rules if any(map(r.matches_command, candidates))), None)
+        if call.programs is not None:
+            return call.matching_command_rule(rules)
+        tool, arguments = call.tool, call.arguments
         if tool in PATH_TOOLS:
             paths = paths_of(tool, arguments, self.workspace)
             if paths is None:
@@ -226,27 +225,29 @@ class PermissionPolicy:
             return next((r for r in rules if r.matches_url(url)), None)
         return next((r for r in rules if r.spec is None), None)
 
-    def _allowed(
-        self, rules: list[PermissionRule], tool: str, arguments: JsonValue | None
-    ) -> PermissionRule | None:
+    def _allowed(self, rules: list[PermissionRule], call: _Call) -> PermissionRule | None:
+        """An allow rule covering the call. For bash: a bare rule, an exact rule for the whole
+        line, or rules covering every simple command as written — assignments and wrappers
+        included, never a resolved name — in a line read completely with no substitution."""
         if not rules:
             return None
-        if tool != "bash":
-            return self._first(rules, tool, arguments, every=True)
+        if call.programs is None or call.command is None:
+            if call.tool == "bash":
+                return next((r for r in rules if r.spec is None), None)
+            return self._first(rules, call, every=True)
         bare = next((r for r in rules if r.spec is None), None)
-        command = arguments.get("command") if isinstance(arguments, dict) else None
-        if bare is not None or not isinstance(command, str):
+        if bare is not None:
             return bare
-        whole = " ".join(command.split())
+        whole = " ".join(call.command.split())
         exact = next((r for r in rules if r.matches_command(whole) and _is_exact(r)), None)
         if exact is not None:
             return exact
-        split = split_command(command)
-        if split.opaque or not split.parts:
+        line = call.programs.line
+        if line.problem is not None or line.substitutes or not line.commands:
             return None
         used: list[PermissionRule] = []
-        for part in split.parts:
-            rule = next((r for r in rules if r.matches_command(part)), None)
+        for part in line.commands:
+            rule = next((r for r in rules if r.matches_command(part.text)), None)
             if rule is None:
                 return None
             used.append(rule)
@@ -298,6 +299,57 @@ class PermissionPolicy:
         if path.startswith(root.rstrip("/") + "/"):
             return "./" + path[len(root.rstrip("/")) + 1 :]
         return "/" + path
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """One call being decided; for bash, its command and the programs it runs, read once, and
+    the forms deny and ask rules are matched against (`_command_forms`)."""
+
+    tool: str
+    arguments: JsonValue | None
+    command: str | None = None
+    programs: Programs | None = None
+    forms: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, tool: str, arguments: JsonValue | None) -> _Call:
+        if tool != "bash":
+            return cls(tool, arguments)
+        command = arguments.get("command") if isinstance(arguments, dict) else None
+        if not isinstance(command, str):
+            return cls(tool, arguments)
+        programs = programs_of(command)
+        return cls(tool, arguments, command, programs, _command_forms(command, programs))
+
+    def matching_command_rule(self, rules: list[PermissionRule]) -> PermissionRule | None:
+        """The first deny/ask rule matching a form; when part of the line cannot be read, the
+        first rule, since it may match (fail closed)."""
+        hit = next((r for r in rules if any(map(r.matches_command, self.forms))), None)
+        if hit is None and self.programs is not None and self.programs.problem is not None:
+            return rules[0]
+        return hit
+
+    def assumed(self, rule: PermissionRule) -> str:
+        """The reason's tail when `rule` was assumed to match an unreadable command."""
+        problem = None if self.programs is None else self.programs.problem
+        if problem is None or any(map(rule.matches_command, self.forms)):
+            return ""
+        return f" (part of the command cannot be read: {problem}; the rule is assumed to match)"
+
+
+def _command_forms(command: str, programs: Programs) -> frozenset[str]:
+    """The whole line, each simple command as written (with and without its assignments and
+    redirections), and each program it runs under its resolved name (`/bin/rm -f x` and
+    `sudo rm -f x` are also `rm -f x`)."""
+    forms = {" ".join(command.split())}
+    for part in programs.line.commands:
+        forms.add(part.text)
+        forms.add(" ".join(w.text for w in part.words))
+    for program in programs.programs:
+        forms.add(program.words)
+        forms.add(program.values)
+    return frozenset(forms)
 
 
 def _is_exact(rule: PermissionRule) -> bool:

@@ -17,9 +17,10 @@ Rules that tether cannot apply are parsed and then ignored with a log line, neve
 specifiers on MCP rules and on tools that have no specifier grammar (`WebSearch(x)`). A
 malformed rule raises `ValueError` naming what is wrong.
 
-A command matches `Bash(...)` rules per simple command (`tether.plugins.permissions.commands`):
-deny and ask rules hit if any simple command matches; an allow decision needs every simple
-command allowed and no substitution.
+A command is matched against `Bash(...)` rules by the policy (`tether.plugins.permissions.policy`)
+per simple command and per program it runs (`tether.plugins.permissions.commands`): deny and ask
+rules hit if any part matches, or if part of the line cannot be read; an allow decision needs
+every simple command allowed as written and no substitution.
 """
 
 from __future__ import annotations
