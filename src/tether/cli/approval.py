@@ -106,13 +106,13 @@ class TerminalPrompter:
 
     async def ask(self, question: ApprovalQuestion) -> ApprovalAnswer:
         async with self._lock:
-            began = time.monotonic()
-            try:
-                with self._pause():
+            with self._pause():
+                began = time.monotonic()
+                try:
                     return await self._ask(question)
-            finally:
-                if self._on_wait is not None:
-                    self._on_wait(question.call_id, time.monotonic() - began)
+                finally:  # before the pause ends: a live timer resumes without the wait
+                    if self._on_wait is not None:
+                        self._on_wait(question.call_id, time.monotonic() - began)
 
     async def _ask(self, question: ApprovalQuestion) -> ApprovalAnswer:
         self._show(question)
