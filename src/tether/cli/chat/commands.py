@@ -181,6 +181,14 @@ def _permissions(app: Chat) -> None:
     for kind, rules in service.policy.listed().items():
         shown = ", ".join(rules) if rules else "[dim]none[/dim]"
         console.print(f"{kind}: {escape(shown) if rules else shown}", highlight=False)
+    saved = service.saved_rules
+    if saved:
+        where = service.settings_file
+        console.print(
+            f"saved (don't ask again): {escape(', '.join(saved))} [dim]in {escape(str(where))}"
+            "[/dim]",
+            highlight=False,
+        )
     grants = service.session_rules
     console.print(
         f"session grants: {escape(', '.join(grants)) if grants else '[dim]none[/dim]'}",
