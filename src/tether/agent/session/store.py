@@ -78,6 +78,7 @@ class SessionSummary:
     size: int  # bytes
     cwd: str | None
     title: str | None
+    origin: str | None = None  # the header's: "subagent" for a child's log, "compaction"...
 
 
 @dataclass(frozen=True, slots=True)
@@ -574,6 +575,7 @@ def _summarize(path: Path) -> SessionSummary | None:
         size=stat.st_size,
         cwd=header.cwd,
         title=title,
+        origin=header.origin,
     )
 
 

@@ -34,7 +34,7 @@ from ...agent.unattended import refuse_unattended
 from ...core.signals import AbortController
 from ..output import RunReport
 from ..render import TurnRenderer
-from ..session import exit_code, install_interrupts, notice, open_agent
+from ..session import exit_code, install_interrupts, latest_session, notice, open_agent
 
 __all__ = ["chat", "run"]
 
@@ -95,12 +95,6 @@ def _read_task(task: str | None) -> str | None:
         return None
 
 
-def _latest_session(store: SessionStore, cwd: Path) -> str | None:
-    """The most recently written session whose workspace is `cwd`."""
-    mine = [s for s in store.list_sessions() if s.cwd == str(cwd)]
-    return max(mine, key=lambda s: (s.modified_at, s.id)).id if mine else None
-
-
 def _turn_usage(session: SessionLog, turn: int) -> dict[str, int]:
     totals = {"input_tokens": 0, "output_tokens": 0}
     for event in session.events:
@@ -153,7 +147,7 @@ async def run(
         return 2
     workdir = (cwd or Path.cwd()).resolve()
     if continue_:
-        resume = _latest_session(SessionStore(), workdir)
+        resume = latest_session(SessionStore(), workdir)
         if resume is None:
             sys.stderr.write(
                 f"tether: --continue: no session to continue in {workdir}; start one with "
@@ -220,7 +214,15 @@ async def chat(
     config: ConfigOpt = None,
     model: ModelOpt = None,
     cwd: CwdOpt = None,
-    resume: Annotated[str | None, cyclopts.Parameter(name="--resume")] = None,
+    continue_: ContinueOpt = False,
+    resume: Annotated[
+        str | bool | None,
+        cyclopts.Parameter(
+            name=["--resume", "-r"],
+            negative=(),
+            help="Continue the session with this id; without an id, pick one from a list.",
+        ),
+    ] = None,
     yolo: YoloOpt = False,
     allow: AllowOpt = (),
     context_window: Annotated[
@@ -238,11 +240,13 @@ async def chat(
         ),
     ] = False,
 ) -> int:
-    """Talk to the agent. Ctrl-C aborts the running turn; twice quits; /help lists commands.
+    """Talk to the agent. Esc or Ctrl-C aborts the running turn; Ctrl-C twice quits; /help
+    lists commands; !command runs a command in the shell.
 
     Tool calls the permission rules ask about are shown with their arguments (a diff for edit
-    and write) and wait for an answer: y (allow once), a (allow the shown rule for this
-    session), n (deny) or d (deny with a reason the model reads).
+    and write) and wait for an answer: y (yes, once), a (yes, and don't ask again: the shown
+    rule is saved to .claude/settings.local.json), s (yes, for this session), n (no) or d (no,
+    with a reason the model reads).
     """
     from ..chat.app import ChatOptions, context_window_from_env, run_chat
 
@@ -258,6 +262,7 @@ async def chat(
             config=config,
             model=model,
             resume=resume,
+            continue_=continue_,
             yolo=yolo,
             allow=allow,
             context_window=window,
