@@ -320,7 +320,7 @@ async def test_the_prompt_shows_the_tool_its_arguments_the_reason_and_the_choice
         '  why: permission mode "default" asks before "bash" runs\n'
         "  y  yes, once\n"
         "  a  yes, and allow Bash(rm -rf build) for this session\n"
-        "  n  no · d  no, and tell the model why (Ctrl-C cancels)\n"
+        "  n  no · d  no, and tell the model why (Esc or Ctrl-C cancels)\n"
         "  approve? "
     )
 

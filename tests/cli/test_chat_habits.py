@@ -25,6 +25,7 @@ from tether.testing.scripted_model import (
     reply,
     text,
     text_reply,
+    tool_calls_reply,
     until,
 )
 
@@ -114,6 +115,28 @@ async def test_esc_aborts_the_running_turn_and_the_chat_goes_on(
         {"kind": "completed"},
     ]
     assert "never shown" not in terminal.output
+
+
+async def test_esc_at_an_approval_prompt_cancels_the_call_and_aborts_the_turn(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    touch = json.dumps({"command": "touch never.txt", "description": "make a file"})
+    server.push(tool_calls_reply(("t1", "bash", touch)), text_reply("after"))
+    terminal = await open_chat(cli)
+    try:
+        terminal.send(b"make the file\r")
+        await terminal.expect("approve?", timeout_s=WAIT)
+        terminal.send(b"\x1b")
+        await terminal.expect("interrupted (Esc)", timeout_s=WAIT)
+        await terminal.expect("ABORTED_BEFORE_DISPATCH", timeout_s=WAIT)
+        await terminal.expect("›", timeout_s=WAIT)
+        await say(terminal, "fine", "after")
+        await leave(terminal)
+    finally:
+        await terminal.aclose()
+    assert not (cli.work / "never.txt").exists()
+    (summary,) = cli.sessions()
+    assert turn_ends(cli, summary.id)[0] == {"kind": "aborted", "reason": {"kind": "user"}}
 
 
 # -- --continue, --resume ------------------------------------------------------------------------

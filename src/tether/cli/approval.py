@@ -161,7 +161,7 @@ class TerminalPrompter:
             )
         lines.append(
             "  [bold]n[/bold]  no · [bold]d[/bold]  no, and tell the model why "
-            "[dim](Ctrl-C cancels)[/dim]"
+            "[dim](Esc or Ctrl-C cancels)[/dim]"
         )
         return lines
 
