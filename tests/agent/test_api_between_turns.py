@@ -226,3 +226,26 @@ async def test_an_approver_without_the_approval_plugin_is_refused_at_start(rig: 
     agent = rig.agent(builtins=False, approver=Answers("allow-once"))
     with pytest.raises(ValueError, match="approver needs the approval plugin"):
         await agent.start()
+
+
+async def test_a_rule_allowed_for_the_session_holds_again_when_the_session_is_resumed(
+    rig: Rig,
+) -> None:
+    made = rig.work / "made.txt"
+    touch = json.dumps({"command": f"touch {made}", "description": "make it"})
+    rig.server.push(
+        tool_calls_reply(("t1", "bash", touch)),
+        text_reply("made"),
+        tool_calls_reply(("t2", "bash", touch)),
+        text_reply("made again"),
+    )
+    session_answers = Answers("allow-session")
+    async with rig.agent(approver=session_answers) as agent:
+        await agent.run("make it", signal=signal())
+        session_id = agent.session_id
+    later_answers = Answers("reject")
+    async with rig.agent(approver=later_answers, session=session_id) as resumed:
+        result = await resumed.run("again", signal=signal())
+    assert [q.call_id for q in session_answers.questions] == ["t1"]
+    assert later_answers.questions == []  # the grant of this session held
+    assert [(c.call_id, c.code) for c in result.tool_calls] == [("t2", None)]

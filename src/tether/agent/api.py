@@ -76,6 +76,7 @@ from .llm.plugin import build_llm
 from .llm.service import Llm
 from .loop import AgentLoop, AgentSettings, TurnOutcome, default_system_prompt
 from .session import SessionLog, SessionStore
+from .session.events import APPROVAL_DECIDED
 from .stream import RunStream, quiesce
 
 __all__ = ["Agent", "AgentClosed", "PluginSpec", "ToolSpec"]
@@ -114,7 +115,8 @@ class Agent:
     `config` is a `tether.yml` to read instead of `home/config.yml` + `cwd/tether.yml`.
     `builtins=False` boots only the registry and the timeout policy (no shell, files, web...).
     `session` resumes that session (repairing a log a crash cut short, as `tether sessions
-    resume` does: `agent.session.repair` says what was done); None starts a new one.
+    resume` does: `agent.session.repair` says what was done), the rules the user allowed "for
+    this session" in it included; None starts a new one.
     `permission_mode` (`default`, `acceptEdits`, `dontAsk`, `bypassPermissions`) and `allow`
     (rules in Claude Code syntax, e.g. `Bash(npm test:*)`) set the `permissions` plugin, as
     `--yolo` and `--allow` do for `tether run`: with nobody to ask, a call the rules would ask
@@ -314,6 +316,7 @@ class Agent:
             booted.compactor = Compactor(store, self._context_window, self._dispatch)
             if self._resume is not None:
                 session = store.open(self._resume)
+                _restore_grants(ctx, session)
             else:
                 session = store.create(cwd=self._cwd)
             booted.session = session
@@ -431,6 +434,7 @@ class Agent:
             if session_id == booted.loop.session.id:
                 return booted.loop.session
             session = booted.store.open(session_id)
+            _restore_grants(booted.ctx, session)
             self._switch(booted, session, carry_context=False)
             return session
 
@@ -698,6 +702,24 @@ class _Collector:
             )
         if self._deliver is not None:
             self._deliver(event)
+
+
+def _restore_grants(ctx: Context, session: SessionLog) -> None:
+    """The rules the user allowed "for this session" in `session` (its `approval/decided`
+    events) hold again when it is resumed."""
+    permissions = ctx.get("permissions")
+    if not isinstance(permissions, Permissions):
+        return
+    granted = permissions.session_rules
+    for event in session.events:
+        rule = event.data.get("session_rule") if event.type == APPROVAL_DECIDED else None
+        mine = isinstance(rule, str) and event.data.get("answered_by") == "user"
+        if mine and isinstance(rule, str) and rule not in granted:
+            try:
+                permissions.allow_for_session(rule)
+            except ValueError:
+                continue  # a rule this version cannot read: it asks again
+            granted = permissions.session_rules
 
 
 def _text_of(message: UserMessage) -> str:
