@@ -279,10 +279,7 @@ class ChatRenderer:
             return
         self._writing = True
         self._text += text
-        self._flush_text(final=False)
-        live = self._live
-        if live is not None:
-            live.refresh()  # the text appears as it arrives, not at the next tick
+        self._flush_text(final=False)  # the live area shows the rest at its next refresh
 
     def _flush_text(self, *, final: bool) -> None:
         if not self._live_enabled:
