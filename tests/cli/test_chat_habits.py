@@ -29,49 +29,10 @@ from tether.testing.scripted_model import (
     until,
 )
 
+from ._chat import WAIT, last_line, leave, open_chat, say, screen, user_texts
 from ._support import TETHER, Cli, Terminal, eventually
 
 pytestmark = pytest.mark.slow
-
-WAIT = 30.0
-
-
-async def open_chat(cli: Cli, *args: str) -> Terminal:
-    terminal = await Terminal.open([str(TETHER), "chat", *args], cwd=cli.work, env=cli.env)
-    await terminal.expect("›", timeout_s=WAIT)
-    return terminal
-
-
-async def say(terminal: Terminal, text: str, answer: str) -> None:
-    terminal.send(text.encode() + b"\r")
-    await terminal.expect(answer, timeout_s=WAIT)
-    await terminal.expect("›", timeout_s=WAIT)
-
-
-async def leave(terminal: Terminal) -> None:
-    terminal.send(b"/exit\r")
-    assert await terminal.wait(timeout_s=WAIT) == 0
-
-
-def screen(terminal: Terminal) -> str:
-    return "\n".join(terminal.screen())
-
-
-def last_line(terminal: Terminal) -> str:
-    """The last line of the screen with text on it."""
-    return next((line for line in reversed(terminal.screen()) if line.strip()), "")
-
-
-def user_texts(messages: list[dict[str, object]]) -> list[str]:
-    out = []
-    for message in messages:
-        if message.get("role") != "user":
-            continue
-        content = message.get("content")
-        if isinstance(content, list):
-            content = "".join(str(part.get("text", "")) for part in content)
-        out.append(str(content))
-    return out
 
 
 def turn_ends(cli: Cli, session_id: str) -> list[object]:

@@ -15,26 +15,14 @@ import pytest
 
 from tether.testing.scripted_model import ScriptedModelServer, text_reply, tool_calls_reply
 
-from ._support import TETHER, Cli, Terminal
+from ._chat import WAIT, leave, open_chat
+from ._support import Cli
 
 pytestmark = pytest.mark.slow
-
-WAIT = 30.0
 
 
 def bash(call_id: str, command: str) -> tuple[str, str, str]:
     return (call_id, "bash", json.dumps({"command": command, "description": "run"}))
-
-
-async def chat(cli: Cli) -> Terminal:
-    terminal = await Terminal.open([str(TETHER), "chat"], cwd=cli.work, env=cli.env)
-    await terminal.expect("›", timeout_s=WAIT)
-    return terminal
-
-
-async def leave(terminal: Terminal) -> None:
-    terminal.send(b"/exit\r")
-    assert await terminal.wait(timeout_s=WAIT) == 0
 
 
 async def test_a_saved_prefix_rule_is_shown_first_and_still_allows_after_a_restart(
@@ -46,7 +34,7 @@ async def test_a_saved_prefix_rule_is_shown_first_and_still_allows_after_a_resta
         tool_calls_reply(bash("t2", "touch second.txt")),
         text_reply("made the second"),
     )
-    terminal = await chat(cli)
+    terminal = await open_chat(cli)
     try:
         terminal.send(b"make the first file\r")
         await terminal.expect("? bash needs approval", timeout_s=WAIT)
@@ -68,7 +56,7 @@ async def test_a_saved_prefix_rule_is_shown_first_and_still_allows_after_a_resta
         await terminal.aclose()
     assert json.loads(settings.read_text()) == {"permissions": {"allow": ["Bash(touch:*)"]}}
 
-    restarted = await chat(cli)
+    restarted = await open_chat(cli)
     try:
         restarted.send(b"make the second file\r")
         await restarted.expect("made the second", timeout_s=WAIT)
@@ -86,7 +74,7 @@ async def test_read_only_commands_run_without_asking(cli: Cli, server: ScriptedM
         tool_calls_reply(bash("r1", "ls -la && cat notes.txt | head -1")),
         text_reply("listed"),
     )
-    terminal = await chat(cli)
+    terminal = await open_chat(cli)
     try:
         terminal.send(b"what is here\r")
         await terminal.expect("✓ bash ls -la && cat notes.txt | head -1", timeout_s=WAIT)

@@ -27,26 +27,10 @@ from tether.testing.scripted_model import (
     until,
 )
 
-from ._support import TETHER, Cli, Terminal, eventually
+from ._chat import WAIT, leave, open_chat, screen
+from ._support import Cli, eventually
 
 pytestmark = pytest.mark.slow
-
-WAIT = 30.0
-
-
-async def open_chat(cli: Cli, *args: str) -> Terminal:
-    terminal = await Terminal.open([str(TETHER), "chat", *args], cwd=cli.work, env=cli.env)
-    await terminal.expect("›", timeout_s=WAIT)
-    return terminal
-
-
-def screen(terminal: Terminal) -> str:
-    return "\n".join(terminal.screen())
-
-
-async def leave(terminal: Terminal) -> None:
-    terminal.send(b"/exit\r")
-    assert await terminal.wait(timeout_s=WAIT) == 0
 
 
 async def test_the_answer_appears_while_the_model_is_still_writing_it(
