@@ -157,3 +157,64 @@ async def test_an_output_cut_to_its_tail_is_previewed_from_a_whole_line_after_a_
     earlier, first = int(found.group(1).replace(",", "")), int(found.group(2))
     assert first == earlier + 1  # the tail's first whole line follows the marker
     assert 1 < earlier < 30000
+
+
+STUBBORN_PLUGIN = '''
+"""A tool whose body does not watch its signal: it waits for a file, whatever happens."""
+import time
+from pathlib import Path
+
+from tether import tool
+
+name = "stubborn-tool"
+inject = ("tools",)
+
+
+@tool
+def stubborn(release: str) -> str:
+    """Waits until the file `release` exists."""
+    while not Path(release).exists():
+        time.sleep(0.05)
+    return "released"
+
+
+def apply(ctx):
+    ctx.tools.register(stubborn)
+'''
+
+
+async def test_a_call_that_does_not_stop_after_esc_says_so_in_the_status(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    (cli.work / "stubborn_tool.py").write_text(STUBBORN_PLUGIN)
+    (cli.work / "tether.yml").write_text("plugins:\n  - {id: stubborn-tool, name: stubborn_tool}\n")
+    cli.env["PYTHONPATH"] = str(cli.work)
+    release = cli.work / "release"
+    call = ("s1", "stubborn", json.dumps({"release": str(release)}))
+    server.push(tool_calls_reply(call), text_reply("after"))
+    terminal = await open_chat(cli, "--yolo")
+    try:
+        terminal.send(b"run it\r")
+        await eventually(
+            lambda: re.search(r"stubborn · \d+\.\d s", screen(terminal)),
+            timeout_s=WAIT,
+            what="the call running",
+        )
+        terminal.send(b"\x1b")
+        await terminal.expect("interrupted (Esc)", timeout_s=WAIT)
+        await eventually(  # 5 s after the abort, the registry says the body has not stopped
+            lambda: (
+                "waiting for stubborn to stop: it does not watch its signal"
+                in " ".join(screen(terminal).split())
+            ),
+            timeout_s=WAIT,
+            what="the slow-stop status",
+        )
+        release.touch()
+        await terminal.expect("ABORTED", timeout_s=WAIT)
+        await terminal.expect("›", timeout_s=WAIT)
+        await leave(terminal)
+    finally:
+        release.touch()
+        await terminal.aclose()
+    assert "it waits at" in " ".join(terminal.output.split())

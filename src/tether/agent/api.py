@@ -55,8 +55,9 @@ from ..kernel import Context, tether_home
 from ..plugins.approval import Approval, Prompter
 from ..plugins.permissions import Permissions
 from ..tools.definition import ToolDefinition, tool
-from ..tools.execution import ToolExecutionInput
+from ..tools.execution import ToolExecution, ToolExecutionInput
 from ..tools.results import ToolExecutionResult, UserMessage, user_message
+from ..tools.slow_stop import SLOW_STOP, SlowStop
 from .boot import start
 from .compaction import Compacted
 from .compactor import Compactor, overflowed
@@ -67,6 +68,7 @@ from .events import (
     ToolCallFinished,
     ToolCallRecord,
     ToolCallStarted,
+    ToolSlowToStop,
     TurnFinished,
     result_text,
 )
@@ -310,6 +312,7 @@ class Agent:
                 ctx.tools.register(definition)
             self._apply_permissions(ctx)
             self._attach_approver(ctx, booted)
+            ctx.on(SLOW_STOP, self._slow_stop)
             llm = self._pick_model(ctx, booted, self._model)
             booted.store = store = SessionStore(None if home is None else home / "sessions")
             store.sweep()  # what writers killed mid-creation left behind
@@ -604,6 +607,16 @@ class Agent:
             return None
         booted.retired.append(loop.session)
         return done.session
+
+    def _slow_stop(self, exec: ToolExecution, stop: SlowStop) -> None:
+        """`tools/slow-stop` for one of this agent's calls (or its subagents'): an event."""
+        state = self._state
+        agent = exec.agent
+        while agent is not None and (state is None or agent is not state.loop):
+            agent = getattr(agent, "parent", None)
+        if agent is None:
+            return
+        self._dispatch(ToolSlowToStop(exec.call_id, exec.name, stop.waited_s, stop.where))
 
     def _dispatch(self, event: AgentEvent) -> None:
         if self._on_event is not None:

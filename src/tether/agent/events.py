@@ -11,7 +11,9 @@ failed attempt streamed is superseded by the next attempt's), then per tool call
 `ToolCallStarted` and `ToolCallFinished` (results in model order; a call the turn's abort kept
 from starting gets both, with code `ABORTED_BEFORE_DISPATCH`). An `Agent` with a context window
 adds `CompactionStarted` and then `CompactionFinished` or `CompactionFailed` when it summarises
-the conversation into a new session (before a step, or on `Agent.compact()` between turns).
+the conversation into a new session (before a step, or on `Agent.compact()` between turns), and
+`ToolSlowToStop` when an aborted call's body has not settled after a while (it ignores its
+signal; the turn still waits for it).
 `Agent.run_stream` ends with `TurnFinished`, carrying the same `RunResult` that `Agent.run`
 returns.
 """
@@ -42,6 +44,7 @@ __all__ = [
     "ToolCallFinished",
     "ToolCallRecord",
     "ToolCallStarted",
+    "ToolSlowToStop",
     "TurnFinished",
     "result_text",
 ]
@@ -111,6 +114,19 @@ class ToolCallFinished:
     ) -> ToolCallFinished:
         code = result.code if isinstance(result, ToolFailure) else None
         return ToolCallFinished(call_id, name, code, result.is_error, duration_ms, result)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSlowToStop:
+    """The call was aborted `waited_s` seconds ago and its body still runs: it does not watch its
+    signal. `where` is what the body waits on (its await chain, outermost frame first). The call
+    is still awaited — its `ToolCallFinished` comes when the body settles (the registry's
+    `tools/slow-stop`, for the agent's calls and its subagents')."""
+
+    call_id: str
+    name: str
+    waited_s: float
+    where: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,7 +206,7 @@ LoopEvent: TypeAlias = (
 CompactionEvent: TypeAlias = CompactionStarted | CompactionFinished | CompactionFailed
 """What an `Agent` emits while it compacts its conversation."""
 
-AgentEvent: TypeAlias = LoopEvent | CompactionEvent | TurnFinished
+AgentEvent: TypeAlias = LoopEvent | CompactionEvent | ToolSlowToStop | TurnFinished
 """What `Agent.run_stream` yields."""
 
 

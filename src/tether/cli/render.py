@@ -21,6 +21,7 @@ from ..agent.events import (
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
+    ToolSlowToStop,
 )
 from ..tools.results import ToolFailure
 
@@ -103,6 +104,12 @@ class TurnRenderer:
                     self._tools.print(f"[green]✓ {name}[/green] [dim]{ms:.0f} ms[/dim]")
             case StepStarted():
                 self._shown = self._attempt = self._buffer = ""
+            case ToolSlowToStop(name=name, waited_s=waited):
+                self._break_line()
+                self._tools.print(
+                    f"[yellow]⏳ waiting for {escape(name)} to stop: it does not watch its "
+                    f"signal[/yellow] [dim]({waited:.0f} s after the abort)[/dim]"
+                )
 
     def _text(self, text: str) -> None:
         out = self._text_out

@@ -53,6 +53,7 @@ from ...agent.events import (
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
+    ToolSlowToStop,
 )
 from ...tools.results import ToolExecutionResult, ToolFailure, ToolSuccess
 from .diff import proposed_diff, render_diff
@@ -115,6 +116,8 @@ class _Running:
     label: str
     started: float
     spinner: Spinner
+    stuck: str | None = None
+    """Set when the call was aborted and its body does not stop: what the status row says."""
 
 
 class _Tail:
@@ -202,6 +205,8 @@ class ChatRenderer:
                 self._finished(call_id, label, result, ms)
                 if not self._running:
                     self._waiting_since = time.monotonic()
+            case ToolSlowToStop(call_id=call_id, name=name, waited_s=waited, where=where):
+                self._slow(call_id, name, waited, where)
             case CompactionStarted():
                 self._flush_reasoning()
                 self._flush_text(final=True)
@@ -231,6 +236,18 @@ class ChatRenderer:
             size += f" of a {event.window:,}-token window"
         self.console.print(
             f"[yellow]⟳ {what}: {size}; the model summarises the conversation…[/yellow]",
+            highlight=False,
+        )
+
+    def _slow(self, call_id: str, name: str, waited: float, where: str) -> None:
+        stuck = f"waiting for {name} to stop: it does not watch its signal"
+        running = self._running.get(call_id)
+        if running is not None:
+            running.stuck = stuck
+        shown = where if len(where) <= 300 else "…" + where[-299:]
+        self.console.print(
+            f"[yellow]⏳ {escape(stuck)}[/yellow] [dim]({waited:.0f} s after the abort; it "
+            f"waits at {escape(shown)})[/dim]",
             highlight=False,
         )
 
@@ -373,7 +390,9 @@ class ChatRenderer:
             rows.append(self._waiting)
         for running in self._running.values():
             elapsed = now - running.started
-            running.spinner.update(text=Text(f"{running.label} · {elapsed:.1f} s", style="dim"))
+            state = f" · {running.stuck}" if running.stuck else ""
+            text = Text(f"{running.label} · {elapsed:.1f} s{state}", style="dim")
+            running.spinner.update(text=text)
             rows.append(running.spinner)
         return Group(*rows)
 
