@@ -220,6 +220,7 @@ async def chat(
         cyclopts.Parameter(
             name=["--resume", "-r"],
             negative=(),
+            metavar="[ID]",
             help="Continue the session with this id; without an id, pick one from a list.",
         ),
     ] = None,
