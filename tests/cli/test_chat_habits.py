@@ -78,6 +78,37 @@ async def test_esc_aborts_the_running_turn_and_the_chat_goes_on(
     assert "never shown" not in terminal.output
 
 
+async def test_keys_typed_during_a_turn_wait_in_the_next_prompt(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    go_on = asyncio.Event()
+    server.push(
+        reply(text("Working on it"), until(go_on), text(", done."), finish("stop")),
+        text_reply("second answer"),
+    )
+    terminal = await open_chat(cli)
+    try:
+        terminal.send(b"first\r")
+        await eventually(
+            lambda: "Working on it" in screen(terminal), timeout_s=WAIT, what="the answer"
+        )
+        terminal.send(b"typed ahead")
+        go_on.set()
+        await eventually(
+            lambda: last_line(terminal) == "› typed ahead",
+            timeout_s=WAIT,
+            what="the typed keys in the next prompt",
+        )
+        terminal.send(b"\r")
+        await terminal.expect("second answer", timeout_s=WAIT)
+        await terminal.expect("›", timeout_s=WAIT)
+        await leave(terminal)
+    finally:
+        go_on.set()
+        await terminal.aclose()
+    assert user_texts(server.requests[1].messages)[-1] == "typed ahead"
+
+
 async def test_esc_at_an_approval_prompt_cancels_the_call_and_aborts_the_turn(
     cli: Cli, server: ScriptedModelServer
 ) -> None:
