@@ -15,6 +15,7 @@ __all__ = [
     "last_line",
     "leave",
     "open_chat",
+    "open_resumed",
     "say",
     "screen",
     "tool_texts",
@@ -27,6 +28,15 @@ WAIT = 30.0
 async def open_chat(cli: Cli, *args: str) -> Terminal:
     """`tether chat ARGS` on a new pseudo-terminal, once its prompt is shown."""
     terminal = await Terminal.open([str(TETHER), "chat", *args], cwd=cli.work, env=cli.env)
+    await terminal.expect("›", timeout_s=WAIT)
+    return terminal
+
+
+async def open_resumed(cli: Cli, *args: str) -> Terminal:
+    """`tether chat ARGS` that resumes a session: once the earlier conversation (whose prompts
+    start with `›` too) is shown and the prompt after it."""
+    terminal = await Terminal.open([str(TETHER), "chat", *args], cwd=cli.work, env=cli.env)
+    await terminal.expect("── resumed ──", timeout_s=WAIT)
     await terminal.expect("›", timeout_s=WAIT)
     return terminal
 

@@ -29,7 +29,7 @@ from tether.testing.scripted_model import (
     until,
 )
 
-from ._chat import WAIT, last_line, leave, open_chat, say, screen, user_texts
+from ._chat import WAIT, last_line, leave, open_chat, open_resumed, say, screen, user_texts
 from ._support import TETHER, Cli, Terminal, eventually
 
 pytestmark = pytest.mark.slow
@@ -146,7 +146,7 @@ async def test_continue_opens_the_latest_session_and_shows_its_conversation(
         await first.aclose()
     (summary,) = cli.sessions()
 
-    again = await open_chat(cli, "--continue")
+    again = await open_resumed(cli, "--continue")
     try:
         shown = screen(again)
         assert f"session {summary.id}" in shown
@@ -172,7 +172,7 @@ async def test_resume_with_an_id_shows_the_earlier_conversation(
         await first.aclose()
     (summary,) = cli.sessions()
 
-    resumed = await open_chat(cli, "--resume", summary.id)
+    resumed = await open_resumed(cli, "--resume", summary.id)
     try:
         await leave(resumed)
     finally:
@@ -207,6 +207,7 @@ async def test_resume_without_an_id_opens_a_picker_of_this_workspaces_sessions(
         picker.send(b"\r")
         await picker.expect(f"session {older.id}", timeout_s=WAIT)
         await picker.expect("› the older question", timeout_s=WAIT)
+        await picker.expect("── resumed ──", timeout_s=WAIT)
         await picker.expect("›", timeout_s=WAIT)
         await leave(picker)
     finally:

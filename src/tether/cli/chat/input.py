@@ -151,6 +151,7 @@ class PromptInput:
         self._answers: PromptSession[str] | None = None
         self._saved_modes: list[Any] | None = None
         self._typeahead: list[Any] = []
+        self._quiet_terminal()  # from the start: keys typed while the agent boots wait too
 
     @property
     def fd(self) -> int:
