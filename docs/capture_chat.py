@@ -160,12 +160,15 @@ async def main() -> None:
                 await screen.expect("approve?")
                 screen.type("y\r")
                 await screen.expect("approve?", count=2)  # bash asks too
-                screen.type("y\r")
+                screen.type("a\r")  # and is not asked again: saved to .claude/settings.local.json
                 await screen.expect("The test file needs no change.")
                 await screen.expect("›", count=2)
+                screen.type("!ls\r")  # bash mode: no model, the output goes with the next message
+                await screen.expect("test_greet.py", count=2)
+                await screen.expect("›", count=3)
                 screen.type("/cost\r")
                 await screen.expect("total")
-                await screen.expect("›", count=3)
+                await screen.expect("›", count=4)
                 OUT.write_text(screen.rendered())
                 screen.type("/exit\r")
                 await asyncio.wait_for(process.wait(), 30)

@@ -12,17 +12,19 @@ whose request would not fit, and once more after the model refused a request as 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
 import pytest
 
-from tether import AbortController, ToolFailure, ToolSuccess
+from tether import AbortController, ToolFailure, ToolSuccess, tool
 from tether.agent.events import (
     AgentEvent,
     CompactionFailed,
     CompactionFinished,
     CompactionStarted,
+    ToolSlowToStop,
     TurnFinished,
 )
 from tether.agent.session import SessionError
@@ -226,3 +228,56 @@ async def test_an_approver_without_the_approval_plugin_is_refused_at_start(rig: 
     agent = rig.agent(builtins=False, approver=Answers("allow-once"))
     with pytest.raises(ValueError, match="approver needs the approval plugin"):
         await agent.start()
+
+
+async def test_a_rule_allowed_for_the_session_holds_again_when_the_session_is_resumed(
+    rig: Rig,
+) -> None:
+    made = rig.work / "made.txt"
+    touch = json.dumps({"command": f"touch {made}", "description": "make it"})
+    rig.server.push(
+        tool_calls_reply(("t1", "bash", touch)),
+        text_reply("made"),
+        tool_calls_reply(("t2", "bash", touch)),
+        text_reply("made again"),
+    )
+    session_answers = Answers("allow-session")
+    async with rig.agent(approver=session_answers) as agent:
+        await agent.run("make it", signal=signal())
+        session_id = agent.session_id
+    later_answers = Answers("reject")
+    async with rig.agent(approver=later_answers, session=session_id) as resumed:
+        result = await resumed.run("again", signal=signal())
+    assert [q.call_id for q in session_answers.questions] == ["t1"]
+    assert later_answers.questions == []  # the grant of this session held
+    assert [(c.call_id, c.code) for c in result.tool_calls] == [("t2", None)]
+
+
+async def test_an_aborted_call_whose_body_does_not_stop_is_reported_while_the_turn_waits(
+    rig: Rig,
+) -> None:
+    entered, release = asyncio.Event(), asyncio.Event()
+
+    @tool
+    async def stubborn() -> str:
+        """Waits for the test, whatever its signal says."""
+        entered.set()
+        await release.wait()
+        return "done at last"
+
+    rig.server.push(tool_calls_reply(("s1", "stubborn", "{}")))
+    controller = AbortController()
+    async with rig.agent(builtins=False, tools=[stubborn]) as agent:
+        turn = asyncio.create_task(agent.run("go", signal=controller.signal))
+        await entered.wait()
+        controller.abort()
+        while not any(isinstance(e, ToolSlowToStop) for e in rig.events):
+            await asyncio.sleep(0.05)  # the registry reports it 5 s after the abort
+        assert not turn.done()  # the call is still awaited, not abandoned
+        release.set()
+        result = await turn
+    (slow,) = [e for e in rig.events if isinstance(e, ToolSlowToStop)]
+    assert (slow.call_id, slow.name, slow.waited_s) == ("s1", "stubborn", 5.0)
+    assert "in stubborn" in slow.where
+    assert result.outcome.kind == "aborted"
+    assert [(c.call_id, c.code) for c in result.tool_calls] == [("s1", "ABORTED")]

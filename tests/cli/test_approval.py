@@ -131,6 +131,8 @@ async def test_allow_once_runs_the_call_and_the_log_says_what_was_approved(
         reason='permission mode "default" asks before "bash" runs',
         session_rule="Bash(touch ran)",
         fingerprint=expected_fingerprint(ARGS),
+        lasting_rules=("Bash(touch:*)",),
+        saved_to=str(tmp_path / ".claude" / "settings.local.json"),
     )
     assert events_of(session, "approval/") == [
         {
@@ -141,6 +143,7 @@ async def test_allow_once_runs_the_call_and_the_log_says_what_was_approved(
             "reason": 'permission mode "default" asks before "bash" runs',
             "fingerprint": expected_fingerprint(ARGS),
             "session_rule": "Bash(touch ran)",
+            "lasting_rules": ["Bash(touch:*)"],
         },
         {
             "type": "approval/decided",
@@ -174,17 +177,17 @@ async def test_always_allow_records_a_session_rule_and_stops_asking(
     prompter = ScriptedPrompter("allow-session", "reject")
     ctx.approval.attach(prompter)
 
-    first = await call_bash(ctx, "echo same", agent=agent, call_id="c1")
-    second = await call_bash(ctx, "echo same", agent=agent, call_id="c2")
-    other = await call_bash(ctx, "echo other", agent=agent, call_id="c3")
+    first = await call_bash(ctx, "/bin/echo same", agent=agent, call_id="c1")
+    second = await call_bash(ctx, "/bin/echo same", agent=agent, call_id="c2")
+    other = await call_bash(ctx, "/bin/echo other", agent=agent, call_id="c3")
 
     assert isinstance(first, ToolSuccess)
     assert isinstance(second, ToolSuccess)
     assert [q.call_id for q in prompter.questions] == ["c1", "c3"]
     assert text_of(other) == 'Error: the user rejected tool "bash"'
-    assert ctx.permissions.session_rules == ("Bash(echo same)",)
+    assert ctx.permissions.session_rules == ("Bash(/bin/echo same)",)
     decided = events_of(session, "approval/decided")
-    assert [d.get("session_rule") for d in decided] == ["Bash(echo same)", None]
+    assert [d.get("session_rule") for d in decided] == ["Bash(/bin/echo same)", None]
 
 
 async def test_ctrl_c_while_the_prompt_waits_cancels_it_and_nothing_is_dispatched(
@@ -365,8 +368,9 @@ async def test_the_prompt_shows_the_tool_its_arguments_the_reason_and_the_choice
         "    command: rm -rf build\n"
         "    description: clean\n"
         '  why: permission mode "default" asks before "bash" runs\n'
-        "  y allow once · a allow Bash(rm -rf build) for this session · n deny · d deny with a "
-        "reason (Ctrl-C cancels)\n"
+        "  y  yes, once\n"
+        "  a  yes, and allow Bash(rm -rf build) for this session\n"
+        "  n  no · d  no, and tell the model why (Esc or Ctrl-C cancels)\n"
         "  approve? "
     )
 
@@ -388,7 +392,8 @@ async def test_the_prompt_repeats_after_an_unknown_answer_and_offers_always_only
 
     assert await prompter.ask(question) == "allow-once"
     assert out.getvalue().count("not an answer:") == 2
-    assert "always" not in out.getvalue()
+    assert "for this session" not in out.getvalue()
+    assert "don't ask again" not in out.getvalue()
 
 
 # -- tether chat -----------------------------------------------------------------------------------

@@ -12,7 +12,6 @@ Waiting is always for screen text (generous timeouts), never fixed sleeps.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -29,11 +28,10 @@ from tether.testing.scripted_model import (
     tool_calls_reply,
 )
 
-from ._support import TETHER, Cli, Terminal, eventually
+from ._chat import WAIT, leave, open_chat, say, tool_texts, user_texts
+from ._support import Cli, eventually
 
 pytestmark = pytest.mark.slow
-
-WAIT = 30.0
 
 
 @pytest.fixture
@@ -41,41 +39,6 @@ def cli(tmp_path: Path, server: ScriptedModelServer) -> Cli:
     cli = Cli(tmp_path, server.base_url)
     cli.env["HOME"] = str(tmp_path)
     return cli
-
-
-async def open_chat(cli: Cli, *args: str) -> Terminal:
-    terminal = await Terminal.open([str(TETHER), "chat", *args], cwd=cli.work, env=cli.env)
-    await terminal.expect("›", timeout_s=WAIT)
-    return terminal
-
-
-async def say(terminal: Terminal, text: str, answer: str) -> None:
-    """Type `text`, press Enter, wait for `answer` and the next prompt."""
-    terminal.send(text.encode() + b"\r")
-    await terminal.expect(answer, timeout_s=WAIT)
-    await terminal.expect("›", timeout_s=WAIT)
-
-
-async def leave(terminal: Terminal) -> None:
-    terminal.send(b"/exit\r")
-    assert await terminal.wait(timeout_s=WAIT) == 0
-
-
-def user_texts(messages: Sequence[dict[str, object]]) -> list[str]:
-    """The text of every user message of a request, in order."""
-    out = []
-    for message in messages:
-        if message.get("role") != "user":
-            continue
-        content = message.get("content")
-        if isinstance(content, list):
-            content = "".join(str(part.get("text", "")) for part in content)
-        out.append(str(content))
-    return out
-
-
-def tool_texts(messages: Sequence[dict[str, object]]) -> list[str]:
-    return [json.dumps(m.get("content")) for m in messages if m.get("role") == "tool"]
 
 
 async def test_up_arrow_recalls_the_previous_message(cli: Cli, server: ScriptedModelServer) -> None:

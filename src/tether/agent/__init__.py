@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .events import ToolCallFinished as ToolCallFinished
     from .events import ToolCallRecord as ToolCallRecord
     from .events import ToolCallStarted as ToolCallStarted
+    from .events import ToolSlowToStop as ToolSlowToStop
     from .events import TurnFinished as TurnFinished
     from .llm import LlmConfig as LlmConfig
     from .loop import AgentLoop as AgentLoop
@@ -52,6 +53,7 @@ _SOURCES: dict[str, str] = {
     "ToolCallFinished": "tether.agent.events",
     "ToolCallRecord": "tether.agent.events",
     "ToolCallStarted": "tether.agent.events",
+    "ToolSlowToStop": "tether.agent.events",
     "TurnFinished": "tether.agent.events",
     "LlmConfig": "tether.agent.llm",
     "AgentLoop": "tether.agent.loop",
@@ -92,6 +94,7 @@ __all__ = [
     "ToolCallFinished",
     "ToolCallRecord",
     "ToolCallStarted",
+    "ToolSlowToStop",
     "ToolSpec",
     "TurnFinished",
     "TurnOutcome",

@@ -55,8 +55,9 @@ from ..kernel import Context, tether_home
 from ..plugins.approval import Approval, Prompter
 from ..plugins.permissions import Permissions
 from ..tools.definition import ToolDefinition, tool
-from ..tools.execution import ToolExecutionInput
+from ..tools.execution import ToolExecution, ToolExecutionInput
 from ..tools.results import ToolExecutionResult, UserMessage, user_message
+from ..tools.slow_stop import SLOW_STOP, SlowStop
 from .boot import start
 from .compaction import Compacted
 from .compactor import Compactor, overflowed
@@ -67,6 +68,7 @@ from .events import (
     ToolCallFinished,
     ToolCallRecord,
     ToolCallStarted,
+    ToolSlowToStop,
     TurnFinished,
     result_text,
 )
@@ -76,6 +78,7 @@ from .llm.plugin import build_llm
 from .llm.service import Llm
 from .loop import AgentLoop, AgentSettings, TurnOutcome, default_system_prompt
 from .session import SessionLog, SessionStore
+from .session.events import APPROVAL_DECIDED
 from .stream import RunStream, quiesce
 
 __all__ = ["Agent", "AgentClosed", "PluginSpec", "ToolSpec"]
@@ -114,7 +117,8 @@ class Agent:
     `config` is a `tether.yml` to read instead of `home/config.yml` + `cwd/tether.yml`.
     `builtins=False` boots only the registry and the timeout policy (no shell, files, web...).
     `session` resumes that session (repairing a log a crash cut short, as `tether sessions
-    resume` does: `agent.session.repair` says what was done); None starts a new one.
+    resume` does: `agent.session.repair` says what was done), the rules the user allowed "for
+    this session" in it included; None starts a new one.
     `permission_mode` (`default`, `acceptEdits`, `dontAsk`, `bypassPermissions`) and `allow`
     (rules in Claude Code syntax, e.g. `Bash(npm test:*)`) set the `permissions` plugin, as
     `--yolo` and `--allow` do for `tether run`: with nobody to ask, a call the rules would ask
@@ -308,12 +312,14 @@ class Agent:
                 ctx.tools.register(definition)
             self._apply_permissions(ctx)
             self._attach_approver(ctx, booted)
+            ctx.on(SLOW_STOP, self._slow_stop)
             llm = self._pick_model(ctx, booted, self._model)
             booted.store = store = SessionStore(None if home is None else home / "sessions")
             _sweep_once(store)  # what writers killed mid-creation left behind
             booted.compactor = Compactor(store, self._context_window, self._dispatch)
             if self._resume is not None:
                 session = store.open(self._resume)
+                _restore_grants(ctx, session)
             else:
                 session = store.create(cwd=self._cwd)
             booted.session = session
@@ -431,6 +437,7 @@ class Agent:
             if session_id == booted.loop.session.id:
                 return booted.loop.session
             session = booted.store.open(session_id)
+            _restore_grants(booted.ctx, session)
             self._switch(booted, session, carry_context=False)
             return session
 
@@ -601,6 +608,16 @@ class Agent:
         booted.retired.append(loop.session)
         return done.session
 
+    def _slow_stop(self, exec: ToolExecution, stop: SlowStop) -> None:
+        """`tools/slow-stop` for one of this agent's calls (or its subagents'): an event."""
+        state = self._state
+        agent = exec.agent
+        while agent is not None and (state is None or agent is not state.loop):
+            agent = getattr(agent, "parent", None)
+        if agent is None:
+            return
+        self._dispatch(ToolSlowToStop(exec.call_id, exec.name, stop.waited_s, stop.where))
+
     def _dispatch(self, event: AgentEvent) -> None:
         if self._on_event is not None:
             self._on_event(event)
@@ -713,6 +730,24 @@ class _Collector:
             )
         if self._deliver is not None:
             self._deliver(event)
+
+
+def _restore_grants(ctx: Context, session: SessionLog) -> None:
+    """The rules the user allowed "for this session" in `session` (its `approval/decided`
+    events) hold again when it is resumed."""
+    permissions = ctx.get("permissions")
+    if not isinstance(permissions, Permissions):
+        return
+    granted = permissions.session_rules
+    for event in session.events:
+        rule = event.data.get("session_rule") if event.type == APPROVAL_DECIDED else None
+        mine = isinstance(rule, str) and event.data.get("answered_by") == "user"
+        if mine and isinstance(rule, str) and rule not in granted:
+            try:
+                permissions.allow_for_session(rule)
+            except ValueError:
+                continue  # a rule this version cannot read: it asks again
+            granted = permissions.session_rules
 
 
 def _text_of(message: UserMessage) -> str:

@@ -41,8 +41,6 @@ class Compactor:
         window: int | None,
         emit: Callable[[AgentEvent], None],
     ) -> None:
-        if window is not None and (isinstance(window, bool) or window < 1):
-            raise ValueError(f"context_window must be a positive number of tokens, got {window}")
         self._store = store
         self._emit = emit
         self.window = window

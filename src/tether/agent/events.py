@@ -13,8 +13,10 @@ whole response and its token usage, then per tool call
 from starting gets both, with code `ABORTED_BEFORE_DISPATCH`); a `Notice` (a hook's warning)
 at any point. An `Agent` with a context window adds `CompactionStarted` and then
 `CompactionFinished` or `CompactionFailed` when it summarises the conversation into a new session
-(before a step, or on `Agent.compact()` between turns). `Agent.run_stream` ends with
-`TurnFinished`, carrying the same `RunResult` that `Agent.run` returns.
+(before a step, or on `Agent.compact()` between turns), and `ToolSlowToStop` when an aborted
+call's body has not settled after a while (it ignores its signal; the turn still waits for it).
+`Agent.run_stream` ends with `TurnFinished`, carrying the same `RunResult` that `Agent.run`
+returns.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ __all__ = [
     "ToolCallFinished",
     "ToolCallRecord",
     "ToolCallStarted",
+    "ToolSlowToStop",
     "TurnFinished",
     "result_text",
 ]
@@ -142,6 +145,19 @@ class Notice:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolSlowToStop:
+    """The call was aborted `waited_s` seconds ago and its body still runs: it does not watch its
+    signal. `where` is what the body waits on (its await chain, outermost frame first). The call
+    is still awaited — its `ToolCallFinished` comes when the body settles (the registry's
+    `tools/slow-stop`, for the agent's calls and its subagents')."""
+
+    call_id: str
+    name: str
+    waited_s: float
+    where: str
+
+
+@dataclass(frozen=True, slots=True)
 class ToolCallRecord:
     """One tool call of a turn and its outcome: `content` is the text the model read."""
 
@@ -225,7 +241,7 @@ LoopEvent: TypeAlias = (
 CompactionEvent: TypeAlias = CompactionStarted | CompactionFinished | CompactionFailed
 """What an `Agent` emits while it compacts its conversation."""
 
-AgentEvent: TypeAlias = LoopEvent | CompactionEvent | TurnFinished
+AgentEvent: TypeAlias = LoopEvent | CompactionEvent | ToolSlowToStop | TurnFinished
 """What `Agent.run_stream` yields."""
 
 

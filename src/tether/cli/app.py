@@ -41,9 +41,11 @@ _RUN_HELP: Final = (
     "(`tether run --temporal ADDRESS --help`; docs/temporal.md)."
 )
 _CHAT_HELP: Final = (
-    "Talk to the agent. Ctrl-C aborts the running turn; twice quits; /exit quits.\n\n"
+    "Talk to the agent. Esc or Ctrl-C aborts the running turn; Ctrl-C twice quits; /exit "
+    "quits; --continue or --resume [ID] picks up an earlier session.\n\n"
     "Tool calls the permission rules ask about are shown with their arguments and wait for an "
-    "answer: y (allow once), a (always allow the shown rule this session) or n (reject).\n\n"
+    "answer: y (yes, once), a (yes, and don't ask again: saved to .claude/settings.local.json), "
+    "s (yes, for this session) or n (no).\n\n"
     "With --temporal ADDRESS the session is a durable one on Temporal "
     "(`tether chat --temporal ADDRESS --help`; docs/temporal.md)."
 )

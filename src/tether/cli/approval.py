@@ -2,13 +2,21 @@
 
 Owns how a question looks and which keys answer it. It shows the tool, every argument (long
 text cut to a preview; for `edit` and `write` the unified diff of the change instead) and the
-reason the policy gave, then reads one line:
+reason the policy gave, then the choices — each rule shown before anything is saved — and reads
+one line:
 
-    y         allow once                       → allow-once
-    a         allow <rule> for this session    → allow-session (only when a rule is offered)
-    n         deny                             → reject (also an empty line or end of input)
-    d         deny with a reason (asked next)  → Rejection(reason): the model reads the reason
-    n <why>   deny with the reason <why>       → Rejection(why)
+    y         yes, once                                   → allow-once
+    a         yes, and don't ask again for <rules>        → allow-always: saved to the project's
+              (saved to .claude/settings.local.json)        .claude/settings.local.json (Claude
+                                                            Code's answer; `Bash(npm test:*)`)
+    s         yes, and allow <rule> for this session      → allow-session
+    n         no                                          → reject (also an empty line or end
+                                                            of input)
+    d         no, and tell the model why (asked next)     → Rejection(reason)
+    n <why>   no, with the reason <why>                   → Rejection(why)
+
+`a` and `s` are offered only when the permission rules can name a rule; `a` means `s` when only
+a session rule is offered.
 
 Questions are asked one at a time. The prompt is cancelled — not answered — when the call's
 signal aborts (Ctrl-C): the service answers `cancelled` then, and the call ends
@@ -31,6 +39,7 @@ from rich.markup import escape
 
 from ..core.json import JsonValue
 from ..plugins.approval import ApprovalAnswer, ApprovalQuestion, Rejection
+from ..plugins.permissions.prefix import joined
 from .chat.diff import proposed_diff, render_diff
 
 __all__ = ["TerminalPrompter", "describe_arguments"]
@@ -65,14 +74,18 @@ def describe_arguments(arguments: JsonValue | None) -> list[str]:
     return entries
 
 
-def _parse(line: str, session_rule: str | None) -> ApprovalAnswer | None:
+def _parse(
+    line: str, session_rule: str | None, lasting_rules: tuple[str, ...] = ()
+) -> ApprovalAnswer | None:
     word = line.strip()
     lowered = word.lower()
     if lowered in ("", "n", "no", "r", "reject", "deny"):
         return "reject"
     if lowered in ("y", "yes", "o", "once"):
         return "allow-once"
-    if lowered in ("a", "always") and session_rule is not None:
+    if lowered in ("a", "always") and lasting_rules:
+        return "allow-always"
+    if lowered in ("a", "always", "s", "session") and session_rule is not None:
         return "allow-session"
     for prefix in ("n ", "no ", "d ", "deny "):
         if lowered.startswith(prefix) and word[len(prefix) :].strip():
@@ -106,23 +119,19 @@ class TerminalPrompter:
 
     async def ask(self, question: ApprovalQuestion) -> ApprovalAnswer:
         async with self._lock:
-            began = time.monotonic()
-            try:
-                with self._pause():
+            with self._pause():
+                began = time.monotonic()
+                try:
                     return await self._ask(question)
-            finally:
-                if self._on_wait is not None:
-                    self._on_wait(question.call_id, time.monotonic() - began)
+                finally:  # before the pause ends: a live timer resumes without the wait
+                    if self._on_wait is not None:
+                        self._on_wait(question.call_id, time.monotonic() - began)
 
     async def _ask(self, question: ApprovalQuestion) -> ApprovalAnswer:
         self._show(question)
-        choices = "[bold]y[/bold] allow once"
-        if question.session_rule is not None:
-            rule = escape(question.session_rule)
-            choices += f" · [bold]a[/bold] allow {rule} for this session"
-        choices += " · [bold]n[/bold] deny · [bold]d[/bold] deny with a reason"
+        for line in self._choices(question):
+            self._console.print(line, highlight=False)
         while True:
-            self._console.print(f"  {choices} [dim](Ctrl-C cancels)[/dim]")
             line = await self._read_line("  approve? ")
             if not line:
                 self._console.print("\n  [dim]no answer (end of input): denied[/dim]")
@@ -130,10 +139,40 @@ class TerminalPrompter:
             if line.strip().lower() in ("d", "deny with a reason"):
                 reason = (await self._read_line("  reason for the model: ")).strip()
                 return Rejection(reason) if reason else "reject"
-            answer = _parse(line, question.session_rule)
+            answer = _parse(line, question.session_rule, question.lasting_rules)
             if answer is not None:
                 return answer
             self._console.print(f"  [yellow]not an answer: {escape(line.strip())}[/yellow]")
+
+    def _choices(self, question: ApprovalQuestion) -> list[str]:
+        lines = ["  [bold]y[/bold]  yes, once"]
+        if question.lasting_rules:
+            where = self._where(question.saved_to)
+            lines.append(
+                f"  [bold]a[/bold]  yes, and don't ask again for "
+                f"{escape(joined(question.lasting_rules))}"
+                + (f" [dim](saved to {escape(where)})[/dim]" if where else "")
+            )
+        if question.session_rule is not None:
+            key = "s" if question.lasting_rules else "a"
+            lines.append(
+                f"  [bold]{key}[/bold]  yes, and allow {escape(question.session_rule)} "
+                "for this session"
+            )
+        lines.append(
+            "  [bold]n[/bold]  no · [bold]d[/bold]  no, and tell the model why "
+            "[dim](Esc or Ctrl-C cancels)[/dim]"
+        )
+        return lines
+
+    def _where(self, saved_to: str | None) -> str | None:
+        """The settings file, relative to the workspace when it is inside."""
+        if saved_to is None:
+            return None
+        path = Path(saved_to)
+        if self._cwd is not None and path.is_relative_to(self._cwd):
+            return str(path.relative_to(self._cwd))
+        return saved_to
 
     def _show(self, question: ApprovalQuestion) -> None:
         console = self._console

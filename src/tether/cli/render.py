@@ -21,6 +21,7 @@ from ..agent.events import (
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
+    ToolSlowToStop,
 )
 from ..tools.results import ToolFailure
 
@@ -131,6 +132,13 @@ class TurnRenderer:
                 self._flush_progress()
                 self._break_line()
                 self._tools.print(f"[yellow]{escape(notice_text(source, text))}[/yellow]")
+            case ToolSlowToStop(name=name, waited_s=waited):
+                self._flush_progress()
+                self._break_line()
+                self._tools.print(
+                    f"[yellow]⏳ waiting for {escape(name)} to stop: it does not watch its "
+                    f"signal[/yellow] [dim]({waited:.0f} s after the abort)[/dim]"
+                )
 
     def _text(self, text: str) -> None:
         out = self._text_out

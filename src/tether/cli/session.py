@@ -22,13 +22,21 @@ from pathlib import Path
 from ..agent.api import Agent
 from ..agent.events import AgentEvent
 from ..agent.loop import TurnOutcome
-from ..agent.session import SessionError
+from ..agent.session import SessionError, SessionStore, SessionSummary
 from ..agent.unattended import apply_flags
 from ..core.signals import AbortController
 from ..kernel import ConfigError
 from ..plugins.approval import Prompter
 
-__all__ = ["Interrupts", "exit_code", "install_interrupts", "notice", "open_agent"]
+__all__ = [
+    "Interrupts",
+    "exit_code",
+    "install_interrupts",
+    "latest_session",
+    "notice",
+    "open_agent",
+    "workspace_sessions",
+]
 
 
 class Interrupts:
@@ -59,6 +67,13 @@ class Interrupts:
     def press(self) -> None:
         """A Ctrl-C that arrived as a key (a prompt in raw mode), handled like the signal."""
         self._pressed()
+
+    def escape(self) -> None:
+        """Esc during a turn: abort it (it never counts towards quitting)."""
+        controller = self._controller
+        if controller is not None and not controller.signal.aborted:
+            controller.abort()
+            self._notice("interrupted (Esc); the turn is aborted")
 
     def _pressed(self) -> None:
         now = time.monotonic()
@@ -115,6 +130,19 @@ async def open_agent(
         sys.stderr.write(f"tether: {exc}\n")
         return None
     return agent
+
+
+def workspace_sessions(store: SessionStore, cwd: Path) -> list[SessionSummary]:
+    """The sessions of `cwd` a user talked in (not a subagent's), most recently written
+    first."""
+    mine = [s for s in store.list_sessions() if s.cwd == str(cwd) and s.origin != "subagent"]
+    return sorted(mine, key=lambda s: (s.modified_at, s.id), reverse=True)
+
+
+def latest_session(store: SessionStore, cwd: Path) -> str | None:
+    """The session of `cwd` written last (`--continue`), or None."""
+    sessions = workspace_sessions(store, cwd)
+    return sessions[0].id if sessions else None
 
 
 def install_interrupts(stack: AsyncExitStack) -> Interrupts:

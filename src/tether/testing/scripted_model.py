@@ -1,10 +1,10 @@
 """A scripted OpenAI-compatible model server: real HTTP and real SSE on 127.0.0.1, no network.
 
 Owns: an asyncio HTTP/1.1 server that answers `POST <base>/chat/completions` with the next
-scripted response (streamed `chat.completion.chunk` events, delays, hangs, comments, dropped
-connections, or an HTTP error), and records every request body it received and whether the
-client disconnected before the response was complete. Used by the test suite, by users' tests and
-by `tether demo`; it knows nothing about tether's own types.
+scripted response (streamed `chat.completion.chunk` events, delays, pauses until the test says
+so, hangs, comments, dropped connections, or an HTTP error), and records every request body it
+received and whether the client disconnected before the response was complete. Used by the test
+suite, by users' tests and by `tether demo`; it knows nothing about tether's own types.
 
     async with ScriptedModelServer(
         reply(reasoning("Let me look."), text("Hello"), finish("stop"), usage(12, 3)),
@@ -54,6 +54,7 @@ __all__ = [
     "text_reply",
     "tool_call",
     "tool_calls_reply",
+    "until",
     "usage",
 ]
 
@@ -91,6 +92,11 @@ class _Raw:
 
 
 @dataclass(frozen=True, slots=True)
+class _Until:
+    event: asyncio.Event
+
+
+@dataclass(frozen=True, slots=True)
 class _Hang:
     pass
 
@@ -111,7 +117,7 @@ class _Done:
 
 
 ScriptEvent: TypeAlias = (
-    _Delta | _Finish | _Usage | _Delay | _Comment | _Raw | _Hang | _Drop | _End | _Done
+    _Delta | _Finish | _Usage | _Delay | _Until | _Comment | _Raw | _Hang | _Drop | _End | _Done
 )
 _TERMINAL: Final = (_Hang, _Drop, _End, _Done)
 
@@ -174,6 +180,12 @@ def usage(
 def delay(ms: float) -> ScriptEvent:
     """Wait `ms` before the next event (ends early if the client disconnects)."""
     return _Delay(ms)
+
+
+def until(event: asyncio.Event) -> ScriptEvent:
+    """Send nothing more until `event` is set (ends early if the client disconnects): a stream
+    paused mid-answer for as long as a test needs."""
+    return _Until(event)
 
 
 def comment(content: str = "keep-alive") -> ScriptEvent:
@@ -509,6 +521,9 @@ class _Exchange:
                 case _Delay(ms=ms):
                     if not await self._pause(ms / 1000):
                         return
+                case _Until(event=gate):
+                    if not await self._until(gate):
+                        return
                 case _Hang():
                     await self._pause(None)
                     return
@@ -525,6 +540,19 @@ class _Exchange:
                     if not await self._send(self._encode(event)):
                         return
         await self._send(b"", last=True)
+
+    async def _until(self, gate: asyncio.Event) -> bool:
+        """Wait for `gate`; False when the client disconnected first."""
+        waiter = asyncio.ensure_future(gate.wait())
+        either: set[asyncio.Future[Any]] = {self._eof, waiter}
+        try:
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not waiter.done():
+                waiter.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await waiter
+        return not self._client_gone()
 
     async def _pause(self, seconds: float | None) -> bool:
         """Wait (forever with None); False when the client disconnected meanwhile."""

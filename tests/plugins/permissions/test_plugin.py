@@ -147,14 +147,14 @@ async def test_a_session_rule_allows_the_next_identical_call(
     await ctx.plugin(Approval)
     permissions: Permissions = ctx.permissions
 
-    assert text_of(await call_bash(ctx, "echo again", agent=agent)) == UNAVAILABLE
-    rule = permissions.suggest_rule("bash", {"command": "echo again", "description": "x"})
-    assert rule == "Bash(echo again)"
+    assert text_of(await call_bash(ctx, "/bin/echo again", agent=agent)) == UNAVAILABLE
+    rule = permissions.suggest_rule("bash", {"command": "/bin/echo again", "description": "x"})
+    assert rule == "Bash(/bin/echo again)"
     permissions.allow_for_session(rule)
 
-    result = await call_bash(ctx, "echo again", agent=agent, call_id="c2")
+    result = await call_bash(ctx, "/bin/echo again", agent=agent, call_id="c2")
     assert text_of(result).startswith("again")
-    assert permissions.session_rules == ("Bash(echo again)",)
+    assert permissions.session_rules == ("Bash(/bin/echo again)",)
 
 
 async def test_claude_code_settings_contribute_their_rules_and_bad_allow_rules_are_skipped(

@@ -1,7 +1,7 @@
 """The listing index: what `SessionStore.list_sessions` and `sweep` remember between runs.
 
 Owns `<root>/.sessions-index.json`, a cache with one entry per session directory: the published
-log's identity (inode, size, mtime) with its summary (id, creation time, cwd, title), and the
+log's identity (inode, size, mtime) with its summary (id, creation time, cwd, title, origin), and the
 directory's mtime when a sweep last found it clean (a published log, no temp file). With it,
 listing 10,000 sessions costs two `stat`s per session instead of reading every file, and a
 sweep looks only into directories that changed.
@@ -32,7 +32,7 @@ INDEX_NAME: Final = ".sessions-index.json"
 RACY_NS: Final = 2_000_000_000
 """An mtime this close to the moment it was seen is not cached (timestamps are coarse)."""
 
-_VERSION: Final = 1
+_VERSION: Final = 2
 
 FileIdentity = tuple[int, int, int]
 """(inode, size, mtime in ns) of a session's log."""
@@ -47,6 +47,7 @@ class CachedSummary:
     created_at: int
     cwd: str | None
     title: str | None
+    origin: str | None = None
 
 
 class ListingIndex:
@@ -70,12 +71,14 @@ class ListingIndex:
                 if log is not None:
                     ino, size, mtime = log
                     cwd, title = entry.get("cwd"), entry.get("title")
+                    origin = entry.get("origin")
                     self._summaries[name] = CachedSummary(
                         (int(ino), int(size), int(mtime)),
                         str(entry["id"]),
                         int(entry["created_at"]),
                         None if cwd is None else str(cwd),
                         None if title is None else str(title),
+                        None if origin is None else str(origin),
                     )
                 clean = entry.get("clean")
                 if clean is not None:
@@ -142,6 +145,7 @@ class ListingIndex:
                 "created_at": cached.created_at,
                 "cwd": cached.cwd,
                 "title": cached.title,
+                "origin": cached.origin,
             }
         for name, clean in self._clean.items():
             sessions.setdefault(name, {})["clean"] = clean

@@ -79,6 +79,7 @@ class SessionSummary:
     size: int  # bytes
     cwd: str | None
     title: str | None
+    origin: str | None = None  # the header's: "subagent" for a child's log, "compaction"...
 
 
 @dataclass(frozen=True, slots=True)
@@ -435,6 +436,7 @@ class SessionStore:
                 size=stat.st_size,
                 cwd=cached.cwd,
                 title=cached.title,
+                origin=cached.origin,
             )
             found.append(summary)
         index.save(prune=True)
@@ -609,7 +611,7 @@ def _read_summary(path: Path, identity: FileIdentity) -> CachedSummary | None:
                     break
     except (OSError, ValueError, SessionError):
         return None
-    return CachedSummary(identity, header.id, header.created_at, header.cwd, title)
+    return CachedSummary(identity, header.id, header.created_at, header.cwd, title, header.origin)
 
 
 def _title(line: bytes) -> str | None:

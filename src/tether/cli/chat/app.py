@@ -1,11 +1,20 @@
 """The `tether chat` session driver: read a message, run a turn, repeat.
 
-Owns: building the chat's parts (input, renderer, approval prompter) and the public `Agent` they
-drive (`tether.agent.Agent`, the same one `tether run` and library users get: the chat is its
-client — model switches, session switches and compaction are the agent's methods, its events
-are what the renderer draws); the loop over messages and slash commands; `@path` attachments;
-and the Ctrl-C contract at the prompt (see `input`) and during turns and compactions
-(`Interrupts`: the first Ctrl-C aborts, the second quits). Returns the exit code.
+Owns: building the chat's parts (input, renderer, approval prompter, the key reader of a turn)
+and the public `Agent` they drive (`tether.agent.Agent`, the same one `tether run` and library
+users get: the chat is its client — model switches, session switches and compaction are the
+agent's methods, its events are what the renderer draws); which session it opens (`--continue`:
+the latest of this workspace; `--resume ID`; `--resume` alone: a picker) and showing a resumed
+session's earlier conversation; the loop over lines — a message, a slash command (built-in or
+custom, `tether.cli.chat.custom`), or `!command` (bash mode, `tether.cli.chat.bashmode`);
+`@path` attachments, and a mention of a file that does not exist, which is not sent but put back
+in the input to fix; and the interrupt contract: Esc aborts a running turn (`keys`), the first
+Ctrl-C aborts it too, a second quits (`Interrupts`; at the prompt see `input`).
+
+Without a terminal, stdin is read as one message per line (a script, a pipe, a file) and end of
+input ends the chat; an input that ends before any line (`tether chat </dev/null`) is refused
+with exit code 2 and one line saying what `tether chat` reads — the session is left empty — since
+a chat with no message is a mistake, and `tether run` is the command for one task.
 """
 
 from __future__ import annotations
@@ -14,7 +23,8 @@ import asyncio
 import importlib.util
 import os
 import sys
-from contextlib import AsyncExitStack
+from collections.abc import Iterator, Sequence
+from contextlib import AsyncExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,12 +33,27 @@ from rich.markup import escape
 
 from ...agent.api import Agent
 from ...agent.compaction import DEFAULT_CONTEXT_WINDOW
+from ...agent.events import result_text
+from ...agent.session import SessionStore
 from ...core.signals import AbortController
+from ...plugins.permissions import Permissions
+from ...tools.results import ToolFailure
 from ..approval import TerminalPrompter
-from ..session import Interrupts, exit_code, notice, open_agent
+from ..session import (
+    Interrupts,
+    exit_code,
+    latest_session,
+    notice,
+    open_agent,
+    workspace_sessions,
+)
+from .bashmode import run_shell_line
 from .commands import COMMANDS, run_command
+from .custom import CustomCommand, Loaded, expand, load_commands
 from .input import ChatInput, LineInput, PromptInput, is_terminal
-from .mentions import attach_mentions
+from .keys import TurnKeys
+from .mentions import attach_mentions, missing_mentions
+from .replay import replay
 from .status import ChatRenderer
 
 __all__ = ["ChatApp", "ChatOptions", "context_window_from_env", "run_chat"]
@@ -54,20 +79,58 @@ def context_window_from_env(value: int | None) -> int:
 
 @dataclass(frozen=True, slots=True)
 class ChatOptions:
-    """What `tether chat` was asked for on its command line."""
+    """What `tether chat` was asked for on its command line. `resume` True: pick one."""
 
     cwd: Path
     config: Path | None = None
     model: str | None = None
-    resume: str | None = None
+    resume: str | bool | None = None
+    continue_: bool = False
     yolo: bool = False
     allow: tuple[str, ...] = ()
     context_window: int = DEFAULT_CONTEXT_WINDOW
     show_reasoning: bool = False
 
 
+async def _session_to_open(options: ChatOptions) -> tuple[str | None, int | None]:
+    """The session id to resume (None: a new one), or the exit code when there is none to
+    open (with the line on stderr)."""
+    if options.continue_ and options.resume not in (None, False):
+        notice("--continue and --resume cannot be combined; pick one")
+        return None, 2
+    store = SessionStore()
+    if options.continue_:
+        found = latest_session(store, options.cwd)
+        if found is None:
+            notice(f"--continue: no session to continue in {options.cwd}; start one: tether chat")
+            return None, 2
+        return found, None
+    if options.resume is True:
+        sessions = workspace_sessions(store, options.cwd)
+        if not sessions:
+            notice(f"--resume: no session to resume in {options.cwd}; start one: tether chat")
+            return None, 2
+        if not is_terminal() or importlib.util.find_spec("prompt_toolkit") is None:
+            notice(
+                "--resume without an id needs a terminal to pick on; pass the id "
+                "(tether sessions list shows them) or use --continue for the latest"
+            )
+            return None, 2
+        from .picker import pick_session
+
+        picked = await pick_session(sessions)
+        if picked is None:
+            notice("no session chosen")
+            return None, 0
+        return picked, None
+    return (options.resume if isinstance(options.resume, str) else None), None
+
+
 async def run_chat(options: ChatOptions) -> int:
     """Run one chat to its exit code: 2 when the agent cannot start (one line on stderr)."""
+    resume, code = await _session_to_open(options)
+    if code is not None:
+        return code
     async with AsyncExitStack() as stack:
         app = ChatApp(options, stack)
         agent = await open_agent(
@@ -75,7 +138,7 @@ async def run_chat(options: ChatOptions) -> int:
             cwd=options.cwd,
             config=options.config,
             model=options.model,
-            resume=options.resume,
+            resume=resume,
             on_event=app.renderer,
             yolo=options.yolo,
             allow=options.allow,
@@ -88,7 +151,7 @@ async def run_chat(options: ChatOptions) -> int:
         stack.callback(app.interrupts.uninstall)
         for line in agent.session.repair.describe() if agent.session.repair else ():
             notice(f"repaired the session log: {line}")
-        return await app.run(agent)
+        return await app.run(agent, resumed=resume is not None)
 
 
 class ChatApp:
@@ -109,71 +172,132 @@ class ChatApp:
             cwd=options.cwd,
         )
         self.input: ChatInput
+        self._prompt_input: PromptInput | None = None
+        self._keys: TurnKeys | None = None
         if terminal and not editing:
             notice("line editing needs prompt_toolkit: pip install 'tether[chat]'")
         if editing:
             prompt_input = PromptInput(
-                cwd=options.cwd, commands=COMMANDS, on_interrupt=self.interrupts.press
+                cwd=options.cwd,
+                commands=self.command_table,
+                on_interrupt=self.interrupts.press,
+                on_escape=self.interrupts.escape,
             )
             stack.callback(prompt_input.close)
-            self.input = prompt_input
+            self.input = self._prompt_input = prompt_input
+            self._keys = TurnKeys(prompt_input.fd)
         else:
             self.input = LineInput()
         self.prompter = TerminalPrompter(
             self.input.ask,
             self.console,
             cwd=options.cwd,
-            pause=self.renderer.paused,
+            pause=self._paused,
             on_wait=self.renderer.waited,
         )
+        self._prefill = ""
+        self._read_any = False
+        self._terminal = terminal
 
     # -- what slash commands use -------------------------------------------------------------
 
     async def compact(self, focus: str | None) -> None:
-        """`/compact [focus]`: summarise into a new session (Ctrl-C aborts it)."""
+        """`/compact [focus]`: summarise into a new session (Esc or Ctrl-C aborts it)."""
         if not self.agent.session.messages():
             self.console.print("[dim]nothing to compact yet[/dim]")
             return
         controller = AbortController()
         self.interrupts.arm(controller)
         try:
-            await self.agent.compact(signal=controller.signal, focus=focus)
+            with self._watching():
+                await self.agent.compact(signal=controller.signal, focus=focus)
         finally:
             self.interrupts.arm(None)
             self.renderer.end_turn()
 
+    def custom_commands(self) -> Loaded:
+        """The custom commands of the workspace and of `~/.claude/commands`, read now."""
+        reserved = frozenset(name.lstrip("/") for name, _ in COMMANDS) | {"quit"}
+        return load_commands(self.cwd, Path.home(), reserved=reserved)
+
+    def command_table(self) -> Sequence[tuple[str, str]]:
+        """Every `/command` with its help, built-ins first (Tab completion, `/help`)."""
+        custom = self.custom_commands().commands
+        return [*COMMANDS, *((f"/{name}", c.help) for name, c in sorted(custom.items()))]
+
+    def show_history(self) -> None:
+        """Print the current session's earlier conversation (`/resume`)."""
+        replay(self.console, self.agent.session)
+
     # -- the loop --------------------------------------------------------------------------------
 
-    async def run(self, agent: Agent) -> int:
+    async def run(self, agent: Agent, *, resumed: bool = False) -> int:
         self.agent = agent
         self.console.print(
             f"[bold]tether chat[/bold] · session {agent.session_id} · model "
-            f"{escape(agent.llm.model)}\n[dim]Ctrl-C aborts a turn, twice quits; /help lists "
-            "commands; @path attaches a file.[/dim]",
+            f"{escape(agent.llm.model)}\n[dim]Esc or Ctrl-C aborts a turn, Ctrl-C twice quits; "
+            "/help lists commands; @path attaches a file; !command runs it in the shell.[/dim]",
             highlight=False,
         )
+        if resumed:
+            self.show_history()
         try:
             while True:
                 self.interrupts.arm(None)
-                line = await self.input.read()
+                prefill, self._prefill = self._prefill, ""
+                line = await self.input.read(prefill)
                 if line is None:
                     break
-                text = line.strip()
-                if text.startswith("/") and not text.startswith("//"):
-                    if not await run_command(self, text):
-                        break
-                    continue
-                if text.startswith("//"):
-                    line = line.lstrip()[1:]
-                await self._turn(line)
+                self._read_any = True
+                if not await self._line(line):
+                    break
         except asyncio.CancelledError:
             notice("quit; the session log is closed and balanced")
             return 130
+        if not self._read_any and not self._terminal:
+            notice(
+                "stdin ended before any message: without a terminal, tether chat reads one "
+                'message per line (for one task, use tether run "...")'
+            )
+            return 2
         return 0
 
-    async def _turn(self, line: str) -> None:
+    async def _line(self, line: str) -> bool:
+        """Act on one line; False when the chat should end."""
+        text = line.strip()
+        if text.startswith("!"):
+            await self._shell(text[1:].strip())
+            return True
+        if text.startswith("/") and not text.startswith("//"):
+            name, _, arguments = text.partition(" ")
+            custom = self.custom_commands().commands.get(name[1:])
+            if name not in dict(COMMANDS) and custom is not None:
+                await self._custom(custom, arguments.strip())
+                return True
+            return await run_command(self, text)
+        if text.startswith("//"):
+            line = line.lstrip()[1:]
+        await self._turn(line)
+        return True
+
+    async def _turn(self, line: str, *, controller: AbortController | None = None) -> None:
         agent = self.agent
-        controller = AbortController()
+        missing = missing_mentions(line, self.cwd)
+        if missing:
+            for path in missing:
+                self.console.print(
+                    f"[red]✗ @{escape(path)}[/red] [dim]no such file in {escape(str(self.cwd))}"
+                    "[/dim]",
+                    highlight=False,
+                )
+            self.console.print(
+                "[dim]not sent: fix the path and press Enter (write \\@ to send an @ as "
+                "text)[/dim]",
+                highlight=False,
+            )
+            self._prefill = line
+            return
+        controller = controller or AbortController()
         self.interrupts.arm(controller)
         message, attachments = await attach_mentions(
             line, cwd=self.cwd, agent=agent, signal=controller.signal
@@ -196,7 +320,8 @@ class ChatApp:
             notice("turn aborted; tool outcomes are recorded")
             return
         try:
-            result = await agent.run(message, signal=controller.signal)
+            with self._watching():
+                result = await agent.run(message, signal=controller.signal)
         finally:
             self.renderer.end_turn()
         outcome = result.outcome
@@ -204,3 +329,86 @@ class ChatApp:
             notice("turn aborted; tool outcomes are recorded")
         elif not outcome.completed:
             exit_code(outcome)  # says how the turn ended; the chat goes on
+
+    async def _shell(self, command: str) -> None:
+        """`!command`: bash mode."""
+        if not command:
+            self.console.print("[dim]!command runs the command in the shell[/dim]")
+            return
+        controller = AbortController()
+        self.interrupts.arm(controller)
+        with self._watching():
+            await run_shell_line(
+                self.agent, command, console=self.console, signal=controller.signal
+            )
+
+    async def _custom(self, command: CustomCommand, arguments: str) -> None:
+        """A custom slash command: expand it (its `!` commands run with its `allowed-tools`
+        allowed), then send the prompt as a turn, with its `model` if it names one."""
+        agent = self.agent
+        controller = AbortController()
+        self.interrupts.arm(controller)
+        permissions = agent.context.get("permissions")
+        remove = None
+        if command.allowed_tools and isinstance(permissions, Permissions):
+            try:
+                remove = permissions.allow_temporarily(command.allowed_tools)
+            except ValueError as exc:
+                self.console.print(
+                    f"[yellow]/{escape(command.name)}: allowed-tools ignored: "
+                    f"{escape(str(exc))}[/yellow]",
+                    highlight=False,
+                )
+        previous = agent.llm
+        try:
+            if command.model is not None:
+                await agent.set_model(command.model)
+
+            async def run(shell_command: str) -> str:
+                result = await agent.call_tool(
+                    "bash",
+                    {"command": shell_command, "description": f"/{command.name}"},
+                    signal=controller.signal,
+                )
+                failed = isinstance(result, ToolFailure)
+                mark = "[red]✗" if failed else "[green]✓"
+                self.console.print(f"{mark} ! {escape(shell_command)}[/]", highlight=False)
+                return result_text(result).rstrip("\n")
+
+            with self._watching():
+                expansion = await expand(command, arguments, run)
+            if controller.signal.aborted:
+                notice(f"/{command.name} aborted")
+                return
+            await self._turn(expansion.prompt, controller=controller)
+        finally:
+            if remove is not None:
+                remove()
+            if command.model is not None:
+                await agent.set_model(previous)
+
+    # -- keys and prompts during a turn ----------------------------------------------------------
+
+    @contextmanager
+    def _watching(self) -> Iterator[None]:
+        """Esc aborts what runs now; other keys wait for the next prompt."""
+        keys = self._keys
+        if keys is None:
+            yield
+            return
+        try:
+            with keys.watching(self.interrupts.escape):
+                yield
+        finally:
+            if self._prompt_input is not None:
+                self._prompt_input.type_ahead(keys.take())
+
+    @contextmanager
+    def _paused(self) -> Iterator[None]:
+        """An approval prompt owns the terminal: no live status, no key reader."""
+        with self.renderer.paused():
+            if self._keys is None:
+                yield
+            else:
+                with self._keys.paused():
+                    yield

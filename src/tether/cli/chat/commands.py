@@ -10,16 +10,20 @@ not sent to the model; `//text` sends `/text`.
     /compact [focus]    summarise the conversation into a new session that starts from it
     /model [name]       show or switch the model
     /sessions           the recent sessions of this workspace
-    /resume ID          continue another session
+    /resume ID          continue another session (its conversation is shown)
     /cost               tokens in/out and cached, per turn and in total
     /permissions        the permission mode, rules and session grants
     /show N             the full text of a tool output or reasoning block
     /exit, /quit        quit
+
+Custom commands (`.claude/commands/*.md`, `~/.claude/commands/*.md`: `tether.cli.chat.custom`)
+are listed by `/help` after these, and run by the session driver.
 """
 
 from __future__ import annotations
 
 import datetime
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Final, Protocol
 
@@ -33,6 +37,7 @@ from ...agent.session import SessionError
 from ...agent.session.events import ASSISTANT_MESSAGE
 from ...plugins.permissions import Permissions
 from ..session import notice
+from .custom import Loaded
 from .status import ChatRenderer
 
 __all__ = ["COMMANDS", "Chat", "run_command"]
@@ -52,8 +57,9 @@ COMMANDS: Final[tuple[tuple[str, str], ...]] = (
 
 _KEYS: Final = (
     "Enter sends · Alt-Enter or Ctrl-J: new line · ↑/↓ history · Ctrl-R search history · "
-    "Tab completes /commands and @paths · @path attaches a file · Ctrl-C clears the line, "
-    "aborts a running turn, twice quits"
+    "Tab completes /commands and @paths · @path attaches a file · !command runs it in the "
+    "shell · Esc aborts a running turn · Ctrl-C clears the line, aborts a running turn, "
+    "twice quits"
 )
 
 
@@ -72,6 +78,17 @@ class Chat(Protocol):
     async def compact(self, focus: str | None) -> None:
         """Summarise the conversation into a new session (`/compact`)."""
 
+    def command_table(self) -> Sequence[tuple[str, str]]:
+        """Every `/command` and its help: the built-ins, then the custom ones."""
+        ...
+
+    def custom_commands(self) -> Loaded:
+        """The custom commands, and the files that could not be used."""
+        ...
+
+    def show_history(self) -> None:
+        """Print the current session's earlier conversation."""
+
 
 async def run_command(app: Chat, line: str) -> bool:
     """Run the slash command `line`; False when the chat should end."""
@@ -81,8 +98,12 @@ async def run_command(app: Chat, line: str) -> bool:
     if name in ("/exit", "/quit"):
         return False
     if name == "/help":
-        for command, help in COMMANDS:
+        for command, help in app.command_table():
             console.print(f"  [bold]{command:<13}[/bold] {escape(help)}", highlight=False)
+        for path, problem in app.custom_commands().problems:
+            console.print(
+                f"  [yellow]{escape(str(path))}: {escape(problem)}[/yellow]", highlight=False
+            )
         console.print(f"  [dim]{escape(_KEYS)}[/dim]", highlight=False)
     elif name == "/clear":
         session = await app.agent.new_session()
@@ -108,6 +129,7 @@ async def run_command(app: Chat, line: str) -> bool:
             else:
                 for repaired in session.repair.describe() if session.repair else ():
                     notice(f"repaired the session log: {repaired}")
+                app.show_history()
                 console.print(f"[dim]resumed session {escape(argument)}[/dim]", highlight=False)
     elif name == "/cost":
         _cost(app)
@@ -181,6 +203,14 @@ def _permissions(app: Chat) -> None:
     for kind, rules in service.policy.listed().items():
         shown = ", ".join(rules) if rules else "[dim]none[/dim]"
         console.print(f"{kind}: {escape(shown) if rules else shown}", highlight=False)
+    saved = service.saved_rules
+    if saved:
+        where = service.settings_file
+        console.print(
+            f"saved (don't ask again): {escape(', '.join(saved))} [dim]in {escape(str(where))}"
+            "[/dim]",
+            highlight=False,
+        )
     grants = service.session_rules
     console.print(
         f"session grants: {escape(', '.join(grants)) if grants else '[dim]none[/dim]'}",

@@ -8,11 +8,13 @@ goes to the chat's Ctrl-C policy (`on_interrupt`, the same counter as during a t
 Ctrl-C again to quit", and a second press within 2 s quits.
 Ctrl-D on an empty line quits.
 
-Type-ahead: while a turn runs the terminal is in its normal (cooked) mode, where it would turn
-Enter into a newline (Ctrl-J) and echo keys into the agent's output. `PromptInput` therefore
-clears ICRNL and ECHO on the terminal for the whole chat (ISIG stays: Ctrl-C is still SIGINT
-during a turn) and restores the modes on `close()`; keys typed during a turn show up, and Enter
-sends, at the next prompt.
+Type-ahead: between prompts the terminal would turn Enter into a newline (Ctrl-J) and echo keys
+into the agent's output. `PromptInput` therefore clears ICRNL and ECHO on the terminal for the
+whole chat (ISIG stays: Ctrl-C is still SIGINT during a turn) and restores the modes on
+`close()`. While a turn runs the chat reads the keys itself (`tether.cli.chat.keys`: Esc aborts
+the turn) and hands the others to the next prompt (`type_ahead`), where they show up and Enter
+sends; `read(default=...)` puts a message back in the line to edit. The approval prompt binds
+Esc to the same abort as the chat.
 
 `PromptInput` is used when stdin and stdout are terminals; it imports prompt_toolkit lazily.
 `LineInput` reads plain lines (pipes, files, dumb terminals). Both answer `read()` with the text
@@ -22,9 +24,11 @@ sends, at the next prompt.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -40,8 +44,9 @@ __all__ = ["ChatInput", "LineInput", "PromptInput", "history_path", "is_terminal
 
 
 class ChatInput(Protocol):
-    async def read(self) -> str | None:
-        """The next message (None: the user quit or input ended)."""
+    async def read(self, default: str = "") -> str | None:
+        """The next message (None: the user quit or input ended); `default` is put in the line
+        to edit, where there is a line editor."""
 
     async def ask(self, prompt: str) -> str:
         """One answer line ("" at end of input). Ctrl-C calls the interrupt handler."""
@@ -65,32 +70,49 @@ def history_path(cwd: Path) -> Path:
 
 
 class LineInput:
-    """Plain lines from stdin (no editing, no history)."""
+    """Plain lines from stdin (no editing, no history): a pipe, a file, `/dev/null`. One daemon
+    thread reads them for the whole chat (a file or `/dev/null` cannot be watched by the event
+    loop), so the prompt and the approval questions share one reader and an abandoned read
+    never swallows a later line."""
 
     def __init__(self, prompt: str = "› ") -> None:
         self._prompt = prompt
-        self._reader: asyncio.StreamReader | None = None
-        self._connected = False
+        self._queue: asyncio.Queue[str | None] | None = None
+        self._ended = False
 
-    async def _connect(self) -> None:
-        if self._connected:
-            return
-        self._connected = True
+    def _lines(self) -> asyncio.Queue[str | None]:
+        if self._queue is not None:
+            return self._queue
         loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader()
-        try:
-            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-        except (ValueError, OSError):
-            return
-        self._reader = reader
+        queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self._queue = queue
+
+        def hand_over(line: str | None) -> None:
+            with contextlib.suppress(RuntimeError):  # the chat is over: nobody reads
+                loop.call_soon_threadsafe(queue.put_nowait, line)
+
+        def read() -> None:
+            try:
+                for line in sys.stdin:
+                    hand_over(line)
+            except (OSError, ValueError):  # closed or unreadable: the input has ended
+                pass
+            hand_over(None)
+
+        threading.Thread(target=read, name="tether-chat-stdin", daemon=True).start()
+        return queue
 
     async def _line(self) -> str:
-        await self._connect()
-        if self._reader is None:
-            return await asyncio.to_thread(sys.stdin.readline)
-        return (await self._reader.readline()).decode("utf-8", "replace")
+        """The next line ("" once the input has ended)."""
+        if self._ended:
+            return ""
+        line = await self._lines().get()
+        if line is None:
+            self._ended = True
+            return ""
+        return line
 
-    async def read(self) -> str | None:
+    async def read(self, default: str = "") -> str | None:
         while True:
             sys.stdout.write(self._prompt)
             sys.stdout.flush()
@@ -115,17 +137,30 @@ class PromptInput:
         self,
         *,
         cwd: Path,
-        commands: Sequence[tuple[str, str]],
+        commands: Callable[[], Sequence[tuple[str, str]]],
         on_interrupt: Callable[[], None],
+        on_escape: Callable[[], None] = lambda: None,
         prompt: str = "› ",
     ) -> None:
         self._cwd = cwd
         self._commands = commands
         self._on_interrupt = on_interrupt
+        self._on_escape = on_escape
         self._prompt = prompt
         self._session: PromptSession[str] | None = None
         self._answers: PromptSession[str] | None = None
         self._saved_modes: list[Any] | None = None
+        self._typeahead: list[Any] = []
+        self._quiet_terminal()  # from the start: keys typed while the agent boots wait too
+
+    @property
+    def fd(self) -> int:
+        """The terminal the chat reads."""
+        return sys.stdin.fileno()
+
+    def type_ahead(self, keys: Sequence[Any]) -> None:
+        """Keys (prompt_toolkit `KeyPress`es) typed during a turn, for the next prompt."""
+        self._typeahead.extend(keys)
 
     def _build(self) -> PromptSession[str]:
         from prompt_toolkit import PromptSession
@@ -207,15 +242,23 @@ class PromptInput:
         except (ImportError, OSError, ValueError):
             pass
 
-    async def read(self) -> str | None:
+    async def read(self, default: str = "") -> str | None:
         self._quiet_terminal()
         if self._session is None:
             self._session = self._build()
         while True:
+            if self._typeahead:
+                from prompt_toolkit.input.typeahead import store_typeahead
+
+                store_typeahead(self._session.input, self._typeahead)
+                self._typeahead = []
             try:
-                text = await self._session.prompt_async(self._prompt, handle_sigint=False)
+                text = await self._session.prompt_async(
+                    self._prompt, handle_sigint=False, default=default
+                )
             except (EOFError, KeyboardInterrupt):
                 return None
+            default = ""
             if text.strip():
                 return text
 
@@ -230,6 +273,10 @@ class PromptInput:
             def _ctrl_c(event: KeyPressEvent) -> None:
                 self._on_interrupt()
 
+            @kb.add("escape")
+            def _escape(event: KeyPressEvent) -> None:
+                self._on_escape()
+
             self._answers = PromptSession(key_bindings=kb)
         try:
             return (await self._answers.prompt_async(prompt, handle_sigint=False)) + "\n"
@@ -237,7 +284,7 @@ class PromptInput:
             return ""
 
 
-def _completer(commands: Sequence[tuple[str, str]], cwd: Path) -> Any:
+def _completer(commands: Callable[[], Sequence[tuple[str, str]]], cwd: Path) -> Any:
     from prompt_toolkit.completion import Completer, Completion
 
     class ChatCompleter(Completer):
@@ -246,7 +293,7 @@ def _completer(commands: Sequence[tuple[str, str]], cwd: Path) -> Any:
         ) -> Iterable[Completion]:
             before = document.text_before_cursor
             if before.startswith("/") and " " not in before:
-                for name, help in commands:
+                for name, help in commands():
                     if name.startswith(before):
                         yield Completion(name, start_position=-len(before), display_meta=help)
                 return

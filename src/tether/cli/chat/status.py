@@ -1,20 +1,24 @@
 """How a running chat turn looks: live status lines, tool lines, previews, Markdown, reasoning.
 
 Owns: `ChatRenderer`, fed with the agent's events. On a terminal (`live=True`) a rich `Live`
-area at the bottom shows a spinner with the elapsed time while the model has not answered yet
-and one line per running tool call naming its target (`⠋ bash sleep 300 · 12.3 s`); above it
-the finished lines are printed:
+area at the bottom always shows that the model is working: a spinner with the step's elapsed
+time (`⠧ thinking · 0.7 s` until the first token, then `⠧ writing · 4.1 s` while the answer
+streams), one line per running tool call naming its target (`⠋ bash sleep 300 · 12.3 s`), and
+`compacting` while the conversation is summarised. Above it the finished lines are printed:
 
     ✓ read src/app.py 12 ms
     ✗ bash TOOL_TIMEOUT 30.0 s · command timed out after 30 s
       first lines of the tool's output, dimmed … +12 lines (/show 3)
 
-Assistant text is rendered as Markdown a block at a time (a block ends at a blank line outside a
-code fence); reasoning is printed dimmed with `show_reasoning`, otherwise folded into one line
-(`/show N` expands it, as it expands tool output). A call's duration excludes the time spent
-waiting for the user's approval (`waited()` records it; the wait is shown separately). An `edit`
-or `write` that succeeds shows its diff (computed when the call starts), unless its approval
-prompt already did.
+Assistant text streams: the block being written (up to its next blank line outside a code
+fence) is drawn as Markdown in the live area and re-rendered in place as tokens arrive (its last
+lines, when it is taller than the screen); a finished block is printed above for good. Reasoning
+is printed dimmed with `show_reasoning`, otherwise folded into one line (`/show N` expands it,
+as it expands tool output). A call's duration — the live timer and the final line — excludes
+the time spent waiting for the user's approval (`waited()` records it; the wait is shown
+separately). A bash output cut to its tail is previewed from its first whole line, after a
+`… N earlier lines` line naming the file that holds all of it. An `edit` or `write` that
+succeeds shows its diff (computed when the call starts), unless its approval prompt already did.
 
 Without a terminal (`live=False`) nothing is decorated: text streams as it arrives, tool lines are
 plain, and no ANSI is written. `NO_COLOR` is honoured by rich in both modes.
@@ -25,16 +29,17 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from rich.console import Console, Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.live import Live
 from rich.markdown import Markdown
 from rich.markup import escape
+from rich.segment import Segment
 from rich.spinner import Spinner
 from rich.text import Text
 
@@ -49,14 +54,19 @@ from ...agent.events import (
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
+    ToolSlowToStop,
 )
-from ...tools.results import ToolExecutionResult, ToolFailure
+from ...tools.results import ToolExecutionResult, ToolFailure, ToolSuccess
 from ..render import notice_text
 from .diff import proposed_diff, render_diff
 
 __all__ = ["ChatRenderer", "Shown", "call_target", "format_duration"]
 
 _PREVIEW_LINES: Final = 3
+_STATUS_ROWS: Final = 4
+"""Screen lines kept free under the streaming text for the status rows and the prompt."""
+_COUNT_LIMIT: Final = 256 * 1024 * 1024
+"""Bytes of a spill file read to count the lines before a tail (beyond: "more than")."""
 _WRAPPER: Final = re.compile(r"^\s*(<path>.*</path>|<type>.*</type>|</?content>)\s*$")
 """The fs tools' framing lines, left out of previews."""
 _TARGET_KEYS: Final = (
@@ -108,6 +118,24 @@ class _Running:
     label: str
     started: float
     spinner: Spinner
+    stuck: str | None = None
+    """Set when the call was aborted and its body does not stop: what the status row says."""
+
+
+class _Tail:
+    """The last lines of a renderable that fit the screen minus `reserve` lines (a live area
+    taller than the screen cannot be redrawn in place)."""
+
+    def __init__(self, renderable: RenderableType, reserve: int) -> None:
+        self._renderable = renderable
+        self._reserve = reserve
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        limit = max(1, console.height - self._reserve)
+        lines = console.render_lines(self._renderable, options.update(height=None), pad=False)
+        for line in lines[-limit:]:
+            yield from line
+            yield Segment.line()
 
 
 def _result_text(result: ToolExecutionResult) -> str:
@@ -133,6 +161,8 @@ class ChatRenderer:
         self._show_reasoning = show_reasoning
         self._live: Live | None = None
         self._waiting_since: float | None = None
+        self._writing = False
+        self._compacting_since: float | None = None
         self._waiting = Spinner("dots", style="cyan")
         self._running: dict[str, _Running] = {}
         self._text = ""
@@ -147,6 +177,7 @@ class ChatRenderer:
         match event:
             case StepStarted():
                 self._waiting_since = time.monotonic()
+                self._writing = False
                 self._ensure_live()
             case ReasoningDelta(text=text):
                 self._reasoning += text
@@ -178,17 +209,23 @@ class ChatRenderer:
                 self._finished(call_id, label, result, ms)
                 if not self._running:
                     self._waiting_since = time.monotonic()
+            case ToolSlowToStop(call_id=call_id, name=name, waited_s=waited, where=where):
+                self._slow(call_id, name, waited, where)
             case CompactionStarted():
                 self._flush_reasoning()
                 self._flush_text(final=True)
                 self._compacting(event)
+                self._compacting_since = time.monotonic()
+                self._ensure_live()
             case CompactionFinished(from_session=old, into_session=new, summary_words=words):
+                self._compacting_since = None
                 self.console.print(
                     f"[dim]compacted session {old} into {new} (summary of {words} words; "
                     "the old log is kept)[/dim]",
                     highlight=False,
                 )
             case CompactionFailed(message=message):
+                self._compacting_since = None
                 self.console.print(f"[red]compaction failed: {escape(message)}[/red]")
 
     def _compacting(self, event: CompactionStarted) -> None:
@@ -206,15 +243,32 @@ class ChatRenderer:
             highlight=False,
         )
 
+    def _slow(self, call_id: str, name: str, waited: float, where: str) -> None:
+        stuck = f"waiting for {name} to stop: it does not watch its signal"
+        running = self._running.get(call_id)
+        if running is not None:
+            running.stuck = stuck
+        shown = where if len(where) <= 300 else "…" + where[-299:]
+        self.console.print(
+            f"[yellow]⏳ {escape(stuck)}[/yellow] [dim]({waited:.0f} s after the abort; it "
+            f"waits at {escape(shown)})[/dim]",
+            highlight=False,
+        )
+
     def waited(self, call_id: str, seconds: float) -> None:
-        """`call_id` waited `seconds` for the user's approval (excluded from its duration)."""
+        """`call_id` waited `seconds` for the user's approval: excluded from its duration, the
+        live timer included (call it before the live area resumes)."""
         self._waited[call_id] = self._waited.get(call_id, 0.0) + seconds
+        running = self._running.get(call_id)
+        if running is not None:
+            running.started += seconds
 
     def end_turn(self) -> None:
         """Print what is still buffered and stop the live area."""
         self._flush_reasoning()
         self._flush_text(final=True)
         self._waiting_since = None
+        self._compacting_since = None
         self._running.clear()
         self._stop_live()
 
@@ -244,9 +298,9 @@ class ChatRenderer:
             self.console.file.flush()
             self._mid_line = not text.endswith("\n")
             return
-        self._waiting_since = None
+        self._writing = True
         self._text += text
-        self._flush_text(final=False)
+        self._flush_text(final=False)  # the live area shows the rest at its next refresh
 
     def _flush_text(self, *, final: bool) -> None:
         if not self._live_enabled:
@@ -309,8 +363,12 @@ class ChatRenderer:
         if not output or diff is not None:
             return
         self.shown.append(Shown(label, output))
-        lines = [line for line in output.splitlines() if line.strip() and not _WRAPPER.match(line)]
         preview = Text()
+        earlier = _earlier_output(result)
+        if earlier is not None:
+            output = output.partition("\n")[2]  # the tail starts inside a line
+            preview.append(f"  {earlier}\n", style="dim")
+        lines = [line for line in output.splitlines() if line.strip() and not _WRAPPER.match(line)]
         for line in lines[:_PREVIEW_LINES]:
             preview.append("  " + line[:200] + "\n", style="dim")
         hidden = len(lines) - _PREVIEW_LINES
@@ -323,14 +381,22 @@ class ChatRenderer:
     def _status(self) -> RenderableType:
         now = time.monotonic()
         rows: list[RenderableType] = []
-        if self._waiting_since is not None and not self._running:
+        if self._text.strip():
+            rows.append(_Tail(Markdown(self._text.strip("\n")), _STATUS_ROWS))
+        if self._compacting_since is not None:
+            elapsed = now - self._compacting_since
+            self._waiting.update(text=Text(f"compacting · {elapsed:.1f} s", style="dim"))
+            rows.append(self._waiting)
+        elif self._waiting_since is not None and not self._running:
             elapsed = now - self._waiting_since
-            what = "writing" if self._text else "thinking"
+            what = "writing" if self._writing else "thinking"
             self._waiting.update(text=Text(f"{what} · {elapsed:.1f} s", style="dim"))
             rows.append(self._waiting)
         for running in self._running.values():
             elapsed = now - running.started
-            running.spinner.update(text=Text(f"{running.label} · {elapsed:.1f} s", style="dim"))
+            state = f" · {running.stuck}" if running.stuck else ""
+            text = Text(f"{running.label} · {elapsed:.1f} s{state}", style="dim")
+            running.spinner.update(text=text)
             rows.append(running.spinner)
         return Group(*rows)
 
@@ -352,6 +418,47 @@ class ChatRenderer:
         live, self._live = self._live, None
         if live is not None:
             live.stop()
+
+
+def _earlier_output(result: ToolExecutionResult) -> str | None:
+    """For a bash result whose stdout was cut to its tail: `… N earlier lines (full output:
+    <path>)`, the line a preview starts with; None for any other result."""
+    value = result.value if isinstance(result, ToolSuccess) else None
+    stdout = value.get("stdout") if isinstance(value, Mapping) else None
+    if not isinstance(stdout, Mapping) or stdout.get("truncated") is not True:
+        return None
+    path = stdout.get("spill_path")
+    where = f" (full output: {path})" if isinstance(path, str) else ""
+    tail = stdout.get("text")
+    count = None
+    if isinstance(path, str) and isinstance(tail, str):
+        count = _lines_before_tail(Path(path), len(tail.encode("utf-8", "surrogatepass")))
+    if count is None:
+        return f"… earlier output cut{where}"
+    number = f"{count:,}" if count >= 0 else f"more than {-count:,}"
+    return f"… {number} earlier line{'s' if count != 1 else ''}{where}"
+
+
+def _lines_before_tail(path: Path, tail_bytes: int) -> int | None:
+    """The lines of `path` before its last `tail_bytes` bytes, the line the tail starts inside
+    included; negative (a lower bound) past `_COUNT_LIMIT` bytes; None when unreadable."""
+    try:
+        with path.open("rb") as file:
+            size = file.seek(0, 2)
+            before = max(0, size - tail_bytes)
+            file.seek(0)
+            count, read = 1, 0
+            while read < before:
+                if read >= _COUNT_LIMIT:
+                    return -count
+                chunk = file.read(min(1 << 20, before - read))
+                if not chunk:
+                    break
+                count += chunk.count(b"\n")
+                read += len(chunk)
+            return count
+    except OSError:
+        return None
 
 
 def _diff_of(name: str, raw_arguments: str, cwd: Path) -> str | None:

@@ -35,7 +35,7 @@ from ...plugins.permissions import Permissions
 from ...tools.arrivals import settle_tools
 from ..output import HeadlessReport, RunInfo
 from ..render import TurnRenderer
-from ..session import exit_code, install_interrupts, notice, open_agent
+from ..session import exit_code, install_interrupts, latest_session, notice, open_agent
 
 __all__ = ["chat", "run"]
 
@@ -105,12 +105,6 @@ def _read_task(task: str | None) -> str | None:
         return None
 
 
-def _latest_session(store: SessionStore, cwd: Path) -> str | None:
-    """The most recently written session whose workspace is `cwd`."""
-    mine = [s for s in store.list_sessions() if s.cwd == str(cwd)]
-    return max(mine, key=lambda s: (s.modified_at, s.id)).id if mine else None
-
-
 def _run_info(agent: Agent, cwd: Path) -> RunInfo:
     """What the headless `system`/`init` record says: the tools the model is sent, the
     permission mode, the MCP servers and their status."""
@@ -168,7 +162,7 @@ async def run(
         return 2
     workdir = (cwd or Path.cwd()).resolve()
     if continue_:
-        resume = _latest_session(SessionStore(), workdir)
+        resume = latest_session(SessionStore(), workdir)
         if resume is None:
             sys.stderr.write(
                 f"tether: --continue: no session to continue in {workdir}; start one with "
@@ -234,7 +228,16 @@ async def chat(
     config: ConfigOpt = None,
     model: ModelOpt = None,
     cwd: CwdOpt = None,
-    resume: Annotated[str | None, cyclopts.Parameter(name="--resume")] = None,
+    continue_: ContinueOpt = False,
+    resume: Annotated[
+        str | bool | None,
+        cyclopts.Parameter(
+            name=["--resume", "-r"],
+            negative=(),
+            metavar="[ID]",
+            help="Continue the session with this id; without an id, pick one from a list.",
+        ),
+    ] = None,
     yolo: YoloOpt = False,
     allow: AllowOpt = (),
     context_window: Annotated[
@@ -252,11 +255,13 @@ async def chat(
         ),
     ] = False,
 ) -> int:
-    """Talk to the agent. Ctrl-C aborts the running turn; twice quits; /help lists commands.
+    """Talk to the agent. Esc or Ctrl-C aborts the running turn; Ctrl-C twice quits; /help
+    lists commands; !command runs a command in the shell.
 
     Tool calls the permission rules ask about are shown with their arguments (a diff for edit
-    and write) and wait for an answer: y (allow once), a (allow the shown rule for this
-    session), n (deny) or d (deny with a reason the model reads).
+    and write) and wait for an answer: y (yes, once), a (yes, and don't ask again: the shown
+    rule is saved to .claude/settings.local.json), s (yes, for this session), n (no) or d (no,
+    with a reason the model reads).
     """
     from ..chat.app import ChatOptions, context_window_from_env, run_chat
 
@@ -272,6 +277,7 @@ async def chat(
             config=config,
             model=model,
             resume=resume,
+            continue_=continue_,
             yolo=yolo,
             allow=allow,
             context_window=window,

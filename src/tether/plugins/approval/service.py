@@ -7,11 +7,15 @@ for every `Ask` that has an agent; the answer is one of the four `ApprovalOutcom
 Who answers:
   * a `Prompter` attached with `approval.attach(prompter)` (the terminal in `tether chat`): it is
     shown an `ApprovalQuestion` — the tool, its arguments, the ask's reason and, when the
-    `permissions` service can name one, the rule "always allow" would add — and answers
-    `allow-once`, `allow-session` (the rule is added to `ctx.permissions` for the rest of the
-    session, then `allowed-once`), `reject` (`rejected`) or `Rejection(reason)` (`rejected`;
-    the denial the model reads ends with `: <reason>`, through a `tools/post-execute` listener,
-    and `approval/decided` records the reason);
+    `permissions` service can name them, the rule "allow for this session" would add and the
+    rules "don't ask again" would save (with the file they go to) — and answers `allow-once`,
+    `allow-session` (the rule is added to `ctx.permissions` for the rest of the session, then
+    `allowed-once`), `allow-always` (the rules are saved to the project's
+    `.claude/settings.local.json` and allowed from now on, after a restart too, then
+    `allowed-once`; a file that cannot be updated is logged and the call is allowed once),
+    `reject` (`rejected`) or `Rejection(reason)` (`rejected`; the denial the model reads ends
+    with `: <reason>`, through a `tools/post-execute` listener, and `approval/decided` records
+    the reason);
   * without a prompter, the configured `non_interactive` answer: `unavailable` (default),
     `allow` (`allowed-once`) or `deny` (`rejected`).
 
@@ -45,9 +49,10 @@ Audit: every request appends `approval/asked` and `approval/decided` to the agen
 it has one), both carrying `fingerprint` — `sha256:<hex>` of the call's arguments as canonical
 JSON (sorted keys, no whitespace, UTF-8) — so the log says exactly what was approved:
 
-    approval/asked    {turn?, call_id, tool_name, reason?, fingerprint, session_rule?}
+    approval/asked    {turn?, call_id, tool_name, reason?, fingerprint, session_rule?,
+                       lasting_rules?}
     approval/decided  {turn?, call_id, tool_name, outcome, answered_by, fingerprint,
-                       session_rule?, reason?}
+                       session_rule?, saved_rules?, saved_to?, reason?}
 
 `answered_by` is `user`, `policy` (no prompter) or `signal` (cancelled before any answer).
 The arguments are found through a `tools/pre-execute` listener that remembers each call until its
@@ -59,8 +64,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Final, Literal, Protocol, TypeAlias
 
 from pydantic import BaseModel, ConfigDict
@@ -112,7 +118,9 @@ class Rejection:
     reason: str
 
 
-ApprovalAnswer: TypeAlias = Literal["allow-once", "allow-session", "reject"] | Rejection
+ApprovalAnswer: TypeAlias = (
+    Literal["allow-once", "allow-session", "allow-always", "reject"] | Rejection
+)
 
 
 def fingerprint(arguments: JsonValue | None) -> str:
@@ -125,7 +133,9 @@ def fingerprint(arguments: JsonValue | None) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ApprovalQuestion:
-    """What a prompter shows. `session_rule` is None when "always allow" is not offered."""
+    """What a prompter shows. `session_rule` is None when "allow for this session" is not
+    offered; `lasting_rules` is empty when "don't ask again" is not, else the rules it saves to
+    `saved_to`."""
 
     tool_name: str
     call_id: str
@@ -133,6 +143,8 @@ class ApprovalQuestion:
     reason: str | None
     session_rule: str | None
     fingerprint: str
+    lasting_rules: tuple[str, ...] = ()
+    saved_to: str | None = None
 
 
 class Prompter(Protocol):
@@ -159,6 +171,13 @@ _POLICY_OUTCOME: dict[str, ApprovalOutcome] = {
 class _SessionRules(Protocol):
     def suggest_rule(self, tool: str, arguments: JsonValue | None) -> str | None: ...
     def allow_for_session(self, rule: str) -> None: ...
+
+
+class _LastingRules(Protocol):
+    @property
+    def settings_file(self) -> Path: ...
+    def suggest_lasting_rules(self, tool: str, arguments: JsonValue | None) -> tuple[str, ...]: ...
+    def allow_always(self, rules: Sequence[str]) -> Path: ...
 
 
 class Approval(Service):
@@ -218,7 +237,8 @@ class Approval(Service):
         question = self._question(
             exec.name, exec.call_id, exec.arguments, decision.reason, suggest=True
         )
-        audit = _Audit(exec.agent, replace(question, session_rule=None))  # nothing was offered
+        offered = replace(question, session_rule=None, lasting_rules=(), saved_to=None)
+        audit = _Audit(exec.agent, offered)  # nothing was offered
         audit.asked()
         audit.decided("unavailable", "policy", None)
         try:
@@ -316,6 +336,22 @@ class Approval(Service):
         audit.decided(outcome, answered_by, added, self._reasons.get(request.call_id))
         return outcome
 
+    def _save(self, question: ApprovalQuestion) -> _Added | None:
+        """Save the question's lasting rules; None (logged) when they could not be."""
+        keeper = self._lasting_rules()
+        if keeper is None or not question.lasting_rules:
+            return None
+        try:
+            path = keeper.allow_always(question.lasting_rules)
+        except Exception as exc:
+            _log.warning(
+                "approval: could not save %s: %s (allowed once)",
+                ", ".join(question.lasting_rules),
+                error_message(exc),
+            )
+            return None
+        return _Added(saved=question.lasting_rules, saved_to=str(path))
+
     def _question(
         self,
         tool: str,
@@ -333,6 +369,15 @@ class Approval(Service):
                 rule = rules.suggest_rule(tool, arguments)
             except Exception as exc:
                 _log.warning("approval: could not suggest a session rule: %s", error_message(exc))
+        lasting: tuple[str, ...] = ()
+        saved_to = None
+        keeper = self._lasting_rules()
+        if keeper is not None and suggest and rule is not None:
+            try:
+                lasting = tuple(keeper.suggest_lasting_rules(tool, arguments))
+                saved_to = str(keeper.settings_file)
+            except Exception as exc:
+                _log.warning("approval: could not suggest a lasting rule: %s", error_message(exc))
         return ApprovalQuestion(
             tool_name=tool,
             call_id=call_id,
@@ -340,11 +385,13 @@ class Approval(Service):
             reason=reason,
             session_rule=rule,
             fingerprint=fingerprint(arguments),
+            lasting_rules=lasting,
+            saved_to=saved_to if lasting else None,
         )
 
     async def _answer(
         self, request: ApprovalRequest, question: ApprovalQuestion, rules: _SessionRules | None
-    ) -> tuple[ApprovalOutcome, str, str | None]:
+    ) -> tuple[ApprovalOutcome, str, _Added | None]:
         if request.signal.aborted:
             return "cancelled", "signal", None
         prompter = self._prompter
@@ -372,7 +419,9 @@ class Approval(Service):
             except Exception as exc:
                 _log.warning("approval: could not add the session rule: %s", error_message(exc))
                 return "allowed-once", "user", None
-            return "allowed-once", "user", question.session_rule
+            return "allowed-once", "user", _Added(session=question.session_rule)
+        if answer == "allow-always" and question.lasting_rules:
+            return "allowed-once", "user", self._save(question)
         _log.warning("approval: the prompter answered %r, which is not an answer", answer)
         return "unavailable", "user", None
 
@@ -381,6 +430,21 @@ class Approval(Service):
         suggest = getattr(service, "suggest_rule", None)
         add = getattr(service, "allow_for_session", None)
         return service if callable(suggest) and callable(add) else None  # type: ignore[return-value]
+
+    def _lasting_rules(self) -> _LastingRules | None:
+        service = self.ctx.get("permissions")
+        suggest = getattr(service, "suggest_lasting_rules", None)
+        save = getattr(service, "allow_always", None)
+        return service if callable(suggest) and callable(save) else None  # type: ignore[return-value]
+
+
+@dataclass(frozen=True, slots=True)
+class _Added:
+    """What an answer added: a session rule, or rules saved to a settings file."""
+
+    session: str | None = None
+    saved: tuple[str, ...] = ()
+    saved_to: str | None = None
 
 
 class _Audit:
@@ -400,13 +464,15 @@ class _Audit:
         data["fingerprint"] = q.fingerprint
         if q.session_rule is not None:
             data["session_rule"] = q.session_rule
+        if q.lasting_rules:
+            data["lasting_rules"] = list(q.lasting_rules)
         self._append("approval/asked", data)
 
     def decided(
         self,
         outcome: ApprovalOutcome,
         answered_by: str,
-        added: str | None,
+        added: _Added | None,
         reason: str | None = None,
     ) -> None:
         q = self._question
@@ -417,8 +483,11 @@ class _Audit:
             "answered_by": answered_by,
             "fingerprint": q.fingerprint,
         }
-        if added is not None:
-            data["session_rule"] = added
+        if added is not None and added.session is not None:
+            data["session_rule"] = added.session
+        if added is not None and added.saved:
+            data["saved_rules"] = list(added.saved)
+            data["saved_to"] = added.saved_to
         if reason is not None:
             data["reason"] = reason
         self._append("approval/decided", data)

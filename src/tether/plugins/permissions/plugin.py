@@ -8,6 +8,9 @@ Mount: `await ctx.plugin(Permissions, {...})` (entry point `permissions`). Confi
     allow/ask/deny  rules in Claude Code syntax (`tether.plugins.permissions.rules`)
     read_only_tools tools the default mode allows without asking
                     (read, grep, glob, todo_write, job_list, job_output, task)
+    read_only_commands
+                    allow bash lines that only read (`ls`, `cat`, `git status`, `rg`...: the
+                    list in `tether.plugins.permissions.readonly`) without asking; default true
     workspace       the root that `./x` and `/x` in path rules mean (default: the process cwd)
     claude_settings also apply `permissions.allow/ask/deny` from the Claude Code settings files
                     (.claude/settings.json, .claude/settings.local.json under the workspace,
@@ -21,6 +24,11 @@ there is logged and skipped. Ignored rules (a specifier on
 an `mcp__...` rule or on a tool without a grammar) are logged once at load:
 `permissions: ignoring rule "<rule>" (<why>)`.
 
+Rules added while it runs: `allow` (`--allow`), `allow_for_session` (an approval's "allow for
+this session"), `allow_always` ("don't ask again": saved to `.claude/settings.local.json`, so they
+hold after a restart), `allow_temporarily` (a custom slash command's `allowed-tools`, removed
+when its turn ends).
+
 The listener: a Deny is returned at once (nothing outranks it, so a deny rule beats any other
 listener's allow, whatever the order); otherwise it calls `next()` and returns the stricter of
 its own decision and the downstream one (deny > ask > allow). Asks are resolved afterwards by the
@@ -30,7 +38,7 @@ registry through the `approval` service.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -51,6 +59,7 @@ from .policy import (
     canonical_mode,
 )
 from .rules import PermissionRule, parse_rule
+from .saved import LOCAL_SETTINGS, save_allow_rules
 
 if TYPE_CHECKING:
     from ...kernel import Context
@@ -81,6 +90,7 @@ class PermissionsConfig(BaseModel):
     ask: list[str] = Field(default_factory=list)
     deny: list[str] = Field(default_factory=list)
     read_only_tools: list[str] = Field(default_factory=lambda: list(DEFAULT_READ_ONLY_TOOLS))
+    read_only_commands: bool = True
     workspace: str | None = None
     claude_settings: bool = True
     tool_names: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_TOOL_NAMES))
@@ -139,8 +149,10 @@ class Permissions(Service):
             read_only_tools=cfg.read_only_tools,
             workspace=workspace,
             names=names,
+            read_only_commands=cfg.read_only_commands,
         )
         self._session_rules: list[str] = []
+        self._saved_rules: list[str] = []
 
     async def start(self) -> None:
         self.ctx.on("tools/pre-execute", self._pre_execute)
@@ -185,6 +197,46 @@ class Permissions(Service):
     def session_rules(self) -> tuple[str, ...]:
         """The allow rules added during this session, in order."""
         return tuple(self._session_rules)
+
+    def suggest_lasting_rules(self, tool: str, arguments: JsonValue | None) -> tuple[str, ...]:
+        """The rules "don't ask again" would save for this call (see the policy); empty when
+        none would allow it."""
+        return self.policy.suggest_lasting_rules(tool, arguments)
+
+    @property
+    def settings_file(self) -> Path:
+        """Where `allow_always` saves: `.claude/settings.local.json` under the workspace."""
+        return self.policy.workspace / LOCAL_SETTINGS
+
+    def allow_always(self, rules: Sequence[str]) -> Path:
+        """Save `rules` to `permissions.allow` of the workspace's `.claude/settings.local.json`
+        (read at every start) and allow them from now on; returns the file. Raises ValueError
+        for a bad rule and `SettingsNotSaved` when the file cannot be updated (nothing is
+        allowed then)."""
+        parsed = [self.policy.parse(rule) for rule in rules]
+        path = save_allow_rules(self.policy.workspace, rules)
+        for rule, text in zip(parsed, rules, strict=True):
+            self.policy.add_allow(rule)
+            self._saved_rules.append(text)
+        return path
+
+    @property
+    def saved_rules(self) -> tuple[str, ...]:
+        """The rules `allow_always` saved during this session, in order."""
+        return tuple(self._saved_rules)
+
+    def allow_temporarily(self, rules: Sequence[str]) -> Callable[[], None]:
+        """Allow `rules` until the returned remover runs (idempotent). Raises ValueError for a
+        bad rule (nothing is added then)."""
+        parsed = [self.policy.parse(rule) for rule in rules]
+        for rule in parsed:
+            self.policy.add_allow(rule)
+
+        def remove() -> None:
+            while parsed:
+                self.policy.remove_allow(parsed.pop())
+
+        return remove
 
 
 def _import_settings(

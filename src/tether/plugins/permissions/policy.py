@@ -10,6 +10,9 @@ Owns `PermissionPolicy` (pure: no I/O, no events) and its `Verdict`. Precedence,
          bypassPermissions ("yolo")        Allow
          the tool is read-only             Allow   (read, grep, glob, todo_write, job_list,
                                                     job_output, task — configurable)
+         a bash line that only reads       Allow   (`ls`, `cat`, `git status`, `rg`... in the
+                                                    workspace: `tether.plugins.permissions
+                                                    .readonly`; `read_only_commands`)
          acceptEdits and write/edit        Allow
          dontAsk                           Deny
          otherwise                         Ask   `permission mode "<mode>" asks before "<tool>"
@@ -27,7 +30,9 @@ rules must cover every simple command as written in a line read completely with 
 Unknown tools (from plugins added later) are not read-only: they ask by default.
 `suggest_rule` proposes the narrowest rule that would allow a call the mode asked about —
 `Bash(<the exact command>)`, `Edit(./path)` / `Read(./path)`, `WebFetch(domain:<host>)`, or the
-bare tool name — for an approval's "always allow for this session".
+bare tool name — for an approval's "allow for this session"; `suggest_lasting_rules` the rules
+"don't ask again" saves: for bash the command prefix of each simple command that needs one
+(`Bash(npm test:*)`, `tether.plugins.permissions.prefix`), else the same narrow rule.
 """
 
 from __future__ import annotations
@@ -42,7 +47,10 @@ from urllib.parse import urlsplit
 from ...core.json import JsonValue
 from ...tools.decisions import Allow, Ask, Deny, PreToolDecision
 from ..hooks.names import ToolNames
+from .command_line import SimpleCommand
 from .commands import Programs, programs_of
+from .prefix import prefix_rules
+from .readonly import read_only_command
 from .rules import PATH_TOOLS, PermissionRule, mcp_server_key, parse_rule, paths_of
 
 __all__ = [
@@ -133,6 +141,7 @@ class PermissionPolicy:
         workspace: Path,
         names: ToolNames | None = None,
         home: Path | None = None,
+        read_only_commands: bool = True,
     ) -> None:
         self._allow_rules = list(allow)
         self._allow = _index(self._allow_rules)
@@ -143,6 +152,8 @@ class PermissionPolicy:
         self.workspace = workspace
         self.names = ToolNames() if names is None else names
         self._home = home
+        self.read_only_commands = read_only_commands
+        """Whether bash lines that only read are allowed without asking."""
 
     def parse(self, text: str) -> PermissionRule:
         """Parse a rule against this policy's workspace and names. Raises ValueError."""
@@ -153,6 +164,16 @@ class PermissionPolicy:
         self._allow_rules.append(rule)
         for tool in rule.tools:
             self._allow.setdefault(tool, []).append(rule)
+
+    def remove_allow(self, rule: PermissionRule) -> None:
+        """Stop allowing what `rule` (an object `add_allow` took) allowed."""
+        self._allow_rules = [r for r in self._allow_rules if r is not rule]
+        for tool in rule.tools:
+            kept = [r for r in self._allow.get(tool, ()) if r is not rule]
+            if kept:
+                self._allow[tool] = kept
+            else:
+                self._allow.pop(tool, None)
 
     def listed(self) -> dict[str, tuple[str, ...]]:
         """The rule texts by kind ("allow", "ask", "deny"), each once, in the order added."""
@@ -192,6 +213,8 @@ class PermissionPolicy:
                 return Verdict("allow", None, allowed.text)
             if self.mode == "bypassPermissions" or tool in self._read_only:
                 return _ALLOW
+            if tool == "bash" and self._reads_only(arguments, allow_rules):
+                return _ALLOW
             if self.mode == "acceptEdits" and tool in _EDIT_TOOLS:
                 return _ALLOW
             asking = Verdict("ask", f'permission mode "{self.mode}" asks before "{tool}" runs')
@@ -204,6 +227,22 @@ class PermissionPolicy:
             reason = f'{asking.reason} — refused: permission mode "dontAsk" never asks'
             return Verdict("deny", reason, asking.rule)
         return asking
+
+    def _reads_only(self, arguments: JsonValue | None, rules: list[PermissionRule]) -> bool:
+        """A bash call whose line only reads, in the workspace (`readonly`), but for simple
+        commands an allow rule covers as written."""
+        if not self.read_only_commands or not isinstance(arguments, dict):
+            return False
+        command, workdir = arguments.get("command"), arguments.get("workdir")
+        if not isinstance(command, str) or not isinstance(workdir, str | None):
+            return False
+
+        def covered(part: SimpleCommand) -> bool:
+            return any(rule.matches_command(part.text) for rule in rules)
+
+        return read_only_command(
+            command, workspace=self.workspace, workdir=workdir, allowed=covered
+        )
 
     def _first(
         self, rules: list[PermissionRule] | None, call: _Call, *, every: bool
@@ -271,6 +310,40 @@ class PermissionPolicy:
         if self.verdict(tool, arguments, extra_allow=rule).decision != "allow":
             return None
         return text
+
+    def suggest_lasting_rules(self, tool: str, arguments: JsonValue | None) -> tuple[str, ...]:
+        """The rules "don't ask again" would save for a call the mode asked about: for bash the
+        prefix rule of each simple command not allowed already (`Bash(npm test:*)`), or the exact
+        command when one has no safe prefix; for other tools `suggest_rule`'s. Empty when no
+        rule would allow the call."""
+        narrow = self.suggest_rule(tool, arguments)
+        if narrow is None:
+            return ()
+        command = arguments.get("command") if isinstance(arguments, dict) else None
+        if tool != "bash" or not isinstance(command, str):
+            return (narrow,)
+
+        def needed(part: str) -> bool:
+            return self.verdict(tool, {"command": part}).decision != "allow"
+
+        rules = prefix_rules(command, claude_name=self.names.claude_name(tool), needed=needed)
+        if not rules or not self._allows_with(tool, arguments, rules):
+            return (narrow,)
+        return rules
+
+    def _allows_with(self, tool: str, arguments: JsonValue | None, texts: tuple[str, ...]) -> bool:
+        """Whether the call would be allowed with `texts` added as allow rules."""
+        try:
+            added = [self.parse(text) for text in texts]
+        except ValueError:
+            return False
+        for rule in added:
+            self.add_allow(rule)
+        try:
+            return self.verdict(tool, arguments).decision == "allow"
+        finally:
+            for rule in added:
+                self.remove_allow(rule)
 
     def _candidate(self, tool: str, arguments: JsonValue | None) -> str | None:
         args = arguments if isinstance(arguments, dict) else {}

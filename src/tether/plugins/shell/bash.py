@@ -35,8 +35,8 @@ from ...tools.results import ContentBlock, text_content
 from ..jobs.model import JobHooks, JobOutcome, JobStart, JobStatus
 from ..jobs.registry import JobRegistry
 from .errors import SpawnAbortedError, ToolCallAborted
-from .render import StreamValue, render_background_read, render_foreground
-from .seam import Collected, ProcessStatus, ShellExecutor, ShellProcess, ShellRequest
+from .render import StreamValue, render_background_read, render_foreground, stream_value
+from .seam import ProcessStatus, ShellExecutor, ShellProcess, ShellRequest
 
 __all__ = ["BashParameters", "Config", "apply", "bash_tool", "inject", "name"]
 
@@ -120,13 +120,6 @@ class BackgroundValue(TypedDict):
 
 
 BashValue = ForegroundValue | BackgroundValue
-
-
-def _stream(collected: Collected) -> StreamValue:
-    value: StreamValue = {"text": collected.text, "truncated": collected.truncated}
-    if collected.spill_path is not None:
-        value["spill_path"] = collected.spill_path
-    return value
 
 
 def _render(_args: object, value: JsonValue) -> list[ContentBlock]:
@@ -265,8 +258,8 @@ def bash_tool(ctx: Context, config: Config) -> ToolDefinition:
             "timed_out": result.timed_out,
             "aborted": result.aborted,
             "timeout_ms": result.timeout_ms,
-            "stdout": _stream(result.stdout),
-            "stderr": _stream(result.stderr),
+            "stdout": stream_value(result.stdout),
+            "stderr": stream_value(result.stderr),
         }
 
     return define_tool(

@@ -15,7 +15,7 @@ from typing import Final, NotRequired
 from typing_extensions import TypedDict
 
 from ...core.timeout import format_ms
-from .seam import OutputDelta
+from .seam import Collected, OutputDelta
 
 __all__ = [
     "ExitMarker",
@@ -24,6 +24,7 @@ __all__ = [
     "render_background_read",
     "render_foreground",
     "render_stream",
+    "stream_value",
 ]
 
 
@@ -33,6 +34,14 @@ class StreamValue(TypedDict):
     text: str
     truncated: bool
     spill_path: NotRequired[str]
+
+
+def stream_value(collected: Collected) -> StreamValue:
+    """A collected stream as the tool's value holds it."""
+    value: StreamValue = {"text": collected.text, "truncated": collected.truncated}
+    if collected.spill_path is not None:
+        value["spill_path"] = collected.spill_path
+    return value
 
 
 def render_stream(stream: StreamValue) -> str:
