@@ -438,13 +438,14 @@ async def test_the_next_tether_stops_a_daemon_a_hook_of_a_killed_tether_started(
     process = await cli.spawn("run", "--yolo", "wait for it", new_session=True)
     daemon = hook = None
     try:
-        await eventually(
-            lambda: process_running(process.pid, ["sleep", duration]),
-            timeout_s=30,
-            what="the hook's daemon",
-        )
-        daemon = process_running(process.pid, ["sleep", duration])
-        hook = process_running(process.pid, ["sleep", "30"])
+
+        def both_running() -> bool:  # the hook starts its daemon first, then its own sleep
+            nonlocal daemon, hook
+            daemon = daemon or process_running(process.pid, ["sleep", duration])
+            hook = hook or process_running(process.pid, ["sleep", "30"])
+            return daemon is not None and hook is not None
+
+        await eventually(both_running, what="the hook's daemon and the hook's own sleep")
         assert daemon is not None
         assert hook is not None
         assert os.getsid(daemon.pid) == daemon.pid  # it left the hook's session
