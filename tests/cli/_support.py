@@ -23,10 +23,22 @@ import psutil
 
 from tether.agent.session import SessionStore, SessionSummary
 
-__all__ = ["TETHER", "Cli", "Finished", "Terminal", "eventually", "gone", "process_running"]
+from ..patience import PATIENCE_S
+
+__all__ = [
+    "PATIENCE_S",
+    "TETHER",
+    "Cli",
+    "Finished",
+    "Terminal",
+    "eventually",
+    "gone",
+    "process_running",
+]
 
 TETHER = Path(sys.executable).parent / "tether"
 """The installed console script of this venv."""
+
 
 _LAUNCH = (
     "import fcntl, os, sys, termios\n"
@@ -49,7 +61,7 @@ class Finished:
 
 
 async def eventually(
-    condition: Callable[[], object], *, timeout_s: float = 30.0, what: str = "condition"
+    condition: Callable[[], object], *, timeout_s: float = PATIENCE_S, what: str = "condition"
 ) -> None:
     """Poll `condition()` until it is truthy (every 10 ms, at most `timeout_s`)."""
     loop = asyncio.get_running_loop()
@@ -125,7 +137,7 @@ class Cli:
         )
 
     async def run(
-        self, *args: str, input: bytes | None = None, timeout_s: float = 45.0
+        self, *args: str, input: bytes | None = None, timeout_s: float = PATIENCE_S
     ) -> Finished:
         """Run `tether *args` to completion (killed after `timeout_s`)."""
         process = await asyncio.create_subprocess_exec(
@@ -214,7 +226,7 @@ class Terminal:
     def send(self, data: bytes) -> None:
         os.write(self._master, data)
 
-    async def expect(self, text: str, *, timeout_s: float = 30.0) -> None:
+    async def expect(self, text: str, *, timeout_s: float = PATIENCE_S) -> None:
         """Wait until `text` appears after everything matched so far; move past it."""
         async with asyncio.timeout(timeout_s):
             while True:
@@ -227,7 +239,7 @@ class Terminal:
                 self._changed.clear()
                 await self._changed.wait()
 
-    async def wait(self, *, timeout_s: float = 30.0) -> int:
+    async def wait(self, *, timeout_s: float = PATIENCE_S) -> int:
         async with asyncio.timeout(timeout_s):
             code = await self.process.wait()
             while not self.closed:

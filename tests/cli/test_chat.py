@@ -29,11 +29,11 @@ from tether.testing.scripted_model import (
     tool_calls_reply,
 )
 
-from ._support import TETHER, Cli, Terminal, eventually
+from ._support import PATIENCE_S, TETHER, Cli, Terminal, eventually
 
 pytestmark = pytest.mark.slow
 
-WAIT = 30.0
+WAIT = PATIENCE_S
 
 
 @pytest.fixture

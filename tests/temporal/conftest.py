@@ -27,6 +27,8 @@ pytest.importorskip("temporalio")
 from tether.temporal.devserver import DevServer, find_temporal
 from tether.testing.scripted_model import Script, ScriptedModelServer
 
+from ..patience import PATIENCE_S
+
 TETHER = Path(sys.executable).parent / "tether"
 _T = TypeVar("_T")
 
@@ -41,7 +43,7 @@ class ThreadedModel:
         self.server = self.call(ScriptedModelServer().start())
 
     def call(self, work: Coroutine[Any, Any, _T]) -> _T:
-        return asyncio.run_coroutine_threadsafe(work, self.loop).result(30)
+        return asyncio.run_coroutine_threadsafe(work, self.loop).result(PATIENCE_S)
 
     def push(self, *responses: Script) -> None:
         async def push() -> None:
@@ -139,7 +141,7 @@ class Cluster:
         if wait:
             wait_for(
                 lambda: b" polls " in log.read_bytes() or process.poll() is not None,
-                timeout_s=45,
+                timeout_s=PATIENCE_S,
                 what=f"worker {name} to poll",
             )
             if process.poll() is not None:

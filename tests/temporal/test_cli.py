@@ -18,6 +18,7 @@ import pytest
 from tether.agent.session import SessionStore
 from tether.testing.scripted_model import text_reply, tool_calls_reply
 
+from ..patience import PATIENCE_S
 from .conftest import TETHER, Cluster, WorkerProcess, eventually
 
 pytestmark = pytest.mark.slow
@@ -93,11 +94,11 @@ async def test_ctrl_c_in_run_on_temporal_aborts_the_turn_and_exits_130_with_the_
     )
     await eventually(
         lambda: marker.exists() and marker.read_text().strip(),
-        timeout_s=30,
+        timeout_s=PATIENCE_S,
         what="the nap to start",
     )
     process.send_signal(signal.SIGINT)
-    _, stderr = await asyncio.wait_for(process.communicate(), 60)
+    _, stderr = await asyncio.wait_for(process.communicate(), PATIENCE_S)
     assert process.returncode == 130, stderr.decode()
     sid = session_id(stderr.decode())
     show = tether(cluster, tmp_path, "sessions", "show", sid)

@@ -39,6 +39,7 @@ from tether.temporal.worker import connect, workflow_runner
 from tether.temporal.workflow import SessionWorkflow
 from tether.testing.scripted_model import ScriptedModelServer, text_reply, tool_calls_reply
 
+from ..patience import PATIENCE_S
 from .conftest import Cluster, WorkerProcess, eventually
 
 pytestmark = pytest.mark.slow
@@ -194,12 +195,12 @@ async def test_an_abort_mid_bash_sleep_is_aborted_with_the_group_gone_and_the_si
     pgid_file = ws / "abort-pgid.txt"
     await eventually(
         lambda: pgid_file.exists() and pgid_file.read_text().strip(),
-        timeout_s=30,
+        timeout_s=PATIENCE_S,
         what="the bash command to start",
     )
     pgid = int(pgid_file.read_text())
     await sessions.abort_turn(handle, "user")
-    result: TurnResult = await asyncio.wait_for(turn, 30)
+    result: TurnResult = await asyncio.wait_for(turn, PATIENCE_S)
     # the workflow recorded the result, and returned the Update, only after the group was gone
     assert live_members(pgid) == []
     entries = await sessions.log_entries(client, handle.id)
@@ -220,10 +221,12 @@ async def test_an_abort_before_the_model_answers_ends_the_turn_aborted_with_no_t
     cluster.model.push(reply(text("thinking"), hang()))
     client, handle = await open_session(cluster)
     turn = asyncio.create_task(sessions.run_turn(handle, "think"))
-    await eventually(lambda: cluster.model.remaining == 0, timeout_s=30, what="the model call")
+    await eventually(
+        lambda: cluster.model.remaining == 0, timeout_s=PATIENCE_S, what="the model call"
+    )
     await asyncio.sleep(0.2)
     await sessions.abort_turn(handle, "user")
-    result = await asyncio.wait_for(turn, 30)
+    result = await asyncio.wait_for(turn, PATIENCE_S)
     entries = await sessions.log_entries(client, handle.id)
     assert result.reason == {"kind": "aborted", "reason": {"kind": "user"}}
     assert [e.type for e in entries if e.type.startswith("tool/")] == []
@@ -260,7 +263,7 @@ async def test_a_worker_killed_mid_tool_is_one_outcome_unknown_and_the_next_turn
     turn = asyncio.create_task(sessions.run_turn(handle, "run the doomed job"))
     await eventually(
         lambda: marker.exists() and marker.read_text().strip(),
-        timeout_s=30,
+        timeout_s=PATIENCE_S,
         what="the doomed command to start",
     )
     name, pgid = marker.read_text().split()
@@ -268,7 +271,7 @@ async def test_a_worker_killed_mid_tool_is_one_outcome_unknown_and_the_next_turn
     try:
         killed_at = time.time()
         victim.process.kill()
-        first = await asyncio.wait_for(turn, 45)
+        first = await asyncio.wait_for(turn, PATIENCE_S)
         entries = await sessions.log_entries(client, handle.id)
         assert results(entries) == {"doomed": "TOOL_OUTCOME_UNKNOWN"}
         assert first.reason == {"kind": "completed"}
@@ -280,7 +283,7 @@ async def test_a_worker_killed_mid_tool_is_one_outcome_unknown_and_the_next_turn
         ]
         noticed = timed_out.event_time.ToDatetime().timestamp() - killed_at
         assert noticed <= heartbeat_timeout_s + 1.0
-        second = await asyncio.wait_for(sessions.run_turn(handle, "and now?"), 45)
+        second = await asyncio.wait_for(sessions.run_turn(handle, "and now?"), PATIENCE_S)
         assert (second.reason, second.text) == ({"kind": "completed"}, "Second turn, still here.")
         await replays(handle, "worker-killed")
     finally:

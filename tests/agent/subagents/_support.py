@@ -41,6 +41,8 @@ from tether.testing.scripted_model import (
 )
 from tether.tools import ToolRuntime
 
+from ...patience import PATIENCE_S
+
 __all__ = [
     "GRACE_MS",
     "Rig",
@@ -218,7 +220,7 @@ def types(events: Sequence[SessionEvent]) -> list[str]:
     return out
 
 
-async def child_running(argv: list[str], *, timeout_s: float = 30.0) -> psutil.Process:
+async def child_running(argv: list[str], *, timeout_s: float = PATIENCE_S) -> psutil.Process:
     """Poll our descendants until one runs `argv` (bounded)."""
     me = psutil.Process()
     loop = asyncio.get_running_loop()

@@ -8,11 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from ._support import TOOLBOX
-
-pytestmark = pytest.mark.timeout(150)
 
 ROOT = Path(__file__).resolve().parents[3]
 

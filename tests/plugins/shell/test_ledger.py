@@ -27,6 +27,7 @@ from tether.plugins.shell._process import SpawnSpec
 from tether.plugins.shell._tree import TAG_VARIABLE
 from tether.plugins.shell.subprocesses import SubprocessService
 
+from ...patience import PATIENCE_S
 from ._support import alive, pids, until
 
 
@@ -57,7 +58,7 @@ def _write_ledger(directory: Path, owner: str, *lines: tuple[int, int] | str) ->
 
 
 def _wait_gone(pid: int) -> bool:
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + PATIENCE_S
     while time.monotonic() < deadline:
         try:
             if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
@@ -157,7 +158,7 @@ async def test_a_process_that_escaped_its_group_is_in_the_ledger_while_its_comma
             f"{escaped} {start_ticks(escaped)} escaped\n"
         )
 
-        await until(lambda: ledger.path.read_text() == expected, within_s=10)
+        await until(lambda: ledger.path.read_text() == expected)
     finally:
         await service.aclose()
 
