@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from .tools import ErrorInfo as ErrorInfo
     from .tools import PostToolDecision as PostToolDecision
     from .tools import PreToolDecision as PreToolDecision
+    from .tools import SlowStop as SlowStop
     from .tools import ToolArgsError as ToolArgsError
     from .tools import ToolCallAborted as ToolCallAborted
     from .tools import ToolDefinition as ToolDefinition
@@ -127,6 +128,7 @@ _SOURCES: dict[str, str] = {
     "Deny": "tether.tools",
     "ErrorDetail": "tether.tools",
     "ErrorInfo": "tether.tools",
+    "SlowStop": "tether.tools",
     "PostToolDecision": "tether.tools",
     "PreToolDecision": "tether.tools",
     "ToolArgsError": "tether.tools",
@@ -202,6 +204,7 @@ __all__ = [
     "Retrying",
     "RunResult",
     "RunStream",
+    "SlowStop",
     "StepStarted",
     "TextDelta",
     "TimeoutReason",
