@@ -16,6 +16,7 @@ from tether.plugins import timeout_policy
 from tether.plugins.mcp.client import McpClients
 from tether.tools import ToolRuntime
 
+from ...processes import group_gone
 from ._support import LOADED_MACHINE_MS, events, stdio_entry, wait_for
 
 
@@ -30,14 +31,6 @@ async def _context(servers: dict[str, Any]) -> Context:
 @pytest.fixture
 def record(tmp_path: Path) -> Path:
     return tmp_path / "record.jsonl"
-
-
-def group_exists(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 async def _abort_once_called(
@@ -124,7 +117,7 @@ async def test_a_server_ignoring_a_cancel_is_restarted_and_its_process_group_is_
         result = await _abort_once_called(ctx, record, "mcp__box__stubborn", {"seconds": 60})
         assert result.code == "ABORTED"
         assert cast(dict[str, Any], result.meta)["mcp"]["cancel"] == "unconfirmed"
-        await wait_for(lambda: not group_exists(first["pgid"]))
+        await wait_for(lambda: group_gone(first["pgid"]))
         clients = cast(McpClients, ctx.get("mcp"))
         await wait_for(lambda: clients.connections["box"].status == "connected")
         assert len(events(record, "start")) == 2
