@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from ..patience import PATIENCE_S
 from ._support import Cli
 
 _COMMAND = """\
@@ -56,7 +57,7 @@ def run_command(body: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=PATIENCE_S,
         check=False,
     )
 

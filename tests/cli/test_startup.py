@@ -18,6 +18,8 @@ import pytest
 
 from tether.cli.app import COMMANDS
 
+from ..patience import PATIENCE_S
+
 HEAVY = ("openai", "httpx", "httpx2", "rich.markdown")
 
 _REPORT = (
@@ -39,7 +41,7 @@ def imported(body: str, tmp_path: Path) -> tuple[list[str], str]:
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=PATIENCE_S,
         check=True,
     )
     line = done.stderr.rsplit("HEAVY=", 1)[1]

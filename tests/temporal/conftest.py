@@ -99,7 +99,7 @@ class WorkerProcess:
         """Wait until the worker says it polls its queue (it fails the test if it exits)."""
         wait_for(
             lambda: b" polls " in self.log.read_bytes() or self.process.poll() is not None,
-            timeout_s=60,
+            timeout_s=PATIENCE_S,
             what=f"worker {self.log.name} to poll",
         )
         if self.process.poll() is not None:

@@ -215,11 +215,11 @@ def test_piped_stdout_carries_only_the_answer_while_the_server_restarts(
     reader = threading.Thread(target=lambda: warnings.extend(client.stderr or ()), daemon=True)
     reader.start()
     try:
-        wait_for(marker.exists, timeout_s=90, what="the command to start")
+        wait_for(marker.exists, timeout_s=PATIENCE_S, what="the command to start")
         server.stop()
         wait_for(
             lambda: any("sdk_core" in line for line in warnings),
-            timeout_s=90,
+            timeout_s=PATIENCE_S,
             what="the client's SDK to warn that it retries",
         )
         server = DevServer.start(server.db_filename, port=server.port, ui_port=server.ui_port)
@@ -271,7 +271,9 @@ def test_kill_9_of_tether_temporal_dev_takes_its_server_with_it(
         assert "start-dev" in server.cmdline()
         wrapper.kill()
         wrapper.wait()
-        wait_for(lambda: not _running(server), timeout_s=15, what="the server to die with it")
+        wait_for(
+            lambda: not _running(server), timeout_s=PATIENCE_S, what="the server to die with it"
+        )
     finally:
         if wrapper.poll() is None:
             wrapper.kill()

@@ -13,7 +13,6 @@ import os
 import signal
 import socket
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import Any
 
 import psutil
 import pytest
-from temporalio.api.enums.v1 import EventType
+from temporalio.api.enums.v1 import EventType, TimeoutType
 from temporalio.client import Client, WorkflowHandle
 
 from tether.agent.llm import LlmConfig
@@ -261,7 +260,6 @@ async def test_a_worker_killed_mid_tool_is_one_outcome_unknown_and_the_next_turn
     name, pgid = marker.read_text().split()
     victim = next(w for w in kill_workers if w.log.name == f"worker-{name}.log")
     try:
-        killed_at = time.time()
         victim.process.kill()
         first = await asyncio.wait_for(turn, PATIENCE_S)
         entries = await sessions.log_entries(client, handle.id)
@@ -273,8 +271,10 @@ async def test_a_worker_killed_mid_tool_is_one_outcome_unknown_and_the_next_turn
             for e in history.events
             if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT
         ]
-        noticed = timed_out.event_time.ToDatetime().timestamp() - killed_at
-        assert noticed <= heartbeat_timeout_s + 1.0
+        # Noticed by its missing heartbeats (2 s), not by the 6 h start-to-close backstop: the
+        # server says which timeout it was (how fast is the server's business on a loaded machine).
+        failure = timed_out.activity_task_timed_out_event_attributes.failure
+        assert failure.timeout_failure_info.timeout_type == TimeoutType.TIMEOUT_TYPE_HEARTBEAT
         second = await asyncio.wait_for(sessions.run_turn(handle, "and now?"), PATIENCE_S)
         assert (second.reason, second.text) == ({"kind": "completed"}, "Second turn, still here.")
         await replays(cluster, handle, "worker-killed")

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ...patience import PATIENCE_S
 from ._support import TOOLBOX
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -26,7 +27,7 @@ def _tether(
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=PATIENCE_S,
     )
 
 

@@ -259,7 +259,7 @@ def test_reaping_stops_a_daemon_that_escaped_before_its_killed_owner_ever_looked
         [sys.executable, "-c", _OWNER, str(directory), str(pidfile)],
         capture_output=True,
         check=False,
-        timeout=60,
+        timeout=PATIENCE_S,
     )
     assert owner.returncode == -signal.SIGKILL, owner.stderr
     daemon = int(pidfile.read_text())
@@ -308,7 +308,7 @@ def test_a_tether_killed_while_it_sweeps_leaves_the_ledger_to_the_next_one(
         [sys.executable, "-c", _SWEEPER, str(tmp_path)],
         capture_output=True,
         check=False,
-        timeout=60,
+        timeout=PATIENCE_S,
     )
     assert sweeper.returncode == -signal.SIGKILL, sweeper.stderr
     assert ledger.exists()
