@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import os
 import re
+import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ __all__ = [
     "eventually",
     "gone",
     "process_running",
+    "python_in",
 ]
 
 TETHER = Path(sys.executable).parent / "tether"
@@ -70,6 +72,23 @@ async def eventually(
         if loop.time() > deadline:
             raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
         await asyncio.sleep(0.01)
+
+
+def python_in(tmp_path: Path, body: str, *argv: str) -> subprocess.CompletedProcess[str]:
+    """Run `body` (`python -c`) in a fresh interpreter of this venv, in `tmp_path` with its own
+    TETHER_HOME and HOME and no model settings; stdout and stderr captured as text."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TETHER_"))}
+    env.update(TETHER_HOME=str(tmp_path / "home"), HOME=str(tmp_path), COLUMNS="100")
+    return subprocess.run(
+        [sys.executable, "-c", body, *argv],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE_S,
+        check=False,
+    )
 
 
 def process_running(root_pid: int, argv: Sequence[str]) -> psutil.Process | None:

@@ -12,15 +12,11 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from ..patience import PATIENCE_S
-from ._support import Cli
+from ._support import Cli, python_in
 
 _COMMAND = """\
 import atexit, sys, threading
@@ -47,25 +43,10 @@ app.run()
 output behind, and returning 3."""
 
 
-def run_command(body: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TETHER_"))}
-    env.update(TETHER_HOME=str(tmp_path / "home"), HOME=str(tmp_path))
-    return subprocess.run(
-        [sys.executable, "-c", body, str(tmp_path)],
-        cwd=tmp_path,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=PATIENCE_S,
-        check=False,
-    )
-
-
 def test_a_command_exits_with_its_code_after_its_threads_and_exit_handlers(
     tmp_path: Path,
 ) -> None:
-    done = run_command(_COMMAND, tmp_path)
+    done = python_in(tmp_path, _COMMAND, str(tmp_path))
 
     assert (done.returncode, done.stdout, done.stderr) == (3, "no newline at the end", "")
     assert (tmp_path / "thread").read_text() == "joined"
@@ -81,7 +62,7 @@ def test_an_exception_escaping_the_command_is_printed_and_exits_1(tmp_path: Path
         "app.run()\n"
     )
 
-    done = run_command(body, tmp_path)
+    done = python_in(tmp_path, body, str(tmp_path))
 
     assert done.returncode == 1
     assert done.stderr.rstrip().endswith("LookupError: escaped")
