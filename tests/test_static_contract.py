@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+from .patience import PATIENCE_S
+
 ROOT = Path(__file__).resolve().parents[1]
 OK_FILE = ROOT / "tests" / "typecheck" / "contract_ok.py"
 ERRORS_FILE = ROOT / "tests" / "typecheck" / "contract_errors.py"
@@ -98,7 +100,7 @@ def checkers() -> Iterator[dict[str, subprocess.Popen[str] | None]]:
 def mypy_errors(checkers: dict[str, subprocess.Popen[str] | None]) -> Counter[Diagnostic]:
     process = checkers["mypy"]
     assert process is not None
-    stdout, stderr = process.communicate(timeout=50)
+    stdout, stderr = process.communicate(timeout=PATIENCE_S)
     assert process.returncode in (0, 1), f"mypy crashed:\n{stdout}\n{stderr}"
     errors: Counter[Diagnostic] = Counter()
     for line in stdout.splitlines():
@@ -115,7 +117,7 @@ def pyright_errors(checkers: dict[str, subprocess.Popen[str] | None]) -> Counter
     process = checkers["pyright"]
     if process is None:
         pytest.skip("pyright is not installed in this environment")
-    stdout, stderr = process.communicate(timeout=50)
+    stdout, stderr = process.communicate(timeout=PATIENCE_S)
     try:
         report = json.loads(stdout)
     except json.JSONDecodeError:

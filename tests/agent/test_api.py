@@ -44,6 +44,7 @@ from tether.testing.scripted_model import (
     tool_calls_reply,
 )
 
+from ..patience import PATIENCE_S
 from ._rig import Rig, rig
 
 SLEEP_30 = ("b1", "bash", '{"command": "sleep 30", "description": "wait"}')
@@ -75,7 +76,7 @@ def results(events: Any) -> list[tuple[str, Any]]:
 async def child_running(argv: list[str]) -> psutil.Process:
     """Our descendant running `argv`, waited for (bounded generously)."""
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + 30
+    deadline = loop.time() + PATIENCE_S
     while loop.time() < deadline:
         for child in psutil.Process().children(recursive=True):
             try:

@@ -51,6 +51,8 @@ from tether.tools import ToolRuntime
 from tether.tools.execution import ToolRunContext
 from tether.tools.results import user_message
 
+from ..patience import PATIENCE_S
+
 ABD = {"name": "AbortError", "code": "ABORTED_BEFORE_DISPATCH"}
 ABORTED = {"name": "AbortError", "code": "ABORTED"}
 CHUNKS = "assistant/chunk*"
@@ -587,7 +589,7 @@ async def test_an_abort_mid_bash_kills_the_command_and_records_aborted(
     assert rig.store.check(log.id) == []
 
 
-async def _child_running(argv: list[str], *, timeout_s: float = 5.0) -> psutil.Process:
+async def _child_running(argv: list[str], *, timeout_s: float = PATIENCE_S) -> psutil.Process:
     """Poll our descendants until one runs `argv` (bounded)."""
     me = psutil.Process()
     loop = asyncio.get_running_loop()

@@ -103,13 +103,19 @@ def plugin(name: str, wrapper: Callable[[ToolDispatchExecution, Next], Awaitable
 async def test_a_plugins_own_timeout_around_next_ends_in_its_result_and_the_turn_goes_on(
     rig: Rig,
 ) -> None:
+    scopes: list[asyncio.Timeout] = []
+
     async def bounded(exec: ToolDispatchExecution, next: Next) -> Any:
-        async with asyncio.timeout(0.05):
+        async with asyncio.timeout(None) as scope:
+            scopes.append(scope)
             return await next()  # its TimeoutError becomes the call's failure
 
     rig.server.push(tool_calls_reply(("call_1", "waits", "{}")), text_reply("Done."))
     async with rig.agent([plugin("bounded", bounded)]) as agent:
-        result = await agent.run("go", signal=AbortController().signal)
+        running = asyncio.create_task(agent.run("go", signal=AbortController().signal))
+        await rig.tool.entered.wait()
+        scopes[0].reschedule(asyncio.get_running_loop().time())  # the plugin's timeout expires
+        result = await running
 
     assert (result.text, result.outcome.kind) == ("Done.", "completed")
     ((record,),) = [result.tool_calls]

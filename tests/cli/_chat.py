@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from ._support import TETHER, Cli, Terminal
+from ._support import PATIENCE_S, TETHER, Cli, Terminal
 
 __all__ = [
     "WAIT",
@@ -22,7 +22,7 @@ __all__ = [
     "user_texts",
 ]
 
-WAIT = 30.0
+WAIT = PATIENCE_S
 
 
 async def open_chat(cli: Cli, *args: str) -> Terminal:

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import os
 import re
+import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -23,10 +24,23 @@ import psutil
 
 from tether.agent.session import SessionStore, SessionSummary
 
-__all__ = ["TETHER", "Cli", "Finished", "Terminal", "eventually", "gone", "process_running"]
+from ..patience import PATIENCE_S
+
+__all__ = [
+    "PATIENCE_S",
+    "TETHER",
+    "Cli",
+    "Finished",
+    "Terminal",
+    "eventually",
+    "gone",
+    "process_running",
+    "python_in",
+]
 
 TETHER = Path(sys.executable).parent / "tether"
 """The installed console script of this venv."""
+
 
 _LAUNCH = (
     "import fcntl, os, sys, termios\n"
@@ -49,7 +63,7 @@ class Finished:
 
 
 async def eventually(
-    condition: Callable[[], object], *, timeout_s: float = 30.0, what: str = "condition"
+    condition: Callable[[], object], *, timeout_s: float = PATIENCE_S, what: str = "condition"
 ) -> None:
     """Poll `condition()` until it is truthy (every 10 ms, at most `timeout_s`)."""
     loop = asyncio.get_running_loop()
@@ -58,6 +72,23 @@ async def eventually(
         if loop.time() > deadline:
             raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
         await asyncio.sleep(0.01)
+
+
+def python_in(tmp_path: Path, body: str, *argv: str) -> subprocess.CompletedProcess[str]:
+    """Run `body` (`python -c`) in a fresh interpreter of this venv, in `tmp_path` with its own
+    TETHER_HOME and HOME and no model settings; stdout and stderr captured as text."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TETHER_"))}
+    env.update(TETHER_HOME=str(tmp_path / "home"), HOME=str(tmp_path), COLUMNS="100")
+    return subprocess.run(
+        [sys.executable, "-c", body, *argv],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE_S,
+        check=False,
+    )
 
 
 def process_running(root_pid: int, argv: Sequence[str]) -> psutil.Process | None:
@@ -125,7 +156,7 @@ class Cli:
         )
 
     async def run(
-        self, *args: str, input: bytes | None = None, timeout_s: float = 45.0
+        self, *args: str, input: bytes | None = None, timeout_s: float = PATIENCE_S
     ) -> Finished:
         """Run `tether *args` to completion (killed after `timeout_s`)."""
         process = await asyncio.create_subprocess_exec(
@@ -214,7 +245,7 @@ class Terminal:
     def send(self, data: bytes) -> None:
         os.write(self._master, data)
 
-    async def expect(self, text: str, *, timeout_s: float = 30.0) -> None:
+    async def expect(self, text: str, *, timeout_s: float = PATIENCE_S) -> None:
         """Wait until `text` appears after everything matched so far; move past it."""
         async with asyncio.timeout(timeout_s):
             while True:
@@ -227,7 +258,7 @@ class Terminal:
                 self._changed.clear()
                 await self._changed.wait()
 
-    async def wait(self, *, timeout_s: float = 30.0) -> int:
+    async def wait(self, *, timeout_s: float = PATIENCE_S) -> int:
         async with asyncio.timeout(timeout_s):
             code = await self.process.wait()
             while not self.closed:

@@ -77,7 +77,7 @@ async def test_a_jq_stop_hook_reads_the_last_answer_from_the_transcript_and_bloc
     install(cli, hook("Stop", "stop.sh"), **{"stop.sh": STOP_HOOK})
     server.push(text_reply("I think it works"), text_reply("ALL TESTS PASS"))
 
-    done = await cli.run("run", "fix the build", timeout_s=30)
+    done = await cli.run("run", "fix the build")
 
     assert (done.code, done.stdout) == (0, "ALL TESTS PASS\n")
     assert len(server.requests) == 2
@@ -148,7 +148,7 @@ async def test_the_transcript_has_claude_codes_shape_with_tool_use_and_tool_resu
     install(cli, hook("Stop", "stop.sh"), **{"stop.sh": "cat > /dev/null\n"})
     server.push(tool_calls_reply(bash("echo hi", "call_1")), text_reply("done"))
 
-    done = await cli.run("run", "--yolo", "say hi", timeout_s=30)
+    done = await cli.run("run", "--yolo", "say hi")
 
     assert done.code == 0
     (summary,) = cli.sessions()
@@ -196,7 +196,7 @@ async def test_exports_a_session_start_hook_writes_to_claude_env_file_reach_late
         text_reply("done"),
     )
 
-    done = await cli.run("run", "--yolo", "greet", timeout_s=30)
+    done = await cli.run("run", "--yolo", "greet")
 
     assert done.code == 0
     assert tool_results(server, 1) == ["hello from the hook\n/opt/from-hook/bin\n"]
@@ -214,7 +214,7 @@ async def test_the_settings_env_block_reaches_bash_calls_and_hooks(
     )
     server.push(tool_calls_reply(bash('echo "$PROJECT_FLAVOR $BUILD_JOBS"')), text_reply("ok"))
 
-    done = await cli.run("run", "--yolo", "flavor", timeout_s=30)
+    done = await cli.run("run", "--yolo", "flavor")
 
     assert done.code == 0
     assert tool_results(server, 1) == ["mint 4\n"]
@@ -232,7 +232,7 @@ async def test_a_jq_post_tool_use_logger_reads_tool_response_stdout(
     install(cli, hook("PostToolUse", "log.sh", "Bash"), **{"log.sh": POST_TOOL_USE_LOGGER})
     server.push(tool_calls_reply(bash("echo 42")), text_reply("ok"))
 
-    done = await cli.run("run", "--yolo", "print 42", timeout_s=30)
+    done = await cli.run("run", "--yolo", "print 42")
 
     assert done.code == 0
     assert (cli.work / "log.txt").read_text() == "echo 42 -> 42\n\n"
@@ -249,7 +249,7 @@ async def test_hook_stdin_carries_the_permission_mode(
     )
     server.push(text_reply("ok"))
 
-    done = await cli.run("run", *flags, "hello", timeout_s=30)
+    done = await cli.run("run", *flags, "hello")
 
     assert done.code == 0
     assert (cli.work / "mode.txt").read_text() == f"{mode}\n"

@@ -391,7 +391,6 @@ async def test_the_next_tether_stops_a_process_that_escaped_the_group_of_a_kille
     try:
         await eventually(
             lambda: process_running(process.pid, ["sleep", duration]),
-            timeout_s=30,
             what="the escaped sleep",
         )
         escaped = process_running(process.pid, ["sleep", duration])
@@ -402,15 +401,15 @@ async def test_the_next_tether_stops_a_process_that_escaped_the_group_of_a_kille
             ledgers = (cli.home / "run").glob("*.groups")
             return any(f"\n{escaped.pid} " in f"\n{p.read_text()}" for p in ledgers)
 
-        await eventually(recorded, timeout_s=30, what="the escaped sleep in the orphan ledger")
+        await eventually(recorded, what="the escaped sleep in the orphan ledger")
         os.killpg(process.pid, signal.SIGKILL)
         await process.wait()
         assert not gone(escaped)  # SIGKILL gave tether no chance to stop it
 
-        done = await cli.run("tools", "list", timeout_s=30)
+        done = await cli.run("tools", "list")
 
         assert done.code == 0
-        await eventually(lambda: gone(escaped), timeout_s=30, what="the escaped sleep to stop")
+        await eventually(lambda: gone(escaped), what="the escaped sleep to stop")
         assert list((cli.home / "run").glob("*.groups")) == []
     finally:
         if process.returncode is None:
@@ -438,13 +437,14 @@ async def test_the_next_tether_stops_a_daemon_a_hook_of_a_killed_tether_started(
     process = await cli.spawn("run", "--yolo", "wait for it", new_session=True)
     daemon = hook = None
     try:
-        await eventually(
-            lambda: process_running(process.pid, ["sleep", duration]),
-            timeout_s=30,
-            what="the hook's daemon",
-        )
-        daemon = process_running(process.pid, ["sleep", duration])
-        hook = process_running(process.pid, ["sleep", "30"])
+
+        def both_running() -> bool:  # the hook starts its daemon first, then its own sleep
+            nonlocal daemon, hook
+            daemon = daemon or process_running(process.pid, ["sleep", duration])
+            hook = hook or process_running(process.pid, ["sleep", "30"])
+            return daemon is not None and hook is not None
+
+        await eventually(both_running, what="the hook's daemon and the hook's own sleep")
         assert daemon is not None
         assert hook is not None
         assert os.getsid(daemon.pid) == daemon.pid  # it left the hook's session
@@ -453,10 +453,10 @@ async def test_the_next_tether_stops_a_daemon_a_hook_of_a_killed_tether_started(
         assert not gone(daemon)  # SIGKILL gave tether no chance to stop it
         assert not gone(hook)
 
-        done = await cli.run("tools", "list", timeout_s=30)
+        done = await cli.run("tools", "list")
 
         assert done.code == 0
-        await eventually(lambda: gone(daemon) and gone(hook), timeout_s=30, what="both stopped")
+        await eventually(lambda: gone(daemon) and gone(hook), what="both stopped")
         assert list((cli.home / "run").glob("*.groups")) == []
     finally:
         if process.returncode is None:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from ..patience import PATIENCE_S
+
 TETHER = Path(sys.executable).with_name("tether")
 
 
@@ -17,7 +19,7 @@ def test_the_demo_shows_every_outcome_and_a_balanced_log(tmp_path: Path) -> None
         check=False,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=PATIENCE_S,
         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "COLUMNS": "200"},
     )
     out = done.stdout

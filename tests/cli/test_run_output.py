@@ -55,7 +55,7 @@ def system_prompt(server: ScriptedModelServer) -> str:
 async def test_a_retry_is_one_visible_line_on_stderr(cli: Cli, server: ScriptedModelServer) -> None:
     server.push(http_error(500, "upstream exploded"), text_reply("recovered"))
 
-    done = await cli.run("run", "say hi", timeout_s=30)
+    done = await cli.run("run", "say hi")
 
     assert (done.code, done.stdout) == (0, "recovered\n")
     retries = [line for line in done.stderr.splitlines() if "retrying" in line]
@@ -74,7 +74,7 @@ async def test_a_refused_connection_fails_at_once_with_one_line_naming_the_base_
     url = f"http://127.0.0.1:{port}/v1"
     cli.env["OPENAI_BASE_URL"] = url
 
-    done = await cli.run("run", "say hi", timeout_s=30)
+    done = await cli.run("run", "say hi")
 
     assert (done.code, done.stdout) == (1, "")
     lines = done.stderr.splitlines()
@@ -91,7 +91,7 @@ async def test_piped_stdout_gets_only_the_answer_and_stderr_the_progress(
         text_reply("the answer"),
     )
 
-    done = await cli.run("run", "--yolo", "look", timeout_s=30)
+    done = await cli.run("run", "--yolo", "look")
 
     assert (done.code, done.stdout) == (0, "the answer\n")
     assert "Let me look first.\n" in done.stderr
@@ -118,7 +118,7 @@ async def test_on_a_terminal_the_answer_streams_once(cli: Cli, server: ScriptedM
     server.push(text_reply("the one answer", pieces=3))
     terminal = await Terminal.open([str(TETHER), "run", "say it"], cwd=cli.work, env=cli.env)
     try:
-        assert await terminal.wait(timeout_s=30) == 0
+        assert await terminal.wait() == 0
     finally:
         await terminal.aclose()
 
@@ -135,7 +135,7 @@ async def test_a_retried_stream_does_not_print_its_partial_text_again(
     )
     terminal = await Terminal.open([str(TETHER), "run", "say it"], cwd=cli.work, env=cli.env)
     try:
-        assert await terminal.wait(timeout_s=30) == 0
+        assert await terminal.wait() == 0
     finally:
         await terminal.aclose()
 
@@ -150,7 +150,7 @@ async def test_a_retried_stream_does_not_print_its_partial_text_again(
 async def test_the_task_is_read_from_stdin(cli: Cli, server: ScriptedModelServer) -> None:
     server.push(text_reply("ok"))
 
-    done = await cli.run("run", input=b"the task from a pipe\n", timeout_s=30)
+    done = await cli.run("run", input=b"the task from a pipe\n")
 
     assert (done.code, done.stdout) == (0, "ok\n")
     assert user_texts(server, 0) == ["the task from a pipe\n"]
@@ -159,7 +159,7 @@ async def test_the_task_is_read_from_stdin(cli: Cli, server: ScriptedModelServer
 async def test_a_dash_reads_the_task_from_stdin(cli: Cli, server: ScriptedModelServer) -> None:
     server.push(text_reply("ok"))
 
-    done = await cli.run("run", "-", input=b"dash task", timeout_s=30)
+    done = await cli.run("run", "-", input=b"dash task")
 
     assert done.code == 0
     assert user_texts(server, 0) == ["dash task"]
@@ -169,9 +169,9 @@ async def test_continue_adds_a_turn_to_the_latest_session_of_this_directory(
     cli: Cli, server: ScriptedModelServer
 ) -> None:
     server.push(text_reply("first answer"), text_reply("second answer"))
-    await cli.run("run", "first task", timeout_s=30)
+    await cli.run("run", "first task")
 
-    done = await cli.run("run", "--continue", "second task", timeout_s=30)
+    done = await cli.run("run", "--continue", "second task")
 
     assert (done.code, done.stdout) == (0, "second answer\n")
     assert len(cli.sessions()) == 1
@@ -181,7 +181,7 @@ async def test_continue_adds_a_turn_to_the_latest_session_of_this_directory(
 async def test_continue_without_a_session_here_exits_2(
     cli: Cli, server: ScriptedModelServer
 ) -> None:
-    done = await cli.run("run", "--continue", "task", timeout_s=30)
+    done = await cli.run("run", "--continue", "task")
 
     assert (done.code, done.stdout) == (2, "")
     assert done.stderr == (
@@ -195,11 +195,11 @@ async def test_resume_adds_a_turn_to_the_named_session(
     cli: Cli, server: ScriptedModelServer
 ) -> None:
     server.push(text_reply("a"), text_reply("b"), text_reply("c"))
-    await cli.run("run", "one", timeout_s=30)
+    await cli.run("run", "one")
     (first,) = cli.sessions()
-    await cli.run("run", "two", timeout_s=30)
+    await cli.run("run", "two")
 
-    done = await cli.run("run", "--resume", first.id, "three", timeout_s=30)
+    done = await cli.run("run", "--resume", first.id, "three")
 
     assert done.code == 0
     assert user_texts(server, 2) == ["one", "three"]
@@ -214,7 +214,7 @@ async def test_agents_md_claude_md_and_the_users_agents_md_are_in_the_system_pro
     (cli.home / "AGENTS.md").write_text("Answer in English.\n")
     server.push(text_reply("ok"))
 
-    done = await cli.run("run", "hi", timeout_s=30)
+    done = await cli.run("run", "hi")
 
     assert done.code == 0
     prompt = system_prompt(server)

@@ -9,14 +9,13 @@ reports which of those modules ended up in `sys.modules`. (Timings are `bench/st
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tether.cli.app import COMMANDS
+
+from ._support import python_in
 
 HEAVY = ("openai", "httpx", "httpx2", "rich.markdown")
 
@@ -30,18 +29,8 @@ _REPORT = (
 
 def imported(body: str, tmp_path: Path) -> tuple[list[str], str]:
     """The HEAVY modules loaded after running `body` in a fresh interpreter, and its stdout."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TETHER_"))}
-    env.update(TETHER_HOME=str(tmp_path / "home"), HOME=str(tmp_path), COLUMNS="100")
-    done = subprocess.run(
-        [sys.executable, "-c", _REPORT.format(body=body, heavy=HEAVY)],
-        cwd=tmp_path,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
+    done = python_in(tmp_path, _REPORT.format(body=body, heavy=HEAVY))
+    assert done.returncode == 0, done.stderr
     line = done.stderr.rsplit("HEAVY=", 1)[1]
     return json.loads(line), done.stdout
 

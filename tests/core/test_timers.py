@@ -163,11 +163,11 @@ async def test_a_timer_earlier_than_the_armed_one_fires_on_time() -> None:
         ran_at.append(loop.time())
         fired.set_result(None)
 
-    long = timers.call_later(50, lambda: None)
+    long = timers.call_later(60_000, lambda: None)  # armed first: the short one re-arms earlier
     timers.call_later(1, short_callback)
     await fired
 
-    assert ran_at[0] < long[0]
+    assert ran_at[0] < long[0]  # not when the long one is due, however slow the loop
     assert long.pending is True
     long.cancel()
 
@@ -194,7 +194,7 @@ async def test_a_timer_scheduled_from_a_callback_does_not_delay_an_earlier_one()
     fired = loop.create_future()
 
     def reschedule() -> None:
-        rescheduled.append(timers.call_later(50, lambda: None))
+        rescheduled.append(timers.call_later(60_000, lambda: None))
 
     def second() -> None:
         ran_at.append(loop.time())
@@ -204,7 +204,7 @@ async def test_a_timer_scheduled_from_a_callback_does_not_delay_an_earlier_one()
     timers.call_later(5, second)
     await fired
 
-    # The 5 ms timer fires on its own time, not with the 50 ms one its predecessor scheduled.
+    # The 5 ms timer fires on its own time, not with the 60 s one its predecessor scheduled.
     assert ran_at[0] < rescheduled[0][0]
     assert rescheduled[0].pending is True
     rescheduled[0].cancel()

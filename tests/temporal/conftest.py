@@ -37,6 +37,8 @@ from tether.testing.scripted_model import (
     ScriptedResponse,
 )
 
+from ..patience import PATIENCE_S
+
 TETHER = Path(sys.executable).parent / "tether"
 _T = TypeVar("_T")
 
@@ -54,7 +56,7 @@ class ThreadedModel:
         self.server = self.call(ScriptedModelServer(fallback=fallback).start())
 
     def call(self, work: Coroutine[Any, Any, _T]) -> _T:
-        return asyncio.run_coroutine_threadsafe(work, self.loop).result(30)
+        return asyncio.run_coroutine_threadsafe(work, self.loop).result(PATIENCE_S)
 
     def push(self, *responses: Script) -> None:
         async def push() -> None:
@@ -97,7 +99,7 @@ class WorkerProcess:
         """Wait until the worker says it polls its queue (it fails the test if it exits)."""
         wait_for(
             lambda: b" polls " in self.log.read_bytes() or self.process.poll() is not None,
-            timeout_s=60,
+            timeout_s=PATIENCE_S,
             what=f"worker {self.log.name} to poll",
         )
         if self.process.poll() is not None:

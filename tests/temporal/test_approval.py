@@ -21,6 +21,7 @@ from tether.temporal import client as sessions
 from tether.temporal.payloads import ApprovalAsk, LogEntry, SessionSpec
 from tether.testing.scripted_model import text_reply, tool_calls_reply
 
+from ..patience import PATIENCE_S
 from .conftest import Cluster, WorkerProcess
 from .test_sessions import replays
 
@@ -93,7 +94,7 @@ async def test_a_call_that_needs_approval_waits_in_the_workflow_with_no_activity
     assert (listed.returncode, listed.stdout) == (0, f"w1  bash {ask.arguments} ({ask.reason})\n")
     assert not (approvals_worker.workspace / "waited.txt").exists()
     await sessions.abort_turn(handle)
-    await asyncio.wait_for(turn, 30)
+    await asyncio.wait_for(turn, PATIENCE_S)
 
 
 async def test_approving_from_another_client_process_dispatches_the_call(
@@ -105,7 +106,7 @@ async def test_approving_from_another_client_process_dispatches_the_call(
     await waiting(handle)
     answered = cluster.tether(tmp_path, "temporal", "approve", cluster.address, session_id, "t1")
     assert answered.returncode == 0, answered.stderr
-    result = await asyncio.wait_for(turn, 30)
+    result = await asyncio.wait_for(turn, PATIENCE_S)
     assert (result.reason, result.text) == ({"kind": "completed"}, "touched")
     assert (approvals_worker.workspace / "approved.txt").exists()
     entries = await sessions.log_entries(client, handle.id)
@@ -127,7 +128,7 @@ async def test_a_rejected_call_gets_the_pipelines_denial_with_the_reason_and_nev
     args = ("temporal", "approve", cluster.address, session_id, "r1", "--reject")
     answered = cluster.tether(tmp_path, *args, "--reason", "not on a Friday")
     assert answered.returncode == 0, answered.stderr
-    result = await asyncio.wait_for(turn, 30)
+    result = await asyncio.wait_for(turn, PATIENCE_S)
     assert result.reason == {"kind": "completed"}
     entries = await sessions.log_entries(client, handle.id)
     assert result_of(entries, "r1") == (
@@ -147,7 +148,7 @@ async def test_an_abort_while_a_call_waits_for_approval_is_aborted_before_dispat
     turn = asyncio.create_task(sessions.run_turn(handle, "touch it"))
     await waiting(handle)
     await sessions.abort_turn(handle)
-    result = await asyncio.wait_for(turn, 30)
+    result = await asyncio.wait_for(turn, PATIENCE_S)
     assert result.reason == {"kind": "aborted", "reason": {"kind": "user"}}
     entries = await sessions.log_entries(client, handle.id)
     assert result_of(entries, "t2")[0] == "ABORTED_BEFORE_DISPATCH"
@@ -211,7 +212,7 @@ async def test_a_call_waiting_for_approval_survives_the_death_of_the_worker_that
     second = cluster.spawn_worker("ask-lone", cluster.root / "ws-lone-2", "lone-2", approvals=True)
     lone_worker.append(second)
     await sessions.answer_approval(handle, "s1", "allow-once")
-    result = await asyncio.wait_for(turn, 60)
+    result = await asyncio.wait_for(turn, PATIENCE_S)
     assert (result.reason, result.text) == ({"kind": "completed"}, "survived")
     assert result_of(await sessions.log_entries(client, handle.id), "s1") == (None, "(no output)")
     assert (second.workspace / "survived.txt").exists()

@@ -21,6 +21,7 @@ from tether.agent.session import SessionStore
 from tether.temporal.devserver import DevServer, free_port
 from tether.testing.scripted_model import text_reply, tool_calls_reply
 
+from ..patience import PATIENCE_S
 from .conftest import TETHER, Cluster, WorkerProcess, eventually, wait_for
 
 pytestmark = pytest.mark.slow
@@ -81,11 +82,11 @@ async def test_ctrl_c_in_run_on_temporal_aborts_the_turn_and_exits_130_with_the_
     )
     await eventually(
         lambda: marker.exists() and marker.read_text().strip(),
-        timeout_s=30,
+        timeout_s=PATIENCE_S,
         what="the nap to start",
     )
     process.send_signal(signal.SIGINT)
-    _, stderr = await asyncio.wait_for(process.communicate(), 60)
+    _, stderr = await asyncio.wait_for(process.communicate(), PATIENCE_S)
     assert process.returncode == 130, stderr.decode()
     sid = session_id(stderr.decode())
     show = cluster.tether(tmp_path, "sessions", "show", sid)
@@ -221,11 +222,11 @@ def test_piped_stdout_carries_only_the_answer_while_the_server_restarts(
     reader = threading.Thread(target=lambda: warnings.extend(client.stderr or ()), daemon=True)
     reader.start()
     try:
-        wait_for(marker.exists, timeout_s=90, what="the command to start")
+        wait_for(marker.exists, timeout_s=PATIENCE_S, what="the command to start")
         server.stop()
         wait_for(
             lambda: any("sdk_core" in line for line in warnings),
-            timeout_s=90,
+            timeout_s=PATIENCE_S,
             what="the client's SDK to warn that it retries",
         )
         server = DevServer.start(server.db_filename, port=server.port, ui_port=server.ui_port)
@@ -277,7 +278,9 @@ def test_kill_9_of_tether_temporal_dev_takes_its_server_with_it(
         assert "start-dev" in server.cmdline()
         wrapper.kill()
         wrapper.wait()
-        wait_for(lambda: not _running(server), timeout_s=15, what="the server to die with it")
+        wait_for(
+            lambda: not _running(server), timeout_s=PATIENCE_S, what="the server to die with it"
+        )
     finally:
         if wrapper.poll() is None:
             wrapper.kill()

@@ -20,6 +20,7 @@ import pytest
 from tether.agent.session import SessionStore
 from tether.testing.scripted_model import text_reply, tool_calls_reply
 
+from ..patience import PATIENCE_S
 from .conftest import TETHER, Cluster, WorkerProcess, wait_for
 from .test_sessions import bash
 
@@ -51,10 +52,10 @@ def orphan(cluster: Cluster, cwd: Path, marker: Path) -> str:
         stdout=subprocess.DEVNULL,
     )
     try:
-        wait_for(marker.exists, timeout_s=60, what="the orphan's command to start")
+        wait_for(marker.exists, timeout_s=PATIENCE_S, what="the orphan's command to start")
     finally:
         client.kill()
-        _, stderr = client.communicate(timeout=30)
+        _, stderr = client.communicate(timeout=PATIENCE_S)
     match = re.search(r"session (\S+) ·", stderr)
     assert match is not None, stderr
     return match.group(1)
@@ -106,7 +107,7 @@ def test_abort_stops_an_orphaned_turn_and_records_its_outcome(
         tool_calls_reply(bash("stuck", f"touch {marker.name}; sleep {duration}; echo never"))
     )
     sid = orphan(cluster, tmp_path, marker)
-    wait_for(lambda: sleeping(duration), timeout_s=30, what="its sleep")
+    wait_for(lambda: sleeping(duration), timeout_s=PATIENCE_S, what="its sleep")
 
     again = cluster.tether(tmp_path, "run", "--temporal", cluster.address, "more", "--resume", sid)
     assert again.returncode == 2

@@ -13,7 +13,6 @@ import os
 import signal
 import socket
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import Any
 
 import psutil
 import pytest
-from temporalio.api.enums.v1 import EventType
+from temporalio.api.enums.v1 import EventType, TimeoutType
 from temporalio.client import Client, WorkflowHandle
 
 from tether.agent.llm import LlmConfig
@@ -36,6 +35,7 @@ from tether.temporal.payloads import LogEntry, SessionSpec, TurnResult
 from tether.temporal.projector import project_turn
 from tether.testing.scripted_model import ScriptedModelServer, text_reply, tool_calls_reply
 
+from ..patience import PATIENCE_S
 from . import corpus
 from .conftest import Cluster, WorkerProcess, eventually
 
@@ -186,12 +186,12 @@ async def test_an_abort_mid_bash_sleep_is_aborted_with_the_group_gone_and_the_si
     pgid_file = ws / "abort-pgid.txt"
     await eventually(
         lambda: pgid_file.exists() and pgid_file.read_text().strip(),
-        timeout_s=30,
+        timeout_s=PATIENCE_S,
         what="the bash command to start",
     )
     pgid = int(pgid_file.read_text())
     await sessions.abort_turn(handle, "user")
-    result: TurnResult = await asyncio.wait_for(turn, 30)
+    result: TurnResult = await asyncio.wait_for(turn, PATIENCE_S)
     # the workflow recorded the result, and returned the Update, only after the group was gone
     assert live_members(pgid) == []
     entries = await sessions.log_entries(client, handle.id)
@@ -212,10 +212,12 @@ async def test_an_abort_before_the_model_answers_ends_the_turn_aborted_with_no_t
     cluster.model.push(reply(text("thinking"), hang()))
     client, handle = await open_session(cluster)
     turn = asyncio.create_task(sessions.run_turn(handle, "think"))
-    await eventually(lambda: cluster.model.remaining == 0, timeout_s=30, what="the model call")
+    await eventually(
+        lambda: cluster.model.remaining == 0, timeout_s=PATIENCE_S, what="the model call"
+    )
     await asyncio.sleep(0.2)
     await sessions.abort_turn(handle, "user")
-    result = await asyncio.wait_for(turn, 30)
+    result = await asyncio.wait_for(turn, PATIENCE_S)
     entries = await sessions.log_entries(client, handle.id)
     assert result.reason == {"kind": "aborted", "reason": {"kind": "user"}}
     assert [e.type for e in entries if e.type.startswith("tool/")] == []
@@ -252,15 +254,14 @@ async def test_a_worker_killed_mid_tool_is_one_outcome_unknown_and_the_next_turn
     turn = asyncio.create_task(sessions.run_turn(handle, "run the doomed job"))
     await eventually(
         lambda: marker.exists() and marker.read_text().strip(),
-        timeout_s=30,
+        timeout_s=PATIENCE_S,
         what="the doomed command to start",
     )
     name, pgid = marker.read_text().split()
     victim = next(w for w in kill_workers if w.log.name == f"worker-{name}.log")
     try:
-        killed_at = time.time()
         victim.process.kill()
-        first = await asyncio.wait_for(turn, 45)
+        first = await asyncio.wait_for(turn, PATIENCE_S)
         entries = await sessions.log_entries(client, handle.id)
         assert results(entries) == {"doomed": "TOOL_OUTCOME_UNKNOWN"}
         assert first.reason == {"kind": "completed"}
@@ -270,9 +271,11 @@ async def test_a_worker_killed_mid_tool_is_one_outcome_unknown_and_the_next_turn
             for e in history.events
             if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT
         ]
-        noticed = timed_out.event_time.ToDatetime().timestamp() - killed_at
-        assert noticed <= heartbeat_timeout_s + 1.0
-        second = await asyncio.wait_for(sessions.run_turn(handle, "and now?"), 45)
+        # Noticed by its missing heartbeats (2 s), not by the 6 h start-to-close backstop: the
+        # server says which timeout it was (how fast is the server's business on a loaded machine).
+        failure = timed_out.activity_task_timed_out_event_attributes.failure
+        assert failure.timeout_failure_info.timeout_type == TimeoutType.TIMEOUT_TYPE_HEARTBEAT
+        second = await asyncio.wait_for(sessions.run_turn(handle, "and now?"), PATIENCE_S)
         assert (second.reason, second.text) == ({"kind": "completed"}, "Second turn, still here.")
         await replays(cluster, handle, "worker-killed")
     finally:

@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+from ..patience import PATIENCE_S
+
 SCRIPT = """
 import sys
 sys.modules["temporalio"] = None  # what an environment without the extra looks like
@@ -34,7 +36,7 @@ def test_tether_imports_without_temporalio_and_the_temporal_commands_name_the_ex
         [sys.executable, "-c", SCRIPT, *argv],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=PATIENCE_S,
         check=False,
     )
     assert (done.returncode, done.stderr) == (2, MISSING)

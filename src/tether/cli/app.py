@@ -15,6 +15,7 @@ without importing cyclopts or rich at all (issue 12 §3: help in well under 0.2 
 
 from __future__ import annotations
 
+import atexit
 import io
 import os
 import sys
@@ -202,21 +203,38 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run() -> None:
-    """Console-script entry point."""
-    code = main()
-    if "temporalio.bridge.temporal_sdk_bridge" in sys.modules:
-        _exit_before_finalization(code)
-    raise SystemExit(code)
+    """Console-script entry point: run the command, then end the process the one way every
+    command ends (`_end_process`)."""
+    status = _Status()
+    atexit.register(_end_process, status)  # the first handler registered: it runs last
+    status.code = main()
+    raise SystemExit(status.code)
 
 
-def _exit_before_finalization(code: int) -> None:
-    """End the process without interpreter finalization, once the output is flushed: the threads
-    of temporalio's Rust core can abort CPython while it finalizes ("PyGILState_Release: thread
-    state must be current", temporalio/sdk-python#300). Every command has closed what it opened
-    by now."""
+class _Status:
+    """The exit code `_end_process` ends with: 1 until `main` returned (an exception that escaped
+    it is printed by Python and exits 1)."""
+
+    code = 1
+
+
+def _end_process(status: _Status) -> None:
+    """End the process after Python's orderly shutdown but before interpreter finalization.
+
+    By the time the last atexit handler runs, Python has joined the non-daemon threads and run
+    every other exit handler (logging, temporary directories, `weakref.finalize`); what remains
+    is tearing down the interpreter's objects. Native threads that outlive a command may enter
+    Python at any moment: Monty's tokio workers (the sandbox runtime of Code Mode; pydantic-monty
+    1.4 has no way to shut that runtime down) finish delivering a result to the event loop after
+    the loop already ran it, temporalio's Rust core calls back into Python (temporalio/sdk-python
+    #300). A thread that takes the GIL once finalization has begun is ended with
+    `pthread_exit` on CPython 3.11-3.13, which unwinds through Rust frames and aborts the process
+    (SIGABRT, rc 134; issue 23 §8). So the standard streams are flushed here and the process ends
+    at once with the command's exit code; nothing a command owns is left to finalization (each
+    closes what it opened before `main` returns)."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (OSError, ValueError):
             pass
-    os._exit(code)
+    os._exit(status.code)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -40,6 +39,9 @@ from tether.testing.scripted_model import (
     http_error,
 )
 from tether.tools import ToolRuntime
+
+from ...patience import PATIENCE_S
+from ...processes import group_gone
 
 __all__ = [
     "GRACE_MS",
@@ -218,7 +220,7 @@ def types(events: Sequence[SessionEvent]) -> list[str]:
     return out
 
 
-async def child_running(argv: list[str], *, timeout_s: float = 30.0) -> psutil.Process:
+async def child_running(argv: list[str], *, timeout_s: float = PATIENCE_S) -> psutil.Process:
     """Poll our descendants until one runs `argv` (bounded)."""
     me = psutil.Process()
     loop = asyncio.get_running_loop()
@@ -239,15 +241,6 @@ def alive(process: psutil.Process) -> bool:
         return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
-
-
-def group_gone(pgid: int) -> bool:
-    """Whether no process is left in process group `pgid`."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return True
-    return False
 
 
 def bash_call(call_id: str, command: str) -> tuple[str, str, str]:

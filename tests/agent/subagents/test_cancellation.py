@@ -23,6 +23,7 @@ from tether import AbortController, ToolExecutionInput
 from tether.agent.loop import AgentLoop, AgentSettings
 from tether.testing.scripted_model import hang, reply, text, text_reply, tool_calls_reply
 
+from ...patience import PATIENCE_S
 from ._support import Rig, alive, bash_call, child_running, group_gone, results, task_call
 
 pytestmark = pytest.mark.slow
@@ -279,7 +280,7 @@ def streamed(rig: Rig, child_id: str) -> bool:
     return path.exists() and b'"text-delta"' in path.read_bytes()
 
 
-async def eventually(condition: Any, *, what: str, timeout_s: float = 30.0) -> None:
+async def eventually(condition: Any, *, what: str, timeout_s: float = PATIENCE_S) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout_s
     while not condition():

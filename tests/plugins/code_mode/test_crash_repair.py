@@ -73,7 +73,7 @@ async def test_a_killed_run_leaves_a_log_whose_open_children_are_repaired(
     assert child.stdout is not None
     session_id = (await child.stdout.readline()).decode().strip()
     try:
-        await until(lambda: bool(pids(project / "pid")), within_s=30)
+        await until(lambda: bool(pids(project / "pid")))
     finally:
         child.kill()
         await child.wait()

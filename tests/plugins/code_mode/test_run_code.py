@@ -293,7 +293,7 @@ async def test_the_outer_abort_stops_everything_and_publishes_inner_results_firs
         "await tools.nap({'ms': 1})\n"
     )
     running = asyncio.ensure_future(lab.run(program, signal=caller.signal))
-    await until(lambda: bool(pids(project / "pid")), within_s=30)
+    await until(lambda: bool(pids(project / "pid")))
     group = pids(project / "pid")[0]  # bash leads the group; its `sleep 30` is in it
     assert len(group_members(group)) == 2
 

@@ -7,23 +7,31 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from tether import AbortController, AbortSignal, ToolExecutionInput, ToolExecutionResult
 from tether.kernel import Context
 from tether.tools.arrivals import settle_tools
 
+from ...patience import PATIENCE_S
+
 SERVERS = Path(__file__).parent / "servers"
 TOOLBOX = str(SERVERS / "toolbox.py")
 
 
+LOADED_MACHINE_MS: Final = PATIENCE_S * 1000
+"""The start-up bound and the cancel grace of the tests' servers: both end as soon as the server
+answers, so only a hang waits this long — not a server slowed down by a loaded machine."""
+
+
 def stdio_entry(record: Path, **extra: Any) -> dict[str, Any]:
-    """A `.mcp.json`-style entry for the toolbox over stdio (a start-up bound that holds on a
-    loaded machine)."""
+    """A `.mcp.json`-style entry for the toolbox over stdio, with the bounds a loaded machine
+    needs (`extra` overrides them)."""
     return {
         "command": sys.executable,
         "args": [TOOLBOX, str(record)],
-        "startup_timeout_ms": 60_000,
+        "startup_timeout_ms": LOADED_MACHINE_MS,
+        "cancel_grace_ms": LOADED_MACHINE_MS,
         **extra,
     }
 
@@ -36,7 +44,7 @@ def events(record: Path, kind: str | None = None) -> list[dict[str, Any]]:
     return [line for line in lines if kind is None or line["event"] == kind]
 
 
-async def wait_for(predicate: Any, timeout: float = 60.0) -> None:
+async def wait_for(predicate: Any, timeout: float = PATIENCE_S) -> None:
     """Poll `predicate()` until it is true (a generous backstop, not a timing assert)."""
     deadline = time.monotonic() + timeout
     while not predicate():

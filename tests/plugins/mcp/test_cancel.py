@@ -16,7 +16,8 @@ from tether.plugins import timeout_policy
 from tether.plugins.mcp.client import McpClients
 from tether.tools import ToolRuntime
 
-from ._support import events, settled, stdio_entry, wait_for
+from ...processes import group_gone
+from ._support import LOADED_MACHINE_MS, events, settled, stdio_entry, wait_for
 
 pytestmark = pytest.mark.timeout(150)
 
@@ -65,19 +66,20 @@ async def test_an_abort_after_the_write_sends_a_cancel_the_server_observes(recor
         assert call["request_id"] == meta["request_id"]
         await wait_for(lambda: len(events(record, "cancelled")) == 1)
         [seen] = events(record, "cancelled")
-        latency = seen["at"] - meta["cancel_sent_at"]
-        # Measured on the server's clock vs the client's send time (bench/README.md reports the
-        # typical value, well under 100 ms); the bound here holds on a loaded 2-core machine.
-        assert 0 <= latency < 1.0
+        # Seen after it was sent (the server's clock vs the client's send time); how soon is
+        # bench/README.md's to measure (typically well under 100 ms), not a loaded machine's.
+        assert seen["at"] >= meta["cancel_sent_at"]
         assert events(record, "finished") == []
     finally:
         await ctx.dispose()
 
 
 async def test_an_abort_before_the_write_is_aborted_before_dispatch_and_sends_nothing(
-    record: Path,
+    record: Path, tmp_path: Path
 ) -> None:
-    ctx = await _context({"box": stdio_entry(record)})
+    gate = tmp_path / "serve"  # the restarted server waits for it: the call cannot be written
+    entry = stdio_entry(record, env={"TOOLBOX_RESTART_GATE": str(gate)})
+    ctx = await _context({"box": entry})
     try:
         clients = cast(McpClients, ctx.get("mcp"))
         connection = clients.connections["box"]
@@ -95,12 +97,13 @@ async def test_an_abort_before_the_write_is_aborted_before_dispatch_and_sends_no
                 )
             )
         )
-        await asyncio.sleep(0.05)
+        await wait_for(lambda: len(events(record, "start")) == 2)  # held at the gate
         assert connection.status == "reconnecting"  # the call is waiting for the connection
         controller.abort()
         result = await running
         assert isinstance(result, ToolFailure)
         assert result.code == "ABORTED_BEFORE_DISPATCH"
+        gate.touch()
         await wait_for(lambda: connection.status == "connected")
         assert events(record, "call") == []
     finally:
@@ -117,9 +120,7 @@ async def test_a_server_ignoring_a_cancel_is_restarted_and_its_process_group_is_
         result = await _abort_once_called(ctx, record, "mcp__box__stubborn", {"seconds": 60})
         assert result.code == "ABORTED"
         assert cast(dict[str, Any], result.meta)["mcp"]["cancel"] == "unconfirmed"
-        await asyncio.sleep(5)
-        with pytest.raises(ProcessLookupError):
-            os.killpg(first["pgid"], 0)
+        await wait_for(lambda: group_gone(first["pgid"]))
         clients = cast(McpClients, ctx.get("mcp"))
         await wait_for(lambda: clients.connections["box"].status == "connected")
         assert len(events(record, "start")) == 2
@@ -139,21 +140,18 @@ async def test_a_server_killed_mid_call_ends_the_call_connection_lost_and_reconn
                 ToolExecutionInput(
                     call_id="c1",
                     name="mcp__box__slow",
-                    arguments={"seconds": 30},
+                    arguments={"seconds": 3600},  # it ends with the connection, or never
                     signal=controller.signal,
                 )
             )
         )
         await wait_for(lambda: len(events(record, "call")) == 1)
         [start] = events(record, "start")
-        loop = asyncio.get_running_loop()
-        killed_at = loop.time()
         os.kill(start["pid"], 9)
-        result = await running
-        elapsed = loop.time() - killed_at
+        async with asyncio.timeout(LOADED_MACHINE_MS / 1000):  # not the hour the call asked for
+            result = await running
         assert isinstance(result, ToolFailure)
         assert result.code == "MCP_CONNECTION_LOST"
-        assert elapsed < 1.0
         await wait_for(lambda: clients.connections["box"].generation == 2)
         again = await ctx.tools.execute(
             ToolExecutionInput(
@@ -169,14 +167,16 @@ async def test_a_server_killed_mid_call_ends_the_call_connection_lost_and_reconn
 
 
 async def test_progress_keeps_a_call_alive_past_progress_timeout_ms(record: Path) -> None:
-    ctx = await _context({"box": stdio_entry(record, progress_timeout_ms=1000)})
+    # Progress comes every 50 ms; the timeout is long enough that a process starved of CPU on a
+    # loaded machine still hears from the server in time.
+    ctx = await _context({"box": stdio_entry(record, progress_timeout_ms=3000)})
     try:
         controller = AbortController()
         result = await ctx.tools.execute(
             ToolExecutionInput(
                 call_id="c1",
                 name="mcp__box__ticking",
-                arguments={"seconds": 2},
+                arguments={"seconds": 4},
                 signal=controller.signal,
             )
         )

@@ -8,11 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
+from ...patience import PATIENCE_S
 from ._support import TOOLBOX
-
-pytestmark = pytest.mark.timeout(150)
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -30,7 +27,7 @@ def _tether(
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=PATIENCE_S,
     )
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,54 +16,41 @@ from tether.kernel import Context
 from tether.plugins import mcp as mcp_plugin
 from tether.tools import ToolRuntime
 
-from ._support import TOOLBOX, call, events, settled, wait_for
+from ._support import LOADED_MACHINE_MS, TOOLBOX, call, events, settled, wait_for
 
 pytestmark = pytest.mark.timeout(150)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _accepting(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            return True
-    except OSError:
-        return False
-
-
 @pytest.fixture
-def http_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+def http_server(tmp_path: Path) -> Iterator[Path]:
+    """The toolbox over Streamable HTTP; its `start` event names its port."""
     record = tmp_path / "record.jsonl"
-    port = _free_port()
     process = subprocess.Popen(
-        [sys.executable, TOOLBOX, str(record), "http", str(port)],
+        [sys.executable, TOOLBOX, str(record), "http"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     try:
-        yield f"http://127.0.0.1:{port}/mcp", record
+        yield record
     finally:
         process.terminate()
-        process.wait(10)
+        process.wait(60)
 
 
-async def _context(url: str) -> Context:
-    port = int(url.split(":")[2].split("/", maxsplit=1)[0])
-    await wait_for(lambda: _accepting(port), timeout=60)
+async def _context(record: Path) -> Context:
+    await wait_for(lambda: events(record, "start") != [])
+    [start] = events(record, "start")
+    url = f"http://127.0.0.1:{start['port']}/mcp"
     ctx = Context()
     await ctx.plugin(ToolRuntime)
-    await ctx.plugin(mcp_plugin, {"servers": {"web": {"type": "http", "url": url}}})
+    server = {"type": "http", "url": url, "cancel_grace_ms": LOADED_MACHINE_MS}
+    await ctx.plugin(mcp_plugin, {"servers": {"web": server}})
     await settled(ctx)
     return ctx
 
 
-async def test_list_and_call_over_streamable_http(http_server: tuple[str, Path]) -> None:
-    url, _ = http_server
-    ctx = await _context(url)
+async def test_list_and_call_over_streamable_http(http_server: Path) -> None:
+    ctx = await _context(http_server)
     try:
         assert "mcp__web__add" in ctx.tools.names()
         result = await call(ctx, "mcp__web__add", {"a": 20, "b": 22})
@@ -74,10 +60,10 @@ async def test_list_and_call_over_streamable_http(http_server: tuple[str, Path])
 
 
 async def test_an_abort_over_streamable_http_is_observed_by_the_server(
-    http_server: tuple[str, Path],
+    http_server: Path,
 ) -> None:
-    url, record = http_server
-    ctx = await _context(url)
+    record = http_server
+    ctx = await _context(record)
     try:
         controller = AbortController()
         running = asyncio.ensure_future(

@@ -16,8 +16,6 @@ from tether.tools import ToolRuntime
 
 from ._support import call, settled, stdio_entry
 
-pytestmark = pytest.mark.timeout(150)
-
 
 async def _context(servers: dict[str, Any]) -> Context:
     ctx = Context()
@@ -30,7 +28,7 @@ async def _context(servers: dict[str, Any]) -> Context:
 
 @pytest.fixture
 async def ctx(tmp_path: Path) -> AsyncIterator[Context]:
-    ctx = await _context({"box": stdio_entry(tmp_path / "record.jsonl", tool_timeout_ms=600)})
+    ctx = await _context({"box": stdio_entry(tmp_path / "record.jsonl")})
     yield ctx
     await ctx.dispose()
 
@@ -82,9 +80,13 @@ async def test_an_embedded_resource_maps_to_a_resource_block(ctx: Context) -> No
     ]
 
 
-async def test_tool_timeout_ms_ends_a_slow_call_tool_timeout(ctx: Context) -> None:
-    assert ctx.tools.get("mcp__box__slow").timeout_ms == 600
-    result = await call(ctx, "mcp__box__slow", {"seconds": 30})
-    assert isinstance(result, ToolFailure)
-    assert result.code == "TOOL_TIMEOUT"
-    assert cast(dict[str, Any], result.meta)["mcp"]["cancel"] == "confirmed"
+async def test_tool_timeout_ms_ends_a_slow_call_tool_timeout(tmp_path: Path) -> None:
+    ctx = await _context({"box": stdio_entry(tmp_path / "record.jsonl", tool_timeout_ms=600)})
+    try:
+        assert ctx.tools.get("mcp__box__slow").timeout_ms == 600
+        result = await call(ctx, "mcp__box__slow", {"seconds": 30})
+        assert isinstance(result, ToolFailure)
+        assert result.code == "TOOL_TIMEOUT"
+        assert cast(dict[str, Any], result.meta)["mcp"]["cancel"] == "confirmed"
+    finally:
+        await ctx.dispose()

@@ -19,8 +19,6 @@ from tether.tools import ToolRuntime
 
 from ._support import TOOLBOX, call, events, settled, stdio_entry, wait_for
 
-pytestmark = pytest.mark.timeout(150)
-
 
 async def _context(config: dict[str, Any]) -> Context:
     ctx = Context()

@@ -17,8 +17,6 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from ._support import events, wait_for
 
-pytestmark = pytest.mark.timeout(150)
-
 ROOT = Path(__file__).resolve().parents[3]
 RUN = "from tether.cli.app import run; run()"
 
@@ -144,7 +142,7 @@ async def test_stdin_eof_aborts_and_drains_calls_in_flight_and_exits_zero(tmp_pa
     await process.stdin.drain()
     await wait_for(lambda: len(events(record, "started")) == 1)
     process.stdin.close()
-    code = await asyncio.wait_for(process.wait(), 20)
+    code = await asyncio.wait_for(process.wait(), 120)
     assert code == 0
     assert [e["event"] for e in events(record)] == ["started", "aborted", "drained"]
     [entry] = _log(tmp_path)
@@ -166,7 +164,7 @@ async def test_draining_a_cancelled_call_costs_the_server_almost_no_cpu(tmp_path
         async with anyio.create_task_group() as group:
 
             async def call() -> None:
-                await session.call_tool("sleepy", {"seconds": 30, "drain": 3})
+                await session.call_tool("sleepy", {"seconds": 30, "drain": 30})
 
             group.start_soon(call)
             await wait_for(lambda: len(events(record, "started")) == 1)
@@ -177,35 +175,34 @@ async def test_draining_a_cancelled_call_costs_the_server_almost_no_cpu(tmp_path
         cpu, wall = _cpu_seconds(pid), loop.time()
         await asyncio.sleep(2)
         used = (_cpu_seconds(pid) - cpu) / (loop.time() - wall)
-        assert events(record, "drained") == []  # still draining while measured
+        assert events(record, "drained") == []  # still draining while measured (30 s)
         assert used <= 0.05
 
 
 async def test_serve_over_streamable_http_lists_calls_and_cancels(tmp_path: Path) -> None:
-    import socket
-
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
     args, env = _serve_args(tmp_path)
     record = tmp_path / "record.jsonl"
     process = await asyncio.create_subprocess_exec(
-        sys.executable, *args, "--http", str(port), env={**os.environ, **env}, cwd=str(tmp_path)
+        sys.executable,
+        *args,
+        "--http",
+        "0",  # a port the kernel picks: no other process on the machine can hold it
+        env={**os.environ, **env},
+        cwd=str(tmp_path),
+        stderr=asyncio.subprocess.PIPE,
     )
-
-    def accepting() -> bool:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return True
-        except OSError:
-            return False
-
+    assert process.stderr is not None
+    prefix = b"tether: serving MCP at "
     try:
-        await wait_for(accepting, timeout=90)  # tether boots every built-in first
-        url = f"http://127.0.0.1:{port}/mcp"
+        async with asyncio.timeout(120):  # tether boots every built-in first
+            line = b""
+            while not line.startswith(prefix):
+                line = await process.stderr.readline()
+                assert line, "tether mcp serve exited without saying where it listens"
+        url = line.removeprefix(prefix).strip().decode()
         async with (
             httpx2.AsyncClient() as http,
             streamable_http_client(url, http_client=http) as (read, write),
@@ -231,4 +228,4 @@ async def test_serve_over_streamable_http_lists_calls_and_cancels(tmp_path: Path
         assert codes == [None, "ABORTED"]
     finally:
         process.terminate()  # uvicorn shuts down gracefully; tether disposes; exit 0
-        assert await asyncio.wait_for(process.wait(), 20) == 0
+        assert await asyncio.wait_for(process.wait(), 120) == 0

@@ -14,6 +14,8 @@ from tether.core.signals import AbortController, AbortSignal
 from tether.kernel import Context
 from tether.tools import ToolExecutionInput, ToolExecutionResult
 
+from ...patience import PATIENCE_S
+
 
 def alive(pid: int) -> bool:
     """The process exists and is not a zombie (an unreaped dead process counts as gone)."""
@@ -23,7 +25,7 @@ def alive(pid: int) -> bool:
         return False
 
 
-async def until(condition: Callable[[], bool], *, within_s: float = 5.0) -> None:
+async def until(condition: Callable[[], bool], *, within_s: float = PATIENCE_S) -> None:
     """Poll a real condition (bounded); fail if it does not hold in time."""
     end = time.monotonic() + within_s
     while not condition():

@@ -168,7 +168,7 @@ async def test_an_escaped_process_that_exits_on_its_own_is_reaped_while_its_comm
         await until(lambda: len(sleeping(duration)) == 1)
         (escaped,) = sleeping(duration)
 
-        await until(lambda: not exists(escaped.pid), within_s=10)  # exited, then reaped
+        await until(lambda: not exists(escaped.pid))  # exited, then reaped
     finally:
         background.kill()
         await background.done

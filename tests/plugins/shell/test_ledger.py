@@ -27,6 +27,7 @@ from tether.plugins.shell._process import SpawnSpec
 from tether.plugins.shell._tree import TAG_VARIABLE
 from tether.plugins.shell.subprocesses import SubprocessService
 
+from ...patience import PATIENCE_S
 from ._support import alive, pids, until
 
 
@@ -57,7 +58,7 @@ def _write_ledger(directory: Path, owner: str, *lines: tuple[int, int] | str) ->
 
 
 def _wait_gone(pid: int) -> bool:
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + PATIENCE_S
     while time.monotonic() < deadline:
         try:
             if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
@@ -157,7 +158,7 @@ async def test_a_process_that_escaped_its_group_is_in_the_ledger_while_its_comma
             f"{escaped} {start_ticks(escaped)} escaped\n"
         )
 
-        await until(lambda: ledger.path.read_text() == expected, within_s=10)
+        await until(lambda: ledger.path.read_text() == expected)
     finally:
         await service.aclose()
 
@@ -258,7 +259,7 @@ def test_reaping_stops_a_daemon_that_escaped_before_its_killed_owner_ever_looked
         [sys.executable, "-c", _OWNER, str(directory), str(pidfile)],
         capture_output=True,
         check=False,
-        timeout=60,
+        timeout=PATIENCE_S,
     )
     assert owner.returncode == -signal.SIGKILL, owner.stderr
     daemon = int(pidfile.read_text())
@@ -307,7 +308,7 @@ def test_a_tether_killed_while_it_sweeps_leaves_the_ledger_to_the_next_one(
         [sys.executable, "-c", _SWEEPER, str(tmp_path)],
         capture_output=True,
         check=False,
-        timeout=60,
+        timeout=PATIENCE_S,
     )
     assert sweeper.returncode == -signal.SIGKILL, sweeper.stderr
     assert ledger.exists()

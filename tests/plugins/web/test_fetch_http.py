@@ -11,6 +11,8 @@ the caller's signal or its own backstop deadline aborts: `WEB_ABORTED` / `WEB_FE
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import pytest
 
@@ -19,8 +21,35 @@ from tether.core.timeout import deadline
 from tether.plugins.web.errors import WebError
 from tether.plugins.web.vocabulary import FetchBody, WebFetchRequest, WebFetchResult
 
-from .conftest import MakeProvider, closed, respond_with, stalling
+from .conftest import SERVER_REACHED_MS, MakeProvider, closed, respond_with, stalling
 from .servers import Exchange, LocalServer
+
+
+class ManualScheduler:
+    """A `Scheduler` whose timers fire when the test says (`fire`), not after their delay."""
+
+    def __init__(self) -> None:
+        self.pending: list[Callable[[], None]] = []
+
+    def call_later(self, delay_ms: float, callback: Callable[[], None]) -> ManualTimer:
+        self.pending.append(callback)
+        return ManualTimer(self, callback)
+
+    def fire(self) -> None:
+        due, self.pending = self.pending, []
+        for callback in due:
+            callback()
+
+
+@dataclass(frozen=True)
+class ManualTimer:
+    clock: ManualScheduler
+    callback: Callable[[], None]
+
+    def cancel(self) -> None:
+        if self.callback in self.clock.pending:
+            self.clock.pending.remove(self.callback)
+
 
 HTML = {"content-type": "text/html; charset=utf-8"}
 TEXT = {"content-type": "text/plain"}
@@ -110,7 +139,7 @@ async def test_binary_or_missing_content_types_are_refused_without_reading_the_b
         "WEB_UNSUPPORTED_CONTENT_TYPE",
         f'unsupported content type "{shown}"',
     )
-    await closed(await started)
+    await closed(started)
 
 
 async def test_the_charset_parameter_decides_the_decoding_and_latin1_means_windows_1252(
@@ -171,7 +200,7 @@ async def test_a_declared_length_over_the_byte_cap_is_refused_and_the_connection
         "WEB_FETCH_TOO_LARGE",
         "response exceeds the maximum of 1000 bytes",
     )
-    await closed(await started)
+    await closed(started)
 
 
 async def test_a_never_ending_chunked_stream_is_cut_at_exactly_the_byte_cap_and_closed(
@@ -192,7 +221,7 @@ async def test_a_never_ending_chunked_stream_is_cut_at_exactly_the_byte_cap_and_
     result = await fetch(make_provider(max_response_bytes=10_000), server.url("/forever"))
     assert (len(result.body.content), result.truncated) == (10_000, True)
     assert set(result.body.content) == {"y"}
-    await closed(await stopped)
+    await closed(stopped)
 
 
 async def test_a_body_exactly_at_the_byte_cap_is_not_truncated(
@@ -361,18 +390,19 @@ async def test_the_backstop_deadline_mid_body_is_web_fetch_timeout_and_closes_th
     server: LocalServer, make_provider: MakeProvider
 ) -> None:
     started = stalling(server, "/slow", head=True, body=b"partial")
-    error = await fetch_error(make_provider(timeout_ms=400), server.url("/slow"))
+    provider = make_provider(timeout_ms=SERVER_REACHED_MS)
+    error = await fetch_error(provider, server.url("/slow"))
     assert (error.code, error.message) == ("WEB_FETCH_TIMEOUT", "web fetch timed out")
-    await closed(await started)
+    await closed(started)
 
 
 async def test_the_backstop_deadline_before_headers_is_web_fetch_timeout(
     server: LocalServer, make_provider: MakeProvider
 ) -> None:
     started = stalling(server, "/silent", head=False)
-    error = await fetch_error(make_provider(timeout_ms=400), server.url("/silent"))
+    error = await fetch_error(make_provider(timeout_ms=SERVER_REACHED_MS), server.url("/silent"))
     assert error.code == "WEB_FETCH_TIMEOUT"
-    await closed(await started)
+    await closed(started)
 
 
 async def test_a_caller_abort_mid_body_is_web_aborted_and_closes_the_stream(
@@ -394,7 +424,13 @@ async def test_the_provider_reads_an_outer_deadline_as_an_abort_not_its_own_time
 ) -> None:
     started = stalling(server, "/slow", head=True, body=b"partial")
     outer = AbortController()
-    with deadline(outer.signal, 50, "TOOL_TIMEOUT") as budget, pytest.raises(WebError) as caught:
-        await fetch(make_provider(timeout_ms=60_000), server.url("/slow"), budget.signal)
+    clock = ManualScheduler()
+    with deadline(outer.signal, 50, "TOOL_TIMEOUT", scheduler=clock) as budget:
+        provider = make_provider(timeout_ms=60_000)
+        fetching = asyncio.create_task(fetch(provider, server.url("/slow"), budget.signal))
+        exchange = await started
+        clock.fire()  # the outer deadline expires mid-body
+        with pytest.raises(WebError) as caught:
+            await fetching
     assert caught.value.code == "WEB_ABORTED"
-    await closed(await started)
+    await closed(exchange)

@@ -29,7 +29,7 @@ from tether.plugins.web.service import WebService
 from tether.plugins.web.vocabulary import WebSearchRequest, WebSearchResult, WebSource
 from tether.tools import ToolRuntime
 
-from .conftest import call, closed, code_of, respond_with, text_of
+from .conftest import SERVER_REACHED_MS, call, closed, code_of, respond_with, text_of
 from .servers import Exchange, LocalServer, Request
 
 JSON = {"content-type": "application/json"}
@@ -354,13 +354,13 @@ async def test_a_slow_search_api_ends_web_search_as_tool_timeout_and_closes_the_
         reached.set_result(exchange)
         await exchange.until_closed()
 
-    await mount_search(ctx, server, search_timeout_ms=150)
+    await mount_search(ctx, server, search_timeout_ms=SERVER_REACHED_MS)
     result = await call(ctx, "web_search", {"queries": ["tether"]})
     assert (code_of(result), text_of(result)) == (
         "TOOL_TIMEOUT",
-        "Error: tool call timed out after 150ms",
+        f"Error: tool call timed out after {SERVER_REACHED_MS}ms",
     )
-    await closed(await reached)
+    await closed(reached)
 
 
 async def test_the_search_plugin_registers_its_provider_until_disposed(

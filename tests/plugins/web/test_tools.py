@@ -26,7 +26,16 @@ from tether.plugins.web.service import WebService
 from tether.plugins.web.vocabulary import WebSearchRequest, WebSearchResult, WebSource
 from tether.tools import ErrorInfo, ToolFailure, ToolRuntime, ToolSuccess
 
-from .conftest import MountWeb, call, closed, code_of, respond_with, stalling, text_of
+from .conftest import (
+    SERVER_REACHED_MS,
+    MountWeb,
+    call,
+    closed,
+    code_of,
+    respond_with,
+    stalling,
+    text_of,
+)
 from .servers import LocalServer
 
 # -- web_fetch: budgets, backstop, cancellation -------------------------------------------------
@@ -36,29 +45,29 @@ async def test_a_slow_server_ends_web_fetch_as_tool_timeout_and_its_connection_i
     server: LocalServer, mount_web: MountWeb
 ) -> None:
     started = stalling(server, "/slow", head=True, body=b"partial")
-    ctx = await mount_web(tools={"fetch_timeout_ms": 150})
+    ctx = await mount_web(tools={"fetch_timeout_ms": SERVER_REACHED_MS})
     result = await call(ctx, "web_fetch", {"url": server.url("/slow")})
     assert isinstance(result, ToolFailure)
     assert (result.error.message, code_of(result)) == (
-        "tool call timed out after 150ms",
+        f"tool call timed out after {SERVER_REACHED_MS}ms",
         "TOOL_TIMEOUT",
     )
-    assert text_of(result) == "Error: tool call timed out after 150ms"
-    await closed(await started)
+    assert text_of(result) == f"Error: tool call timed out after {SERVER_REACHED_MS}ms"
+    await closed(started)
 
 
 async def test_without_the_timeout_policy_the_provider_backstop_ends_it_as_web_fetch_timeout(
     server: LocalServer, mount_web: MountWeb
 ) -> None:
     started = stalling(server, "/slow", head=False)
-    ctx = await mount_web(fetch={"timeout_ms": 150}, policy=False)
+    ctx = await mount_web(fetch={"timeout_ms": SERVER_REACHED_MS}, policy=False)
     result = await call(ctx, "web_fetch", {"url": server.url("/slow")})
     assert isinstance(result, ToolFailure)
     assert (text_of(result), result.error.info) == (
         "Error: web fetch timed out",
         ErrorInfo("WebError", "WEB_FETCH_TIMEOUT"),
     )
-    await closed(await started)
+    await closed(started)
 
 
 async def test_a_caller_abort_mid_body_ends_web_fetch_as_aborted_and_closes_the_connection(

@@ -87,7 +87,8 @@ async def serve(
     Parameters
     ----------
     http
-        Serve Streamable HTTP on 127.0.0.1 at this port (path /mcp) instead of stdio.
+        Serve Streamable HTTP on 127.0.0.1 at this port (path /mcp) instead of stdio; 0 picks
+        a free port. The address is printed on stderr.
     allow
         Glob of tool names to expose (repeatable; default every tool).
     deny

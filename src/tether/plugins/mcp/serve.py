@@ -196,9 +196,12 @@ async def serve_stdio(server: ToolServer) -> None:
 
 
 async def serve_http(server: ToolServer, port: int) -> None:
-    """Serve Streamable HTTP on 127.0.0.1:`port` (path `/mcp`) until SIGINT or SIGTERM; then
-    uvicorn shuts down gracefully and every call still in flight is aborted and drained."""
+    """Serve Streamable HTTP on 127.0.0.1:`port` (path `/mcp`; port 0: one the kernel picks)
+    until SIGINT or SIGTERM; then uvicorn shuts down gracefully and every call still in flight is
+    aborted and drained. Says on stderr where it listens (connections queue from then on)."""
     import signal
+    import socket
+    import sys
 
     import uvicorn
 
@@ -208,7 +211,11 @@ async def serve_http(server: ToolServer, port: int) -> None:
             yield  # ours are installed below; uvicorn's would re-raise the signal at the end
 
     app = server.server.streamable_http_app(host="127.0.0.1")
-    http = _Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    http = _Server(uvicorn.Config(app, log_level="warning"))
+    listening = socket.create_server(("127.0.0.1", port))
+    bound = listening.getsockname()[1]
+    sys.stderr.write(f"tether: serving MCP at http://127.0.0.1:{bound}/mcp\n")
+    sys.stderr.flush()
     loop = asyncio.get_running_loop()
 
     def stop() -> None:
@@ -218,8 +225,9 @@ async def serve_http(server: ToolServer, port: int) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop)
     try:
-        await http.serve()
+        await http.serve(sockets=[listening])
     finally:
+        listening.close()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
         server.abort_all()

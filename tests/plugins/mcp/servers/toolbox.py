@@ -1,8 +1,11 @@
 """A real MCP server (the `mcp` SDK's `MCPServer`) for the plugin's tests, run as a subprocess.
 
-Usage: `python toolbox.py RECORD [stdio|http PORT]`. Every event the tests assert on is appended
-to RECORD as one JSON line, stamped with this process's own wall clock: `start` (pid, pgid),
-`call` (tool, request id), `cancelled` (tool, request id, `at`), `finished` (tool).
+Usage: `python toolbox.py RECORD [stdio|http]`. Every event the tests assert on is appended
+to RECORD as one JSON line, stamped with this process's own wall clock: `start` (pid, pgid; over
+HTTP also the `port` of 127.0.0.1 it listens on, picked by the kernel and bound before `start`),
+`call` (tool, request id), `cancelled` (tool, request id, `at`), `finished` (tool). With
+`TOOLBOX_RESTART_GATE=PATH` in the environment, a restart (a start after the first one in RECORD)
+records its `start`, then waits until PATH exists before it serves.
 """
 
 from __future__ import annotations
@@ -126,9 +129,33 @@ PNG = (
     "wAAAABJRU5ErkJggg=="
 )
 
+
+def hold_a_restart() -> None:
+    gate = os.environ.get("TOOLBOX_RESTART_GATE")
+    with open(RECORD, encoding="utf-8") as log:
+        starts = sum(json.loads(line)["event"] == "start" for line in log if line.strip())
+    if gate is not None and starts > 1:
+        while not os.path.exists(gate):
+            time.sleep(0.01)
+
+
+def serve_http() -> None:
+    """Listen on a port the kernel picks (no other process can take it first), say which in the
+    `start` event, then serve Streamable HTTP at /mcp."""
+    import socket
+
+    import uvicorn
+
+    listening = socket.create_server(("127.0.0.1", 0))
+    record("start", pid=os.getpid(), pgid=os.getpgid(0), port=listening.getsockname()[1])
+    app = server.streamable_http_app()
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listening])
+
+
 if __name__ == "__main__":
-    record("start", pid=os.getpid(), pgid=os.getpgid(0))
     if len(sys.argv) > 2 and sys.argv[2] == "http":
-        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[3]))
+        serve_http()
     else:
+        record("start", pid=os.getpid(), pgid=os.getpgid(0))
+        hold_a_restart()
         server.run("stdio")
