@@ -44,7 +44,7 @@ from ..kernel import Context, tether_home
 from ..plugins.permissions import Permissions
 from ..tools.definition import ToolDefinition, tool
 from ..tools.results import UserMessage
-from .boot import start
+from .boot import SandboxChoice, start
 from .events import (
     AgentEvent,
     LoopEvent,
@@ -104,6 +104,12 @@ class Agent:
     (rules in Claude Code syntax, e.g. `Bash(npm test:*)`) set the `permissions` plugin, as
     `--yolo` and `--allow` do for `tether run`: with nobody to ask, a call the rules would ask
     about is refused and the model is told why; deny rules always hold.
+    `sandbox` is where the agent's commands may write and whether they reach the network:
+    `read-only`, `workspace-write` (the default: `cwd`, a private /tmp and the configured
+    `writable_roots`, no network) or `danger-full-access` — a mode keeps the config's
+    `writable_roots`, a `SandboxPolicy` (`tether.plugins.sandbox`) says everything; every
+    command is contained in any mode, and a sandbox that cannot be had refuses commands
+    (docs/sandbox.md).
     `on_event` receives the events of every turn (before a run's own `on_event` or stream);
     like those, it runs inside the turn, so what it raises ends the turn with an error.
     """
@@ -127,8 +133,10 @@ class Agent:
         permission_mode: str | None = None,
         allow: Sequence[str] = (),
         on_event: Callable[[AgentEvent], None] | None = None,
+        sandbox: SandboxChoice | None = None,
     ) -> None:
         self._on_event = on_event
+        self._sandbox = sandbox
         self._permission_mode = permission_mode
         self._allow = tuple(allow)
         self._cwd = Path(cwd if cwd is not None else Path.cwd()).resolve()
@@ -260,6 +268,7 @@ class Agent:
             agent=True,
             home=home,
             builtins=self._builtins,
+            sandbox=self._sandbox,
         )
         booted = _Booted(ctx)
         try:

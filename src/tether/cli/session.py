@@ -100,12 +100,21 @@ async def open_runner(
     model: str | None,
     resume: str | None,
     on_event: Callable[[AgentEvent], None],
+    sandbox: str | None = None,
 ) -> Runner:
     """Start the public `Agent` for the command line — the built-ins that police an agent
     (`permissions`), the configured model (or `model` on its route), a new session or the
     resumed (repaired) one, the system prompt followed by the `AGENTS.md` / `CLAUDE.md`
-    instructions — with `on_event` receiving every turn's events; `stack` closes it."""
-    agent = Agent(model=model, cwd=cwd, config=config, session=resume, on_event=on_event)
+    instructions — with `on_event` receiving every turn's events, and `sandbox` (`--sandbox`)
+    over the configured one; `stack` closes it."""
+    agent = Agent(
+        model=model,
+        cwd=cwd,
+        config=config,
+        session=resume,
+        on_event=on_event,
+        sandbox=sandbox,
+    )
     await agent.start()
     stack.push_async_callback(agent.aclose)
     loop = agent.loop

@@ -61,6 +61,9 @@ class WorkerSettings:
     identity: str | None = None
     spill_bytes: int = DEFAULT_SPILL_BYTES
     approvals: bool = False
+    sandbox: str | None = None
+    """`--sandbox`: the commands' sandbox over the configured one (every command is contained:
+    a SIGKILLed worker leaves none of its commands' processes running)."""
 
 
 async def connect(address: str, namespace: str = "default", *, attempts: int = 50) -> Client:
@@ -87,6 +90,7 @@ async def run_worker(
         config_paths=None if settings.config is None else [settings.config],
         agent=True,
         without=frozenset({"subagents"}),  # a `task` child needs an in-process AgentLoop
+        sandbox=settings.sandbox,
     )
     try:
         refuse_unattended(ctx)

@@ -138,7 +138,7 @@ class Rig:
         ctx = Context()
         await ctx.plugin(ToolRuntime)
         await ctx.plugin(timeout_policy)
-        await ctx.plugin(shell_plugin, {"grace_ms": GRACE_MS})
+        await ctx.plugin(shell_plugin, {"grace_ms": GRACE_MS, "cwd": str(work)})
         await ctx.plugin(jobs_plugin)
         await ctx.plugin(bash_plugin)
         await ctx.plugin(fs_plugin, {"root": str(work)})
@@ -242,12 +242,15 @@ def alive(process: psutil.Process) -> bool:
 
 
 def group_gone(pgid: int) -> bool:
-    """Whether no process is left in process group `pgid`."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return True
-    return False
+    """Whether no process is left running in process group `pgid` (zombies are gone: a
+    contained command's namespace init is reaped by whoever adopts it, after bwrap exits)."""
+    for process in psutil.process_iter():
+        try:
+            if os.getpgid(process.pid) == pgid and process.status() != psutil.STATUS_ZOMBIE:
+                return False
+        except (psutil.Error, ProcessLookupError):
+            continue
+    return True
 
 
 def bash_call(call_id: str, command: str) -> tuple[str, str, str]:

@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from tether import AbortController, ToolExecutionInput, ToolExecutionResult
 from tether.kernel import Context
 
@@ -25,6 +27,25 @@ def stdio_entry(record: Path, **extra: Any) -> dict[str, Any]:
         "startup_timeout_ms": 60_000,
         **extra,
     }
+
+
+def server_processes(record: Path) -> list[psutil.Process]:
+    """The live processes of the toolbox server that writes `record` (bwrap's included), as the
+    host sees them: a contained server's own pid (in `record`) is its namespace's."""
+    found = []
+    for process in psutil.process_iter():
+        try:
+            if process.status() != psutil.STATUS_ZOMBIE and str(record) in process.cmdline():
+                found.append(process)
+        except psutil.Error:
+            continue
+    return found
+
+
+def server_process(record: Path) -> psutil.Process:
+    """The toolbox's Python process itself (not the bwrap around it)."""
+    (found,) = [p for p in server_processes(record) if p.cmdline()[1:2] == [TOOLBOX]]
+    return found
 
 
 def events(record: Path, kind: str | None = None) -> list[dict[str, Any]]:

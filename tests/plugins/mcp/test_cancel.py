@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 from typing import Any, cast
 
@@ -16,7 +15,7 @@ from tether.plugins import timeout_policy
 from tether.plugins.mcp.client import McpClients
 from tether.tools import ToolRuntime
 
-from ._support import events, stdio_entry, wait_for
+from ._support import events, server_process, server_processes, stdio_entry, wait_for
 
 pytestmark = pytest.mark.timeout(150)
 
@@ -80,8 +79,7 @@ async def test_an_abort_before_the_write_is_aborted_before_dispatch_and_sends_no
     try:
         clients = cast(McpClients, ctx.get("mcp"))
         connection = clients.connections["box"]
-        [start] = events(record, "start")
-        os.kill(start["pid"], 9)
+        server_process(record).kill()
         await wait_for(lambda: connection.status == "reconnecting")
         controller = AbortController()
         running = asyncio.ensure_future(
@@ -112,13 +110,12 @@ async def test_a_server_ignoring_a_cancel_is_restarted_and_its_process_group_is_
     entry = stdio_entry(record, cancel_grace_ms=500, on_unconfirmed_cancel="restart")
     ctx = await _context({"box": entry})
     try:
-        [first] = events(record, "start")
+        first = server_processes(record)
         result = await _abort_once_called(ctx, record, "mcp__box__stubborn", {"seconds": 60})
         assert result.code == "ABORTED"
         assert cast(dict[str, Any], result.meta)["mcp"]["cancel"] == "unconfirmed"
         await asyncio.sleep(5)
-        with pytest.raises(ProcessLookupError):
-            os.killpg(first["pgid"], 0)
+        assert [p for p in first if p.is_running() and p.status() != "zombie"] == []
         clients = cast(McpClients, ctx.get("mcp"))
         await wait_for(lambda: clients.connections["box"].status == "connected")
         assert len(events(record, "start")) == 2
@@ -144,10 +141,10 @@ async def test_a_server_killed_mid_call_ends_the_call_connection_lost_and_reconn
             )
         )
         await wait_for(lambda: len(events(record, "call")) == 1)
-        [start] = events(record, "start")
+        server = server_process(record)
         loop = asyncio.get_running_loop()
         killed_at = loop.time()
-        os.kill(start["pid"], 9)
+        server.kill()
         result = await running
         elapsed = loop.time() - killed_at
         assert isinstance(result, ToolFailure)

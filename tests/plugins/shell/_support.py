@@ -12,7 +12,12 @@ import psutil
 
 from tether.core.signals import AbortController, AbortSignal
 from tether.kernel import Context
+from tether.plugins.sandbox import KernelSupport
 from tether.tools import ToolExecutionInput, ToolExecutionResult
+
+UNCONTAINED = KernelSupport(None, False, False, False, "no namespaces in this test")
+"""What a machine without namespaces offers: `SubprocessService(support=UNCONTAINED)` runs the
+fallback (subreaper, tags, orphan ledger) and refuses sandboxed commands."""
 
 
 def alive(pid: int) -> bool:

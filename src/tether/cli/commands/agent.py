@@ -36,6 +36,7 @@ from ...kernel import ConfigError
 from ..output import RunReport
 from ..policy import apply_flags, refuse_unattended
 from ..render import TurnRenderer
+from ..sandbox_option import SandboxOpt
 from ..session import Interrupts, Runner, notice, open_runner
 
 __all__ = ["chat", "exit_code", "run"]
@@ -94,13 +95,20 @@ async def _start(
     renderer: Callable[[AgentEvent], None],
     yolo: bool,
     allow: tuple[str, ...],
+    sandbox: str | None = None,
 ) -> tuple[Runner, Interrupts] | None:
     """Boot the runner, apply the policy flags and install the Ctrl-C policy (undone by
     `stack`); None, with the one-line error on stderr, when the config, a flag or the session
     cannot be used."""
     try:
         runner = await open_runner(
-            stack, cwd=cwd, config=config, model=model, resume=resume, on_event=renderer
+            stack,
+            cwd=cwd,
+            config=config,
+            model=model,
+            resume=resume,
+            on_event=renderer,
+            sandbox=sandbox,
         )
         apply_flags(runner.ctx, yolo=yolo, allow=allow)
     except (ConfigError, SessionError, ValueError) as exc:
@@ -177,6 +185,7 @@ async def run(
     cwd: CwdOpt = None,
     yolo: YoloOpt = False,
     allow: AllowOpt = (),
+    sandbox: SandboxOpt = None,
     continue_: ContinueOpt = False,
     resume: ResumeOpt = None,
     output_format: OutputFormatOpt = "text",
@@ -229,6 +238,7 @@ async def run(
             renderer=on_event,
             yolo=yolo,
             allow=allow,
+            sandbox=sandbox,
         )
         if started is None:
             return 2
@@ -275,6 +285,7 @@ async def chat(
     resume: Annotated[str | None, cyclopts.Parameter(name="--resume")] = None,
     yolo: YoloOpt = False,
     allow: AllowOpt = (),
+    sandbox: SandboxOpt = None,
     context_window: Annotated[
         int | None,
         cyclopts.Parameter(
@@ -319,6 +330,7 @@ async def chat(
             renderer=on_event,
             yolo=yolo,
             allow=allow,
+            sandbox=sandbox,
         )
         if started is None:
             return 2

@@ -36,6 +36,7 @@ import cyclopts
 from ...agent.loop import TurnOutcome
 from ...agent.session import SessionError
 from ...kernel import tether_home
+from ..sandbox_option import SandboxOpt
 from .agent import exit_code
 
 if TYPE_CHECKING:
@@ -78,6 +79,7 @@ async def worker(
     graceful_s: Annotated[float, cyclopts.Parameter(name="--graceful-s")] = 30.0,
     approvals: Annotated[bool, cyclopts.Parameter(name="--approvals", negative=())] = False,
     spill_bytes: Annotated[int, cyclopts.Parameter(name="--spill-bytes")] = 512 * 1024,
+    sandbox: SandboxOpt = None,
 ) -> int:
     """Run a Temporal worker for this workspace: session workflows, model steps and tool calls
     on `--task-queue`. Ctrl-C (or SIGTERM) stops it; running tool calls get `--graceful-s` to
@@ -106,6 +108,7 @@ async def worker(
         graceful_s=graceful_s,
         approvals=approvals,
         spill_bytes=spill_bytes,
+        sandbox=sandbox,
     )
     stop = asyncio.Event()
     _on_stop_signals(stop)

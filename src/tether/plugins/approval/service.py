@@ -26,6 +26,12 @@ only while `non_interactive` is `unavailable`, the call has an agent and its sig
 aborted (those cases go to the registry as usual); the listener is prepended at `start`, so it
 sees the whole chain's decision unless a later plugin prepends its own.
 
+Leaving the sandbox: `escalate(request)` asks a `sandbox-escalation` question (the `bash` tool
+asks it when a command failed in a way the sandbox may have caused: may it run once outside?).
+Only a prompter answers it (`allow-once` or a rejection; no session rule is offered); without
+one it is `unavailable` whatever `non_interactive` says. It is audited like an `Ask`, with
+`kind: sandbox-escalation` in both events.
+
 Pre-flight: before an `Ask` is answered, `approval/preflight` listeners (serial, `(exec) -> str |
 None`) may name the error the call would fail with anyway (the fs plugin: an edit of a file never
 read); the call is then denied with that text and nobody is asked.
@@ -79,6 +85,7 @@ __all__ = [
     "ApprovalConfig",
     "ApprovalQuestion",
     "Prompter",
+    "QuestionKind",
     "Rejection",
     "fingerprint",
 ]
@@ -108,6 +115,11 @@ def fingerprint(arguments: JsonValue | None) -> str:
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+QuestionKind: TypeAlias = Literal["tool", "sandbox-escalation"]
+"""`tool`: may this call run (an `Ask`); `sandbox-escalation`: a command failed in the sandbox,
+may it run once more outside it (`Approval.escalate`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ApprovalQuestion:
     """What a prompter shows. `session_rule` is None when "always allow" is not offered."""
@@ -118,6 +130,7 @@ class ApprovalQuestion:
     reason: str | None
     session_rule: str | None
     fingerprint: str
+    kind: QuestionKind = "tool"
 
 
 class Prompter(Protocol):
@@ -304,6 +317,30 @@ class Approval(Service):
             fingerprint=fingerprint(arguments),
         )
 
+    async def escalate(self, request: ApprovalRequest) -> ApprovalOutcome:
+        """Ask whether a command the sandbox may have stopped (`request.reason` says how) may
+        run once outside it — a `sandbox-escalation` question. Only a person answers it: without
+        a prompter the answer is `unavailable`, whatever `non_interactive` says (a policy, or
+        `--yolo`, never takes a command out of the sandbox). Audited like `request`, with `kind`.
+        Never raises but for the cancellation of the awaiting task."""
+        exec = self._calls.get(request.call_id)
+        arguments = exec.arguments if exec is not None and exec.name == request.tool_name else None
+        question = replace(
+            self._question(
+                request.tool_name, request.call_id, arguments, request.reason, suggest=False
+            ),
+            kind="sandbox-escalation",
+        )
+        audit = _Audit(request.agent, question)
+        audit.asked()
+        outcome: ApprovalOutcome
+        if self._prompter is None:
+            outcome, answered_by = "unavailable", "policy"
+        else:
+            outcome, answered_by, _ = await self._answer(request, question, None)
+        audit.decided(outcome, answered_by, None, self._reasons.get(request.call_id))
+        return outcome
+
     async def _answer(
         self, request: ApprovalRequest, question: ApprovalQuestion, rules: _SessionRules | None
     ) -> tuple[ApprovalOutcome, str, str | None]:
@@ -357,6 +394,8 @@ class _Audit:
     def asked(self) -> None:
         q = self._question
         data: dict[str, object] = {"call_id": q.call_id, "tool_name": q.tool_name}
+        if q.kind != "tool":
+            data["kind"] = q.kind
         if q.reason is not None:
             data["reason"] = q.reason
         data["fingerprint"] = q.fingerprint
@@ -379,6 +418,8 @@ class _Audit:
             "answered_by": answered_by,
             "fingerprint": q.fingerprint,
         }
+        if q.kind != "tool":
+            data["kind"] = q.kind
         if added is not None:
             data["session_rule"] = added
         if reason is not None:

@@ -81,7 +81,9 @@ class McpClients:
             return
         self._ctx.on("tools/execute", self._record_cancel, prepend=True)
         for name, server in servers.items():
-            self.connections[name] = ServerConnection(name, server, self._publish)
+            self.connections[name] = ServerConnection(
+                name, server, self._publish, workspace=self._config.project_dir
+            )
         await asyncio.gather(*(c.start() for c in self.connections.values()))
 
     async def stop(self) -> None:

@@ -1,12 +1,13 @@
 """One MCP server's connection: start, list, reconnect with backoff, stop, restart.
 
 Owns `ServerConnection`. A runner task holds the SDK transport (`stdio_client` or
-`streamable_http_client`) and `ClientSession`, entered and left in that one task. Stopping leaves
-them, so the SDK runs the spec's stdio shutdown (close stdin, wait, SIGTERM the process group,
-wait, SIGKILL). When the server's stream ends (it died), in-flight calls end `MCP_CONNECTION_LOST`
-(the SDK fails their waiters), and the runner reconnects after a backoff (0.25 s doubling to 30 s;
-at once for a `restart`). A server that never connected is `failed` and is not retried. Calls
-themselves live in `calls.py`. Imports the `mcp` SDK: load it lazily.
+`streamable_http_client`) and `ClientSession`, entered and left in that one task. A stdio server
+is spawned contained (`contained.py`: its own PID namespace, ended with it and with tether).
+Stopping leaves them, so the SDK runs the spec's stdio shutdown (close stdin, wait, SIGTERM the
+process group, wait, SIGKILL). When the server's stream ends (it died), in-flight calls end
+`MCP_CONNECTION_LOST` (the SDK fails their waiters), and the runner reconnects after a backoff
+(0.25 s doubling to 30 s; at once for a `restart`). A server that never connected is `failed`
+and is not retried. Calls themselves live in `calls.py`. Imports the `mcp` SDK: load it lazily.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from ...core.errors import error_message
+from ..sandbox.plan import SandboxUnavailable
 from .config import McpConfigError, ServerConfig
+from .contained import contained_command
 from .wire import TetherDispatcher, WatchedRead, WatchedWrite
 
 __all__ = ["ServerConnection", "Status"]
@@ -49,9 +52,13 @@ class ServerConnection:
         name: str,
         config: ServerConfig,
         on_tools: Callable[[ServerConnection], None],
+        *,
+        workspace: str | None = None,
     ) -> None:
         self.name = name
         self.config = config
+        self.workspace = workspace
+        """Where a relative `cwd` starts, and what a `workspace-write` sandbox keeps writable."""
         self.status: Status = "starting"
         self.error: str | None = None
         self.tools: tuple[types.Tool, ...] = ()
@@ -210,14 +217,22 @@ class ServerConnection:
                 yield streams
             return
         assert config.command is not None
-        params = StdioServerParameters(
-            command=config.command,
-            args=list(config.args),
-            env=None if config.env is None else dict(config.env),
+        with contained_command(
+            config.command,
+            config.args,
             cwd=config.cwd,
-        )
-        async with stdio_client(params, errlog=sys.stderr) as streams:
-            yield streams
+            env=config.env,
+            sandbox=config.sandbox,
+            workspace=self.workspace,
+        ) as spawned:
+            params = StdioServerParameters(
+                command=spawned.command,
+                args=list(spawned.args),
+                env=None if config.env is None else dict(config.env),
+                cwd=spawned.cwd,
+            )
+            async with stdio_client(params, errlog=sys.stderr) as streams:
+                yield streams
 
     async def _on_message(self, message: object) -> None:
         if isinstance(message, types.ToolListChangedNotification):
@@ -262,8 +277,8 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, BaseExceptionGroup):
         inner = exc.exceptions[0] if exc.exceptions else exc
         return _describe(inner)
-    if isinstance(exc, McpConfigError):
-        return str(exc)
+    if isinstance(exc, McpConfigError | SandboxUnavailable):
+        return exc.message if isinstance(exc, SandboxUnavailable) else str(exc)
     if isinstance(exc, FileNotFoundError):
         return f"command not found: {exc.filename}"
     return f"{type(exc).__name__}: {error_message(exc)}"

@@ -28,6 +28,8 @@ from typing import Final
 
 from ...core.signals import AbortSignal
 from ...core.timeout import TimeoutReason, clamp_timeout, deadline
+from ..sandbox.policy import SandboxMode, SandboxPolicy
+from ..sandbox.protected import remove_placeholders
 from ._collect import CaptureLimits
 from ._ledger import GroupLedger, reap_orphans, sweep_spill_directories
 from ._process import ExitStatus, SpawnSpec, Subprocess
@@ -69,6 +71,7 @@ class LocalBashExecutor:
                 ledger = GroupLedger(directory)
             if config.spill_dir is not None:
                 sweep_spill_directories(config.spill_dir)
+            _sweep_placeholders(config)
             subprocesses = SubprocessService(
                 ledger=ledger,
                 keep_spill_files=config.keep_spill_files,
@@ -110,6 +113,10 @@ class LocalBashExecutor:
         base = config.cwd if config.cwd is not None else os.getcwd()
         workdir = base if request.workdir is None else os.path.join(base, request.workdir)
         stdin = request.stdin.encode() if isinstance(request.stdin, str) else request.stdin
+        if request.sandbox is None:
+            sandbox = config.sandbox.policy(base)
+        else:
+            sandbox = SandboxPolicy.of(request.sandbox)
         return ResolvedShellRequest(
             command=request.command,
             workdir=workdir,
@@ -117,6 +124,8 @@ class LocalBashExecutor:
             stdout_max_bytes=math.ceil(cap),
             stdin=stdin,
             env=request.env,
+            sandbox=sandbox,
+            workspace=base,
         )
 
     def _spawn_spec(self, request: ResolvedShellRequest, stdout_max_bytes: int) -> SpawnSpec:
@@ -133,6 +142,8 @@ class LocalBashExecutor:
             stderr=CaptureLimits(config.max_output_bytes, config.max_spill_bytes),
             grace_ms=config.grace_ms,
             ends_with_leader=True,
+            sandbox=request.sandbox,
+            workspace=request.workspace,
         )
 
     async def run(
@@ -185,6 +196,17 @@ class LocalBashExecutor:
     async def aclose(self) -> None:
         """Kill and await every process this executor's service owns."""
         await self._subprocesses.aclose()
+
+
+def _sweep_placeholders(config: ShellConfig) -> None:
+    """Remove the placeholders a killed tether's sandboxed commands left in the writable roots
+    (`tether.plugins.sandbox.protected`; never while a command of any tether runs there)."""
+    if config.sandbox.mode != SandboxMode.WORKSPACE_WRITE.value:
+        return
+    base = config.cwd if config.cwd is not None else os.getcwd()
+    policy = config.sandbox.policy(base)
+    for root in (base, *policy.writable_roots):
+        remove_placeholders(os.path.realpath(root))
 
 
 class BackgroundProcess:
