@@ -33,7 +33,7 @@ import uuid
 from pathlib import Path
 
 from tether.agent.boot import start
-from tether.cli.policy import apply_flags
+from tether.agent.unattended import apply_flags
 from tether.core.signals import AbortController
 from tether.temporal import client as sessions
 from tether.temporal.activities import WorkerAgent

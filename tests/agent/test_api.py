@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +24,6 @@ import pytest
 
 from tether import (
     AbortController,
-    Agent,
-    LlmConfig,
     ReasoningDelta,
     StepStarted,
     TextDelta,
@@ -37,10 +34,7 @@ from tether import (
     TurnFinished,
     tool,
 )
-from tether.agent.llm import RetryPolicy
-from tether.agent.session import SessionStore
 from tether.testing.scripted_model import (
-    ScriptedModelServer,
     finish,
     reasoning,
     reply,
@@ -49,76 +43,14 @@ from tether.testing.scripted_model import (
     tool_calls_reply,
 )
 
+from ._rig import Rig, rig
+
 SLEEP_30 = ("b1", "bash", '{"command": "sleep 30", "description": "wait"}')
 NEVER = ("b2", "bash", '{"command": "echo never", "description": "never"}')
 ABORTED = {"name": "AbortError", "code": "ABORTED"}
 ABD = {"name": "AbortError", "code": "ABORTED_BEFORE_DISPATCH"}
 
-
-@tool
-async def shout(text: str) -> str:
-    """Upper-cases the text."""
-    return text.upper()
-
-
-@tool(timeout_ms=200)
-async def slow(exec: ToolRunContext) -> str:
-    """Runs past its 200 ms budget."""
-    async with exec.signal.cancels():
-        await asyncio.sleep(30)
-    return "late"
-
-
-class Hold:
-    """A tool that runs until its call is aborted; `entered` is set once it runs."""
-
-    def __init__(self) -> None:
-        self.entered = asyncio.Event()
-
-    async def hold(self, exec: ToolRunContext) -> str:
-        """Waits until aborted."""
-        self.entered.set()
-        async with exec.signal.cancels():
-            await asyncio.sleep(60)
-        return "released"
-
-
-class Rig:
-    def __init__(self, server: ScriptedModelServer, tmp: Path) -> None:
-        self.server = server
-        self.home = tmp / "home"
-        self.work = tmp / "work"
-        self.work.mkdir()
-        self.held = Hold()
-        self.agents: list[Agent] = []
-
-    def agent(self, **options: Any) -> Agent:
-        model = LlmConfig(
-            provider="openai",
-            base_url=self.server.base_url,
-            model="scripted",
-            retry=RetryPolicy(mode="off"),
-        )
-        options.setdefault("tools", [shout, slow, tool(self.held.hold)])
-        built = Agent(model=model, cwd=self.work, home=self.home, **options)
-        self.agents.append(built)
-        return built
-
-    @property
-    def store(self) -> SessionStore:
-        return SessionStore(self.home / "sessions")
-
-
-@pytest.fixture
-async def rig(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Rig]:
-    monkeypatch.setenv("HOME", str(tmp_path))  # no Claude Code settings of the machine's user
-    async with ScriptedModelServer() as server:
-        built = Rig(server, tmp_path)
-        try:
-            yield built
-        finally:
-            for agent in built.agents:
-                await agent.aclose()
+__all__ = ["rig"]  # the fixture, imported for pytest
 
 
 def signal() -> Any:

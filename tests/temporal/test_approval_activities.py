@@ -16,8 +16,8 @@ pytest.importorskip("temporalio")
 
 from temporalio.testing import ActivityEnvironment
 
+from tether.agent.unattended import refuse_unattended
 from tether.cli.boot import start
-from tether.cli.policy import refuse_unattended
 from tether.core.signals import AbortController
 from tether.plugins.approval import Approval
 from tether.temporal.activities import TetherActivities, WorkerAgent

@@ -27,8 +27,8 @@ from tether.agent.llm import LlmConfig
 from tether.agent.llm.plugin import build_llm
 from tether.agent.loop import AgentLoop, AgentSettings
 from tether.agent.session import SessionStore
+from tether.agent.unattended import apply_flags
 from tether.cli.boot import start
-from tether.cli.policy import apply_flags
 from tether.core.signals import AbortController
 from tether.temporal import client as sessions
 from tether.temporal.payloads import LogEntry, SessionSpec, TurnResult

@@ -13,8 +13,8 @@ pytest.importorskip("temporalio")
 
 from temporalio.testing import ActivityEnvironment
 
+from tether.agent.unattended import apply_flags
 from tether.cli.boot import start
-from tether.cli.policy import apply_flags
 from tether.temporal.activities import TetherActivities
 from tether.temporal.payloads import ToolCallInput
 

@@ -22,6 +22,14 @@ Turns run one after another: a run started while another turn of this agent runs
 The caller owns each turn's `signal`; aborting it ends the turn `aborted` after its started tool
 calls were awaited (a call that never started is recorded `ABORTED_BEFORE_DISPATCH`).
 
+Between turns an interactive front end (`tether chat` is one) can switch the model
+(`set_model`), start a new session or continue another (`new_session`, `resume`), summarise the
+conversation into a new session (`compact`; automatic with `context_window`), run one tool call
+as the agent outside the conversation (`call_tool`: an `@file` attachment), and park context
+for the next turn (`inject`). Each waits for a running turn first. Calls the permission rules
+ask about go to the `approver` (an `approval` prompter: the user at a terminal); without one
+they are refused and the model is told why.
+
 `run_stream` runs the turn in a task of its own and yields its events; the consumer never blocks
 the turn (events are buffered). Leaving early aborts the turn and awaits it: `async with
 agent.run_stream(...) as events:` (or `await events.aclose()`) returns only once the turn is
@@ -33,21 +41,28 @@ still referenced elsewhere is aborted only when closed).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+import contextlib
+import uuid
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final, TypeAlias
 
+from ..core.json import JsonValue
 from ..core.signals import AbortController, AbortError, AbortSignal
 from ..kernel import Context, tether_home
+from ..plugins.approval import Approval, Prompter
 from ..plugins.permissions import Permissions
 from ..tools.definition import ToolDefinition, tool
-from ..tools.results import UserMessage
+from ..tools.execution import ToolExecutionInput
+from ..tools.results import ToolExecutionResult, UserMessage, user_message
 from .boot import SandboxChoice, start
+from .compaction import Compacted
+from .compactor import Compactor, overflowed
 from .events import (
     AgentEvent,
-    LoopEvent,
+    CompactionFinished,
     RunResult,
     ToolCallFinished,
     ToolCallRecord,
@@ -59,7 +74,7 @@ from .instructions import with_instructions
 from .llm import LlmConfig
 from .llm.plugin import build_llm
 from .llm.service import Llm
-from .loop import AgentLoop, AgentSettings, default_system_prompt
+from .loop import AgentLoop, AgentSettings, TurnOutcome, default_system_prompt
 from .session import SessionLog, SessionStore
 from .stream import RunStream, quiesce
 
@@ -104,14 +119,22 @@ class Agent:
     (rules in Claude Code syntax, e.g. `Bash(npm test:*)`) set the `permissions` plugin, as
     `--yolo` and `--allow` do for `tether run`: with nobody to ask, a call the rules would ask
     about is refused and the model is told why; deny rules always hold.
+    `on_event` receives the events of every turn (before a run's own `on_event` or stream)
+    and those of `compact()`; like those, it runs inside the turn, so what it raises ends the
+    turn with an error.
+    `approver` answers the calls the permission rules ask about (the `approval` plugin's
+    `Prompter`: `async ask(question) -> "allow-once" | "allow-session" | "allow-always" |
+    "reject" | Rejection(reason)`); without one they are refused and the model is told why.
+    `context_window` (tokens) turns on automatic compaction: a request that would not fit it
+    (minus a reserve), before a turn or between its steps, is preceded by a summary of the
+    conversation into a new, linked session; a model that refuses a request as too long gets
+    the turn once more after compaction. None (default): only `compact()` compacts.
     `sandbox` is where the agent's commands may write and whether they reach the network:
     `read-only`, `workspace-write` (the default: `cwd`, a private /tmp and the configured
     `writable_roots`, no network) or `danger-full-access` — a mode keeps the config's
     `writable_roots`, a `SandboxPolicy` (`tether.plugins.sandbox`) says everything; every
     command is contained in any mode, and a sandbox that cannot be had refuses commands
     (docs/sandbox.md).
-    `on_event` receives the events of every turn (before a run's own `on_event` or stream);
-    like those, it runs inside the turn, so what it raises ends the turn with an error.
     """
 
     def __init__(
@@ -133,9 +156,17 @@ class Agent:
         permission_mode: str | None = None,
         allow: Sequence[str] = (),
         on_event: Callable[[AgentEvent], None] | None = None,
+        approver: Prompter | None = None,
+        context_window: int | None = None,
         sandbox: SandboxChoice | None = None,
     ) -> None:
+        if context_window is not None and (isinstance(context_window, bool) or context_window < 1):
+            raise ValueError(
+                f"context_window must be a positive number of tokens, got {context_window!r}"
+            )
         self._on_event = on_event
+        self._approver = approver
+        self._context_window = context_window
         self._sandbox = sandbox
         self._permission_mode = permission_mode
         self._allow = tuple(allow)
@@ -159,7 +190,7 @@ class Agent:
         self._closed = False
         self._closing = AbortController()
         self._active: asyncio.Future[None] | None = None
-        self._sink: Callable[[LoopEvent], None] | None = None
+        self._sink: Callable[[AgentEvent], None] | None = None
 
     # -- what a started agent has -------------------------------------------------------------
 
@@ -204,6 +235,13 @@ class Agent:
     def store(self) -> SessionStore:
         """The session store under the agent's home (`list_sessions`, `check`, `load`...)."""
         return self._booted().store
+
+    @property
+    def context_window(self) -> int | None:
+        """The window automatic compaction keeps to (None: off); it shrinks when the model
+        refuses a request as too long."""
+        state = self._state
+        return self._context_window if state is None else state.compactor.window
 
     def _booted(self) -> _Booted:
         if self._state is None:
@@ -278,9 +316,11 @@ class Agent:
             for definition in self._tools:
                 ctx.tools.register(definition)
             self._apply_permissions(ctx)
-            llm = self._pick_model(ctx, booted)
+            self._attach_approver(ctx, booted)
+            llm = self._pick_model(ctx, booted, self._model)
             booted.store = store = SessionStore(None if home is None else home / "sessions")
             store.sweep()  # what writers killed mid-creation left behind
+            booted.compactor = Compactor(store, self._context_window, self._dispatch)
             if self._resume is not None:
                 session = store.open(self._resume)
             else:
@@ -289,15 +329,8 @@ class Agent:
             base = self._settings.system_prompt or default_system_prompt(self._cwd)
             if self._instruction_files:
                 base = with_instructions(base, self._cwd, home or tether_home())
-            settings = replace(self._settings, system_prompt=base)
-            booted.loop = AgentLoop(
-                tools=ctx.tools.runtime,
-                llm=llm,
-                session=session,
-                settings=settings,
-                on_event=self._dispatch,
-                ctx=ctx,
-            )
+            booted.settings = replace(self._settings, system_prompt=base)
+            booted.loop = self._new_loop(booted, llm, session)
         except BaseException:
             await _shielded(booted.dispose())
             raise
@@ -317,14 +350,41 @@ class Agent:
         if self._permission_mode is not None:
             permissions.set_mode(self._permission_mode)
 
-    def _pick_model(self, ctx: Context, booted: _Booted) -> Llm:
-        model = self._model
+    def _attach_approver(self, ctx: Context, booted: _Booted) -> None:
+        if self._approver is None:
+            return
+        approval = ctx.get("approval")
+        if not isinstance(approval, Approval):
+            raise ValueError(
+                "approver needs the approval plugin, which this agent does not mount "
+                "(builtins=False, or disabled in the config); mount tether.plugins.approval"
+            )
+        booted.detach_approver = approval.attach(self._approver)
+
+    def _new_loop(self, booted: _Booted, llm: Llm, session: SessionLog) -> AgentLoop:
+        loop = AgentLoop(
+            tools=booted.ctx.tools.runtime,
+            llm=llm,
+            session=session,
+            settings=booted.settings,
+            on_event=self._dispatch,
+            ctx=booted.ctx,
+        )
+        if booted.compactor.window is not None:
+            loop.compactor = self._compact_between_steps
+        return loop
+
+    def _pick_model(
+        self, ctx: Context, booted: _Booted, model: LlmConfig | Llm | str | None
+    ) -> Llm:
         if isinstance(model, Llm):
             return model
         if isinstance(model, LlmConfig):
             llm = build_llm(model)
-            booted.owned_llm = llm
+            booted.owned_llms.append(llm)
             return llm
+        if model is not None and not isinstance(model, str):
+            raise TypeError(f"model: {model!r} is not an LlmConfig, an Llm, a model name or None")
         configured = ctx.get("llm")
         if configured is not None and not isinstance(configured, Llm):
             raise ValueError(
@@ -332,7 +392,10 @@ class Agent:
                 "pass model=LlmConfig(...) or mount tether.agent.llm.plugin"
             )
         if configured is None:
-            configured = booted.owned_llm = build_llm()
+            configured = booted.configured_llm
+        if configured is None:
+            configured = booted.configured_llm = build_llm()
+            booted.owned_llms.append(configured)
         if model is None:
             return configured
         return Llm(
@@ -341,6 +404,96 @@ class Agent:
             model=model,
             retry=configured.retry_policy,
         )
+
+    # -- between turns ---------------------------------------------------------------------------
+
+    async def set_model(self, model: LlmConfig | Llm | str) -> None:
+        """Ask `model` from the next turn on (waits for a running turn): an `LlmConfig` (a client
+        built and closed with the agent), an `Llm` (yours to close) or a model name on the
+        current model's route. The session log records the change with the next request."""
+        async with self._slot() as booted:
+            current = booted.loop.llm
+            if isinstance(model, str):
+                booted.loop.llm = Llm(
+                    current.transport,
+                    provider=current.provider,
+                    model=model,
+                    retry=current.retry_policy,
+                )
+            else:
+                booted.loop.llm = self._pick_model(booted.ctx, booted, model)
+
+    async def new_session(self) -> SessionLog:
+        """Continue in a new, empty session with the same settings (the old log is closed);
+        returns it. Waits for a running turn."""
+        async with self._slot() as booted:
+            session = booted.store.create(cwd=self._cwd)
+            self._switch(booted, session, carry_context=False)
+            return session
+
+    async def resume(self, session_id: str) -> SessionLog:
+        """Continue in the session `session_id` (repaired first if a crash cut it short:
+        `session.repair` says what was done); returns it. Resuming the current session changes
+        nothing. Raises `tether.agent.session.SessionError` when it is missing, locked or
+        unreadable (the agent stays in its session). Waits for a running turn."""
+        async with self._slot() as booted:
+            if session_id == booted.loop.session.id:
+                return booted.loop.session
+            session = booted.store.open(session_id)
+            self._switch(booted, session, carry_context=False)
+            return session
+
+    async def compact(
+        self, *, signal: AbortSignal, focus: str | None = None
+    ) -> CompactionFinished | None:
+        """Summarise the conversation into a new session that starts from the summary (with
+        `focus` stressed) and continue there; the old log is kept and linked. Emits
+        `CompactionStarted` and `CompactionFinished` (returned) or `CompactionFailed` (None is
+        returned, the conversation stays); None without events when there is nothing to
+        summarise. Waits for a running turn."""
+        async with self._slot() as booted:
+            with AbortSignal.any(signal, self._closing.signal) as fused:
+                done = await booted.compactor.run(
+                    booted.loop, trigger="manual", focus=focus, signal=fused
+                )
+            if done is None:
+                return None
+            old = booted.loop.session.id
+            self._switch(booted, done.session, carry_context=True)
+            return CompactionFinished(old, done.session.id, len(done.summary.split()))
+
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, JsonValue], *, signal: AbortSignal
+    ) -> ToolExecutionResult:
+        """Run one tool call as this agent, outside the conversation: through the whole pipeline
+        (permission rules, the approver, hooks, timeouts), with `exec.agent` the agent's loop,
+        but not recorded in the session log nor shown to the model. Waits for a running turn."""
+        async with self._slot() as booted:
+            with AbortSignal.any(signal, self._closing.signal) as fused:
+                return await booted.loop.tools.execute(
+                    ToolExecutionInput(
+                        call_id=f"direct_{uuid.uuid4().hex[:16]}",
+                        name=name,
+                        arguments=dict(arguments),
+                        signal=fused,
+                        agent=booted.loop,
+                    )
+                )
+
+    def inject(self, message: str | UserMessage) -> None:
+        """Park `message` (a string is a user message) for the next turn's first request, after
+        the prompt; it is recorded in the log with that request."""
+        loop = self._booted().loop
+        loop.inject(user_message(message) if isinstance(message, str) else message)
+
+    def _switch(self, booted: _Booted, session: SessionLog, *, carry_context: bool) -> None:
+        old = booted.loop
+        booted.loop = self._new_loop(booted, old.llm, session)
+        if carry_context:
+            for message in old.parked_contexts:
+                booted.loop.inject(message)
+        booted.session = session
+        old.session.close()
 
     # -- turns -------------------------------------------------------------------------------
 
@@ -396,7 +549,7 @@ class Agent:
         deliver: Callable[[AgentEvent], None] | None,
         stop: AbortSignal | None,
     ) -> RunResult:
-        loop = self._booted().loop
+        booted = self._booted()
         collector = _Collector(deliver)
         inputs = [signal, self._closing.signal]
         if stop is not None:
@@ -404,12 +557,60 @@ class Agent:
         with AbortSignal.any(*inputs) as turn_signal:
             self._sink = collector
             try:
-                outcome = await loop.run_turn(prompt, signal=turn_signal)
+                outcome = await self._compacting_turn(booted, prompt, turn_signal)
             finally:
                 self._sink = None
-        return RunResult(outcome.text, outcome, tuple(collector.records), loop.session.id)
+                for retired in booted.retired:  # left by compaction between steps
+                    retired.close()
+                booted.retired.clear()
+                booted.session = booted.loop.session
+        session_id = booted.loop.session.id
+        return RunResult(outcome.text, outcome, tuple(collector.records), session_id)
 
-    def _dispatch(self, event: LoopEvent) -> None:
+    async def _compacting_turn(
+        self, booted: _Booted, prompt: str | UserMessage, signal: AbortSignal
+    ) -> TurnOutcome:
+        """The turn, compacted first when it would not fit the window, and once more after
+        compaction when the model refused it as too long."""
+        compactor = booted.compactor
+        if compactor.window is None:
+            return await booted.loop.run_turn(prompt, signal=signal)
+        text = prompt if isinstance(prompt, str) else _text_of(prompt)
+        if not compactor.fits(booted.loop.session, text):
+            await self._compact_into(booted, signal, extra=text)
+        outcome = await booted.loop.run_turn(prompt, signal=signal)
+        if overflowed(outcome) and not signal.aborted:
+            compactor.learn_overflow(booted.loop.session)
+            if await self._compact_into(booted, signal, overflow=True):
+                outcome = await booted.loop.run_turn(prompt, signal=signal)
+        return outcome
+
+    async def _compact_into(
+        self, booted: _Booted, signal: AbortSignal, *, extra: str = "", overflow: bool = False
+    ) -> bool:
+        done = await booted.compactor.run(
+            booted.loop, trigger="auto", signal=signal, extra=extra, overflow=overflow
+        )
+        if done is None:
+            return False
+        self._switch(booted, done.session, carry_context=True)
+        return True
+
+    async def _compact_between_steps(
+        self, loop: AgentLoop, signal: AbortSignal
+    ) -> SessionLog | None:
+        """`AgentLoop.compactor`: the loop goes on in the new session; the old one is closed
+        after the turn."""
+        booted = self._booted()
+        if booted.compactor.fits(loop.session):
+            return None
+        done: Compacted | None = await booted.compactor.run(loop, trigger="auto", signal=signal)
+        if done is None:
+            return None
+        booted.retired.append(loop.session)
+        return done.session
+
+    def _dispatch(self, event: AgentEvent) -> None:
         if self._on_event is not None:
             self._on_event(event)
         sink = self._sink
@@ -429,6 +630,16 @@ class Agent:
         if active is not None and not active.done():
             active.set_result(None)
 
+    @contextlib.asynccontextmanager
+    async def _slot(self) -> AsyncIterator[_Booted]:
+        """Hold the turn slot (booting first if needed) for work between turns."""
+        await self._claim()
+        try:
+            await self._boot()
+            yield self._booted()
+        finally:
+            self._release()
+
 
 async def _shielded(work: Coroutine[Any, Any, None]) -> None:
     """Run a disposal to its end even if the caller is cancelled meanwhile (re-raised after;
@@ -445,18 +656,27 @@ class _Booted:
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self.owned_llm: Llm | None = None
+        self.owned_llms: list[Llm] = []
+        """Clients the agent built (closed with it), the configured one included."""
+        self.configured_llm: Llm | None = None
         self.store: SessionStore
+        self.compactor: Compactor
+        self.settings: AgentSettings
         self.session: SessionLog | None = None
+        self.retired: list[SessionLog] = []
         self.loop: AgentLoop
+        self.detach_approver: Callable[[], None] | None = None
         self.disposed = False
 
     async def dispose(self) -> None:
         try:
-            if self.session is not None:
-                self.session.close()
-            if self.owned_llm is not None:
-                await self.owned_llm.aclose()
+            if self.detach_approver is not None:
+                self.detach_approver()
+            for session in (*self.retired, self.session):
+                if session is not None:
+                    session.close()
+            for llm in self.owned_llms:
+                await llm.aclose()
         finally:
             await self.ctx.dispose()
 
@@ -469,7 +689,7 @@ class _Collector:
         self._started: dict[str, ToolCallStarted] = {}
         self.records: list[ToolCallRecord] = []
 
-    def __call__(self, event: LoopEvent) -> None:
+    def __call__(self, event: AgentEvent) -> None:
         if isinstance(event, ToolCallStarted):
             self._started[event.call_id] = event
         elif isinstance(event, ToolCallFinished):
@@ -487,6 +707,12 @@ class _Collector:
             )
         if self._deliver is not None:
             self._deliver(event)
+
+
+def _text_of(message: UserMessage) -> str:
+    return "".join(
+        str(block.get("text", "")) for block in message.content if block.get("type") == "text"
+    )
 
 
 def _definition(spec: ToolSpec) -> ToolDefinition:

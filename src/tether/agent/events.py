@@ -9,15 +9,18 @@ A turn's events, in order: per step `StepStarted`, the model's `ReasoningDelta`s
 `TextDelta`s as they stream (`Retrying` when a failed model request is re-issued: the text the
 failed attempt streamed is superseded by the next attempt's), then per tool call
 `ToolCallStarted` and `ToolCallFinished` (results in model order; a call the turn's abort kept
-from starting gets both, with code `ABORTED_BEFORE_DISPATCH`). `Agent.run_stream` ends with
-`TurnFinished`, carrying the same `RunResult` that `Agent.run` returns.
+from starting gets both, with code `ABORTED_BEFORE_DISPATCH`). An `Agent` with a context window
+adds `CompactionStarted` and then `CompactionFinished` or `CompactionFailed` when it summarises
+the conversation into a new session (before a step, or on `Agent.compact()` between turns).
+`Agent.run_stream` ends with `TurnFinished`, carrying the same `RunResult` that `Agent.run`
+returns.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from ..tools.results import ToolExecutionResult, ToolFailure
 
@@ -26,6 +29,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AgentEvent",
+    "CompactionEvent",
+    "CompactionFailed",
+    "CompactionFinished",
+    "CompactionStarted",
     "LoopEvent",
     "ReasoningDelta",
     "Retrying",
@@ -137,6 +144,38 @@ class RunResult:
 
 
 @dataclass(frozen=True, slots=True)
+class CompactionStarted:
+    """The model is asked to summarise the conversation so it can go on in a new session.
+
+    `trigger` is "manual" (`Agent.compact()`) or "auto": the next request (about `tokens`
+    tokens, estimated) would not fit `window` minus a reserve, or — `overflow` — the model
+    refused the last request as too long for its context window."""
+
+    trigger: Literal["manual", "auto"]
+    tokens: int
+    window: int | None
+    overflow: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionFinished:
+    """The conversation goes on in `into_session`, which starts from a summary of
+    `summary_words` words; `from_session` is kept and linked to it."""
+
+    from_session: str
+    into_session: str
+    summary_words: int
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionFailed:
+    """The summary could not be made (`message` says why: the model failed, answered with no
+    text, or the signal aborted); the conversation stays in its session."""
+
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class TurnFinished:
     """The last event of `Agent.run_stream`: the turn is over and durably closed."""
 
@@ -148,7 +187,10 @@ LoopEvent: TypeAlias = (
 )
 """What `AgentLoop` emits while a turn runs."""
 
-AgentEvent: TypeAlias = LoopEvent | TurnFinished
+CompactionEvent: TypeAlias = CompactionStarted | CompactionFinished | CompactionFailed
+"""What an `Agent` emits while it compacts its conversation."""
+
+AgentEvent: TypeAlias = LoopEvent | CompactionEvent | TurnFinished
 """What `Agent.run_stream` yields."""
 
 

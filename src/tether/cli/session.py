@@ -1,7 +1,8 @@
 """One interactive or one-shot agent session from the command line: the agent, and Ctrl-C.
 
 Owns: starting the public `Agent` for a command (`tether.agent.api`: the boot, model, session
-store and loop a library user gets), and the Ctrl-C contract of the CLI — the first Ctrl-C
+store and loop a library user gets; `tether run` and `tether chat` are both its clients), the
+exit code a turn's outcome gives, and the Ctrl-C contract of the CLI — the first Ctrl-C
 aborts the running turn through its signal (tools get cancellation, outcomes are recorded), a
 second one within 2 s cancels the run (the turn is still closed durably and every started tool
 is awaited), a third exits at once.
@@ -14,20 +15,20 @@ import os
 import signal as os_signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..agent.api import Agent
 from ..agent.events import AgentEvent
-from ..agent.llm.service import Llm
-from ..agent.loop import AgentLoop
-from ..agent.session import SessionLog, SessionStore
+from ..agent.loop import TurnOutcome
+from ..agent.session import SessionError
+from ..agent.unattended import apply_flags
 from ..core.signals import AbortController
-from ..kernel import Context
+from ..kernel import ConfigError
+from ..plugins.approval import Prompter
 
-__all__ = ["Interrupts", "Runner", "open_runner"]
+__all__ = ["Interrupts", "exit_code", "install_interrupts", "notice", "open_agent"]
 
 
 class Interrupts:
@@ -79,46 +80,73 @@ class Interrupts:
             self._task.cancel()
 
 
-@dataclass
-class Runner:
-    """The public agent a command drives (`api`), and the parts of it `tether chat` switches:
-    the model, the session and the loop over it (`/clear`, `/resume`, `/model`, compaction)."""
-
-    api: Agent
-    ctx: Context
-    llm: Llm
-    store: SessionStore
-    session: SessionLog
-    agent: AgentLoop
-
-
-async def open_runner(
+async def open_agent(
     stack: AsyncExitStack,
     *,
     cwd: Path,
     config: Path | None,
     model: str | None,
     resume: str | None,
-    on_event: Callable[[AgentEvent], None],
+    on_event: Callable[[AgentEvent], None] | None,
+    yolo: bool,
+    allow: Sequence[str],
+    approver: Prompter | None = None,
+    context_window: int | None = None,
     sandbox: str | None = None,
-) -> Runner:
-    """Start the public `Agent` for the command line — the built-ins that police an agent
+) -> Agent | None:
+    """Start the public `Agent` for a command — the built-ins that police an agent
     (`permissions`), the configured model (or `model` on its route), a new session or the
     resumed (repaired) one, the system prompt followed by the `AGENTS.md` / `CLAUDE.md`
-    instructions — with `on_event` receiving every turn's events, and `sandbox` (`--sandbox`)
-    over the configured one; `stack` closes it."""
+    instructions — and apply `--yolo` / `--allow`, with `--sandbox` over the configured sandbox
+    (`stack` closes it). None, with the one-line error on stderr, when the config, a flag or the
+    session cannot be used."""
     agent = Agent(
         model=model,
         cwd=cwd,
         config=config,
         session=resume,
         on_event=on_event,
+        approver=approver,
+        context_window=context_window,
         sandbox=sandbox,
     )
-    await agent.start()
-    stack.push_async_callback(agent.aclose)
-    loop = agent.loop
-    return Runner(agent, agent.context, loop.llm, agent.store, loop.session, loop)
+    try:
+        await agent.start()
+        stack.push_async_callback(agent.aclose)
+        apply_flags(agent.context, yolo=yolo, allow=allow)
+    except (ConfigError, SessionError, ValueError) as exc:
+        sys.stderr.write(f"tether: {exc}\n")
+        return None
+    return agent
+
+
+def install_interrupts(stack: AsyncExitStack) -> Interrupts:
+    """The CLI's Ctrl-C policy for the running task, until `stack` closes."""
+    interrupts = Interrupts(notice)
+    interrupts.install()
+    stack.callback(interrupts.uninstall)
+    return interrupts
+
+
+def exit_code(outcome: TurnOutcome) -> int:
+    """0 for a completed turn; 130 for an aborted one; 1 otherwise (with the stderr line)."""
+    if outcome.completed:
+        return 0
+    if outcome.kind == "aborted":
+        notice("ABORTED: the turn was aborted; tool outcomes are recorded in the session")
+        return 130
+    if outcome.kind == "blocked":
+        sys.stderr.write(f"tether: BLOCKED: {outcome.reason.get('message')}\n")
+        return 1
+    if outcome.kind == "error":
+        error = outcome.reason.get("error")
+        code = message = "?"
+        if isinstance(error, dict):
+            code, message = str(error.get("code")), str(error.get("message"))
+        sys.stderr.write(f"tether: {code}: {message}\n")
+        return 1
+    sys.stderr.write(f"tether: {outcome.kind.upper()}: the turn ended before completing\n")
+    return 1
 
 
 def notice(message: str) -> None:

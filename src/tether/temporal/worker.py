@@ -29,7 +29,7 @@ from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from ..agent.boot import start
-from ..cli.policy import apply_flags, refuse_unattended
+from ..agent.unattended import apply_flags, refuse_unattended
 from ..kernel import tether_home
 from ..plugins.approval import Approval
 from .activities import DEFAULT_SPILL_BYTES, TetherActivities

@@ -1,8 +1,9 @@
 """Slash commands of `tether chat`.
 
 Owns: the command table (names and one-line help, also used for Tab completion) and what each
-command does to the chat (`ChatApp`). A line starting with `/` that names no command is
-refused with a hint, not sent to the model; `//text` sends `/text`.
+command does to the chat (`Chat`: what the session driver offers them — the `Agent`, the
+console, the renderer). A line starting with `/` that names no command is refused with a hint,
+not sent to the model; `//text` sends `/text`.
 
     /help               the commands and keys
     /clear              a new session with the same settings
@@ -19,19 +20,22 @@ refused with a hint, not sent to the model; `//text` sends `/text`.
 from __future__ import annotations
 
 import datetime
-from typing import TYPE_CHECKING, Final
+from pathlib import Path
+from typing import Final, Protocol
 
+from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ...agent.api import Agent
 from ...agent.messages import usage_from_json
 from ...agent.session import SessionError
 from ...agent.session.events import ASSISTANT_MESSAGE
+from ...plugins.permissions import Permissions
+from ..session import notice
+from .status import ChatRenderer
 
-if TYPE_CHECKING:
-    from .app import ChatApp
-
-__all__ = ["COMMANDS", "run_command"]
+__all__ = ["COMMANDS", "Chat", "run_command"]
 
 COMMANDS: Final[tuple[tuple[str, str], ...]] = (
     ("/help", "the commands and keys"),
@@ -53,7 +57,23 @@ _KEYS: Final = (
 )
 
 
-async def run_command(app: ChatApp, line: str) -> bool:
+class Chat(Protocol):
+    """What a slash command works with."""
+
+    @property
+    def agent(self) -> Agent: ...
+    @property
+    def console(self) -> Console: ...
+    @property
+    def renderer(self) -> ChatRenderer: ...
+    @property
+    def cwd(self) -> Path: ...
+
+    async def compact(self, focus: str | None) -> None:
+        """Summarise the conversation into a new session (`/compact`)."""
+
+
+async def run_command(app: Chat, line: str) -> bool:
     """Run the slash command `line`; False when the chat should end."""
     name, _, rest = line.strip().partition(" ")
     argument = rest.strip()
@@ -65,16 +85,16 @@ async def run_command(app: ChatApp, line: str) -> bool:
             console.print(f"  [bold]{command:<13}[/bold] {escape(help)}", highlight=False)
         console.print(f"  [dim]{escape(_KEYS)}[/dim]", highlight=False)
     elif name == "/clear":
-        app.switch_to_new_session()
-        console.print(f"[dim]new session {app.runner.session.id} (the old one is kept)[/dim]")
+        session = await app.agent.new_session()
+        console.print(f"[dim]new session {session.id} (the old one is kept)[/dim]")
     elif name == "/compact":
-        await app.compact(trigger="manual", focus=argument or None)
+        await app.compact(argument or None)
     elif name == "/model":
         if argument:
-            app.switch_model(argument)
+            await app.agent.set_model(argument)
             console.print(f"[dim]model: {escape(argument)} (from the next request)[/dim]")
         else:
-            console.print(f"model: {escape(app.runner.llm.model)}", highlight=False)
+            console.print(f"model: {escape(app.agent.llm.model)}", highlight=False)
     elif name == "/sessions":
         _sessions(app)
     elif name == "/resume":
@@ -82,10 +102,12 @@ async def run_command(app: ChatApp, line: str) -> bool:
             console.print("[yellow]/resume needs a session id; /sessions lists them[/yellow]")
         else:
             try:
-                app.resume(argument)
+                session = await app.agent.resume(argument)
             except SessionError as exc:
                 console.print(f"[yellow]{escape(str(exc))}[/yellow]", highlight=False)
             else:
+                for repaired in session.repair.describe() if session.repair else ():
+                    notice(f"repaired the session log: {repaired}")
                 console.print(f"[dim]resumed session {escape(argument)}[/dim]", highlight=False)
     elif name == "/cost":
         _cost(app)
@@ -102,13 +124,13 @@ async def run_command(app: ChatApp, line: str) -> bool:
     return True
 
 
-def _sessions(app: ChatApp) -> None:
+def _sessions(app: Chat) -> None:
     cwd = str(app.cwd)
-    rows = [s for s in app.runner.store.list_sessions() if s.cwd in (None, cwd)][:15]
+    rows = [s for s in app.agent.store.list_sessions() if s.cwd in (None, cwd)][:15]
     if not rows:
         app.console.print("[dim]no sessions yet[/dim]")
         return
-    current = app.runner.session.id
+    current = app.agent.session_id
     for summary in rows:
         when = datetime.datetime.fromtimestamp(summary.modified_at / 1000).strftime(
             "%Y-%m-%d %H:%M"
@@ -119,9 +141,9 @@ def _sessions(app: ChatApp) -> None:
     app.console.print("[dim]/resume ID continues one[/dim]")
 
 
-def _cost(app: ChatApp) -> None:
+def _cost(app: Chat) -> None:
     per_turn: dict[int, list[int]] = {}
-    for event in app.runner.session.events:
+    for event in app.agent.session.events:
         if event.type != ASSISTANT_MESSAGE or "usage" not in event.data:
             continue
         try:
@@ -149,27 +171,24 @@ def _cost(app: ChatApp) -> None:
     app.console.print(table)
 
 
-def _permissions(app: ChatApp) -> None:
-    service = app.runner.ctx.get("permissions")
+def _permissions(app: Chat) -> None:
+    service = app.agent.context.get("permissions")
     console = app.console
-    if service is None:
+    if not isinstance(service, Permissions):
         console.print("[dim]no permission rules are mounted: every call runs[/dim]")
         return
-    console.print(f"mode: {escape(str(getattr(service, 'mode', '?')))}", highlight=False)
-    policy = getattr(service, "policy", None)
-    listed = getattr(policy, "listed", None)
-    if callable(listed):
-        for kind, rules in listed().items():
-            shown = ", ".join(rules) if rules else "[dim]none[/dim]"
-            console.print(f"{kind}: {escape(shown) if rules else shown}", highlight=False)
-    grants = getattr(service, "session_rules", ())
+    console.print(f"mode: {escape(service.mode)}", highlight=False)
+    for kind, rules in service.policy.listed().items():
+        shown = ", ".join(rules) if rules else "[dim]none[/dim]"
+        console.print(f"{kind}: {escape(shown) if rules else shown}", highlight=False)
+    grants = service.session_rules
     console.print(
         f"session grants: {escape(', '.join(grants)) if grants else '[dim]none[/dim]'}",
         highlight=False,
     )
 
 
-def _show(app: ChatApp, argument: str) -> None:
+def _show(app: Chat, argument: str) -> None:
     try:
         number = int(argument)
     except ValueError:

@@ -17,14 +17,13 @@ carries the content:
 from __future__ import annotations
 
 import re
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from ...agent.api import Agent
 from ...core.signals import AbortSignal
-from ...tools import ToolExecutionInput, ToolFailure
-from ...tools.registry import ToolRuntime
+from ...tools import ToolFailure
 
 __all__ = ["Attachment", "attach_mentions", "find_mentions"]
 
@@ -56,21 +55,13 @@ def find_mentions(text: str, cwd: Path) -> list[str]:
 
 
 async def attach_mentions(
-    text: str, *, cwd: Path, tools: ToolRuntime, agent: object, signal: AbortSignal
+    text: str, *, cwd: Path, agent: Agent, signal: AbortSignal
 ) -> tuple[str, list[Attachment]]:
     """The message with every mentioned file attached, and what was attached."""
     attachments: list[Attachment] = []
     parts = [text]
     for path in find_mentions(text, cwd):
-        result = await tools.execute(
-            ToolExecutionInput(
-                call_id=f"mention_{uuid.uuid4().hex[:12]}",
-                name="read",
-                arguments={"file_path": path},
-                signal=signal,
-                agent=agent,
-            )
-        )
+        result = await agent.call_tool("read", {"file_path": path}, signal=signal)
         if isinstance(result, ToolFailure):
             attachments.append(Attachment(path, None, result.error.message))
             continue

@@ -40,6 +40,9 @@ from rich.text import Text
 
 from ...agent.events import (
     AgentEvent,
+    CompactionFailed,
+    CompactionFinished,
+    CompactionStarted,
     ReasoningDelta,
     StepStarted,
     TextDelta,
@@ -171,6 +174,33 @@ class ChatRenderer:
                 self._finished(call_id, label, result, ms)
                 if not self._running:
                     self._waiting_since = time.monotonic()
+            case CompactionStarted():
+                self._flush_reasoning()
+                self._flush_text(final=True)
+                self._compacting(event)
+            case CompactionFinished(from_session=old, into_session=new, summary_words=words):
+                self.console.print(
+                    f"[dim]compacted session {old} into {new} (summary of {words} words; "
+                    "the old log is kept)[/dim]",
+                    highlight=False,
+                )
+            case CompactionFailed(message=message):
+                self.console.print(f"[red]compaction failed: {escape(message)}[/red]")
+
+    def _compacting(self, event: CompactionStarted) -> None:
+        if event.overflow:
+            self.console.print(
+                "[yellow]the conversation no longer fits the model's context window; "
+                "compacting[/yellow]"
+            )
+        what = "auto-compacting" if event.trigger == "auto" else "compacting"
+        size = f"about {event.tokens:,} tokens"
+        if event.window is not None:
+            size += f" of a {event.window:,}-token window"
+        self.console.print(
+            f"[yellow]⟳ {what}: {size}; the model summarises the conversation…[/yellow]",
+            highlight=False,
+        )
 
     def waited(self, call_id: str, seconds: float) -> None:
         """`call_id` waited `seconds` for the user's approval (excluded from its duration)."""

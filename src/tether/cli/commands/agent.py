@@ -5,13 +5,12 @@ gets only the answer (or, with `--output-format json|stream-json`, JSON: `tether
 progress goes to stderr — and exits 0 iff the turn completed; otherwise stderr says
 `tether: <code>: <message>`. The task comes from the argument or stdin (`-`); `--continue` and
 `--resume ID` add the turn to an earlier session. Both mount the same policy
-(`tether.cli.policy`): deny rules always hold and hooks run; a call that needs approval is asked
-about in `chat` and refused in `run`, unless `--allow` or `--yolo` permits it.
+(`tether.agent.unattended`): deny rules always hold and hooks run; a call that needs approval is
+asked about in `chat` and refused in `run`, unless `--allow` or `--yolo` permits it.
 
 Both are clients of the public `tether.agent.Agent`: it boots, picks the model, opens (or
-resumes) the session and runs `run`'s turn; `chat` is `tether.cli.chat` (line editing, slash
-commands, live status, diffs, compaction), which drives the agent's loop itself to switch
-sessions and models.
+resumes) the session and runs the turns; `chat` is `tether.cli.chat` (line editing, slash
+commands, live status, diffs, compaction), which this module only parses the options for.
 In both, the first Ctrl-C aborts the running turn through its signal;
 tools are cancelled and every outcome is recorded in the session log.
 """
@@ -20,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Annotated, Literal
@@ -29,17 +28,16 @@ import cyclopts
 
 from ...agent.events import AgentEvent
 from ...agent.loop import TurnOutcome
-from ...agent.session import SessionError, SessionLog, SessionStore
+from ...agent.session import SessionLog, SessionStore
 from ...agent.session.events import ASSISTANT_MESSAGE
+from ...agent.unattended import refuse_unattended
 from ...core.signals import AbortController
-from ...kernel import ConfigError
 from ..output import RunReport
-from ..policy import apply_flags, refuse_unattended
 from ..render import TurnRenderer
 from ..sandbox_option import SandboxOpt
-from ..session import Interrupts, Runner, notice, open_runner
+from ..session import exit_code, install_interrupts, notice, open_agent
 
-__all__ = ["chat", "exit_code", "run"]
+__all__ = ["chat", "run"]
 
 ConfigOpt = Annotated[Path | None, cyclopts.Parameter(name="--config", help="A tether.yml to use.")]
 ModelOpt = Annotated[str | None, cyclopts.Parameter(name="--model", help="The model to ask.")]
@@ -62,62 +60,6 @@ AllowOpt = Annotated[
         "e.g. --allow 'Bash(npm test:*)'. Repeatable; deny rules still hold.",
     ),
 ]
-
-
-def exit_code(outcome: TurnOutcome) -> int:
-    """0 for a completed turn; 130 for an aborted one; 1 otherwise (with the stderr line)."""
-    if outcome.completed:
-        return 0
-    if outcome.kind == "aborted":
-        notice("ABORTED: the turn was aborted; tool outcomes are recorded in the session")
-        return 130
-    if outcome.kind == "blocked":
-        sys.stderr.write(f"tether: BLOCKED: {outcome.reason.get('message')}\n")
-        return 1
-    if outcome.kind == "error":
-        error = outcome.reason.get("error")
-        code = message = "?"
-        if isinstance(error, dict):
-            code, message = str(error.get("code")), str(error.get("message"))
-        sys.stderr.write(f"tether: {code}: {message}\n")
-        return 1
-    sys.stderr.write(f"tether: {outcome.kind.upper()}: the turn ended before completing\n")
-    return 1
-
-
-async def _start(
-    stack: AsyncExitStack,
-    *,
-    cwd: Path,
-    config: Path | None,
-    model: str | None,
-    resume: str | None,
-    renderer: Callable[[AgentEvent], None],
-    yolo: bool,
-    allow: tuple[str, ...],
-    sandbox: str | None = None,
-) -> tuple[Runner, Interrupts] | None:
-    """Boot the runner, apply the policy flags and install the Ctrl-C policy (undone by
-    `stack`); None, with the one-line error on stderr, when the config, a flag or the session
-    cannot be used."""
-    try:
-        runner = await open_runner(
-            stack,
-            cwd=cwd,
-            config=config,
-            model=model,
-            resume=resume,
-            on_event=renderer,
-            sandbox=sandbox,
-        )
-        apply_flags(runner.ctx, yolo=yolo, allow=allow)
-    except (ConfigError, SessionError, ValueError) as exc:
-        sys.stderr.write(f"tether: {exc}\n")
-        return None
-    interrupts = Interrupts(notice)
-    interrupts.install()
-    stack.callback(interrupts.uninstall)
-    return runner, interrupts
 
 
 ContinueOpt = Annotated[
@@ -229,21 +171,20 @@ async def run(
         report(event)
 
     async with AsyncExitStack() as stack:
-        started = await _start(
+        agent = await open_agent(
             stack,
             cwd=workdir,
             config=config,
             model=model,
             resume=resume,
-            renderer=on_event,
+            on_event=on_event,
             yolo=yolo,
             allow=allow,
             sandbox=sandbox,
         )
-        if started is None:
+        if agent is None:
             return 2
-        runner, interrupts = started
-        agent = runner.api
+        interrupts = install_interrupts(stack)
         refuse_unattended(agent.context)
         controller = AbortController()
         interrupts.arm(controller)
@@ -307,7 +248,7 @@ async def chat(
     and write) and wait for an answer: y (allow once), a (allow the shown rule for this
     session), n (deny) or d (deny with a reason the model reads).
     """
-    from ..chat.app import ChatApp, context_window_from_env
+    from ..chat.app import ChatOptions, context_window_from_env, run_chat
 
     workdir = (cwd or Path.cwd()).resolve()
     try:
@@ -315,36 +256,16 @@ async def chat(
     except ValueError as exc:
         sys.stderr.write(f"tether: {exc}\n")
         return 2
-    async with AsyncExitStack() as stack:
-        events: list[ChatApp] = []
-
-        def on_event(event: AgentEvent) -> None:
-            events[0].renderer(event)
-
-        started = await _start(
-            stack,
+    return await run_chat(
+        ChatOptions(
             cwd=workdir,
             config=config,
             model=model,
             resume=resume,
-            renderer=on_event,
             yolo=yolo,
             allow=allow,
             sandbox=sandbox,
-        )
-        if started is None:
-            return 2
-        runner, interrupts = started
-        app = ChatApp(
-            runner,
-            interrupts,
-            stack,
-            cwd=workdir,
             context_window=window,
             show_reasoning=show_reasoning,
         )
-        events.append(app)
-        for line in runner.session.repair.describe() if runner.session.repair else ():
-            notice(f"repaired the session log: {line}")
-        app.attach_prompter()
-        return await app.run()
+    )

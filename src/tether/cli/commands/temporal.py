@@ -37,7 +37,7 @@ from ...agent.loop import TurnOutcome
 from ...agent.session import SessionError
 from ...kernel import tether_home
 from ..sandbox_option import SandboxOpt
-from .agent import exit_code
+from ..session import exit_code
 
 if TYPE_CHECKING:
     from ...temporal.frontend import Attached, Target

@@ -1,9 +1,11 @@
-"""The command line's policy flags, and what `tether run` says when nobody can approve a call.
+"""An agent with nobody to ask: the policy flags, and what it says when a call needs approval.
 
 Owns `--yolo` and `--allow` (applied to a booted context's `permissions` service) and the note
-`tether run` gives the `approval` service. `tether run` and `tether chat` mount the same policy —
-deny rules, hooks, permission modes; they differ only in who answers an ask: the user at the
-terminal in `chat`; nobody in `run`, where the call is refused and the model is told
+the `approval` service gives for a call nobody can approve — used by `tether run` and by
+`tether worker` (the Temporal worker), which is why it lives below both. `tether run` and
+`tether chat` mount the same policy — deny rules, hooks, permission modes; they differ only in
+who answers an ask: the user at the terminal in `chat`; nobody in `run`, where the call is
+refused and the model is told
 
     tool "bash" requires approval, but no approval channel is available (tether run is
     non-interactive; allow it with --allow 'Bash(npm test)' or --yolo)

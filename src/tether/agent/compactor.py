@@ -1,0 +1,98 @@
+"""Compaction while an `Agent` runs: whether the next request fits, and the hand-over as events.
+
+Owns `Compactor`: the context window an `Agent(context_window=...)` keeps to (it only shrinks:
+a model that refuses a request as too long teaches it the real size), the test before a turn and
+before each later step (`fits`), and one compaction (`run`): `CompactionStarted`, the model's
+summary, the new linked session (`tether.agent.compaction.compact`), then `CompactionFinished`
+— or `CompactionFailed` when the model fails, answers with no summary, or the signal aborts (the
+conversation then stays where it was). Does not own the summary request or the session links
+(`tether.agent.compaction`), nor which session the agent continues in (`tether.agent.api`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Literal
+
+from ..core.errors import error_message
+from ..core.signals import AbortSignal
+from .compaction import Compacted, compact, context_tokens, needs_compaction, summarise
+from .events import AgentEvent, CompactionFailed, CompactionFinished, CompactionStarted
+from .llm import LlmError
+from .loop import AgentLoop, TurnOutcome, default_system_prompt
+from .session import SessionLog, SessionStore
+
+__all__ = ["Compactor", "overflowed"]
+
+
+def overflowed(outcome: TurnOutcome) -> bool:
+    """Whether the turn ended because the model refused the request as too long for its
+    context window (`CONTEXT_WINDOW_EXCEEDED`)."""
+    error = outcome.reason.get("error")
+    return isinstance(error, Mapping) and error.get("code") == "CONTEXT_WINDOW_EXCEEDED"
+
+
+class Compactor:
+    """See the module note. `window` None: only manual compaction."""
+
+    def __init__(
+        self,
+        store: SessionStore,
+        window: int | None,
+        emit: Callable[[AgentEvent], None],
+    ) -> None:
+        if window is not None and (isinstance(window, bool) or window < 1):
+            raise ValueError(f"context_window must be a positive number of tokens, got {window}")
+        self._store = store
+        self._emit = emit
+        self.window = window
+
+    def fits(self, session: SessionLog, extra: str = "") -> bool:
+        """Whether the next request over `session` (plus `extra` text) fits the window minus its
+        reserve; always true without a window or with nothing to compact."""
+        if self.window is None or not session.messages():
+            return True
+        return not needs_compaction(context_tokens(session, extra), self.window)
+
+    def learn_overflow(self, session: SessionLog) -> None:
+        """The model refused the conversation in `session` as too long: the window is at most
+        its size."""
+        tokens = context_tokens(session)
+        self.window = tokens if self.window is None else min(self.window, tokens)
+
+    async def run(
+        self,
+        loop: AgentLoop,
+        *,
+        trigger: Literal["manual", "auto"],
+        signal: AbortSignal,
+        focus: str | None = None,
+        extra: str = "",
+        overflow: bool = False,
+    ) -> Compacted | None:
+        """Summarise `loop`'s conversation into a new session (see the module note); None when
+        there is nothing to summarise or it failed. The old session stays open."""
+        session = loop.session
+        messages = session.messages()
+        if not messages:
+            return None
+        tokens = context_tokens(session, extra)
+        self._emit(CompactionStarted(trigger, tokens, self.window, overflow))
+        settings = loop.settings
+        try:
+            summary = await summarise(
+                loop.llm,
+                messages,
+                system=settings.system_prompt or default_system_prompt(settings.cwd),
+                tools=loop.tools.schemas(loop),
+                focus=focus,
+                signal=signal,
+            )
+        except (LlmError, ValueError) as exc:
+            self._emit(CompactionFailed(error_message(exc)))
+            return None
+        done = compact(
+            self._store, session, summary, trigger=trigger, tokens_before=tokens, focus=focus
+        )
+        self._emit(CompactionFinished(session.id, done.session.id, len(summary.split())))
+        return done
