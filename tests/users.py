@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["PYTHON_FOR_ALL", "USERS", "User", "private_directory"]
+__all__ = ["CURRENT", "NOBODY", "PYTHON_FOR_ALL", "USERS", "User", "private_directory"]
 
 
 @dataclass(frozen=True)

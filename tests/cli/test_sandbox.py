@@ -31,7 +31,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from ..users import PYTHON_FOR_ALL, USERS, User, private_directory
+from ..users import CURRENT, PYTHON_FOR_ALL, USERS, User, private_directory
 from ._support import TETHER
 
 pytestmark = pytest.mark.timeout(300)
@@ -363,3 +363,69 @@ async def test_an_escape_that_is_running_is_seen_on_the_host_while_the_command_r
         assert {f"sleep {d}" for d in durations} <= running
     finally:
         stop(process)
+
+
+# -- without namespaces ------------------------------------------------------------------------
+
+
+def test_without_bwrap_a_sandboxed_command_is_refused_in_one_line_that_says_how_to_fix_it(
+    tmp_path: Path,
+) -> None:
+    box = Box(CURRENT, tmp_path)
+    for name in ("ws", "home"):
+        (tmp_path / name).mkdir()
+    env = {**box.env(), "TETHER_BWRAP": ""}
+
+    done = subprocess.run(
+        box.argv("touch made"), env=env, capture_output=True, text=True, check=False
+    )
+
+    assert done.returncode == 1
+    warning, refusal = done.stderr.splitlines()
+    assert warning.startswith("tether: processes are not contained ($TETHER_BWRAP is empty). ")
+    assert refusal.startswith(
+        "tether: SANDBOX_UNAVAILABLE: sandbox unavailable (workspace-write): $TETHER_BWRAP is "
+        "empty; install bubblewrap"
+    )
+    assert refusal.endswith(
+        "or pass --sandbox danger-full-access (sandbox: danger-full-access in "
+        "tether.yml) to run commands without one"
+    )
+    assert not (box.workspace / "made").exists()
+
+
+def test_without_bwrap_full_access_runs_under_the_fallback(tmp_path: Path) -> None:
+    box = Box(CURRENT, tmp_path)
+    for name in ("ws", "home"):
+        (tmp_path / name).mkdir()
+    env = {**box.env(), "TETHER_BWRAP": ""}
+    argv = [*box.argv("touch made"), "--sandbox", "danger-full-access"]
+
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+
+    assert done.returncode == 0, done.stderr
+    assert (box.workspace / "made").exists()
+    assert done.stderr.count("processes are not contained") == 1
+
+
+# -- MCP stdio servers -----------------------------------------------------------------------------
+
+
+def test_a_failing_mcp_servers_child_on_its_stdout_neither_delays_tether_nor_outlives_it(
+    box: Box,
+) -> None:
+    duration = f"60.{secrets.randbelow(10**9):09d}"
+    script = f"sleep {duration} & echo broken >&2; exit 1"
+    entry = {"command": "bash", "args": ["-c", script], "startup_timeout_ms": 60_000}
+    (box.workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"broken": entry}}))
+    box.user.own(box.workspace)
+    argv = box.user.argv([str(TETHER), "mcp", "list", "--cwd", str(box.workspace)])
+    began = time.monotonic()
+
+    done = subprocess.run(
+        argv, env=box.env(), capture_output=True, text=True, timeout=240, check=False
+    )
+
+    assert "broken" in done.stdout + done.stderr
+    assert time.monotonic() - began < 45  # the child holds stdout for 60 s
+    assert marked(duration) == []

@@ -7,6 +7,7 @@ import pytest
 
 from tether.kernel import Context
 from tether.plugins.jobs import plugin as jobs_plugin
+from tether.plugins.sandbox import SandboxSettings
 from tether.plugins.shell import LocalBashExecutor, ShellConfig, SubprocessService
 from tether.plugins.shell import bash as bash_plugin
 from tether.plugins.shell import plugin as shell_plugin
@@ -51,7 +52,8 @@ async def executor(tmp_path: Path) -> AsyncIterator[LocalBashExecutor]:
 @pytest.fixture
 async def fallback_executor(tmp_path: Path) -> AsyncIterator[LocalBashExecutor]:
     """Full access without containment: the fallback's guarantees, in `tmp_path`."""
-    config = ShellConfig(grace_ms=GRACE_MS, cwd=str(tmp_path), sandbox="danger-full-access")
+    full_access = SandboxSettings(mode="danger-full-access")
+    config = ShellConfig(grace_ms=GRACE_MS, cwd=str(tmp_path), sandbox=full_access)
     executor = LocalBashExecutor(config, subprocesses=SubprocessService(support=UNCONTAINED))
     yield executor
     await executor.aclose()

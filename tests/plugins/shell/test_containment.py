@@ -21,6 +21,7 @@ import shlex
 import sys
 from pathlib import Path
 
+import psutil
 import pytest
 
 from tether.core.signals import AbortController, AbortSignal
@@ -224,3 +225,33 @@ async def test_a_command_sees_only_its_own_processes(executor: LocalBashExecutor
 
     assert "seen" not in result.stdout.text
     assert int(result.stdout.text) <= 5  # a header, then init, bash, ps, wc
+
+
+async def test_a_command_killed_while_bwrap_sets_it_up_leaves_nothing_behind(
+    executor: LocalBashExecutor,
+) -> None:
+    """bwrap's child waits for bwrap to finish the user namespace before its parent-death signal
+    is set: killing bwrap alone then would strand it. Killed at once, 20 times over."""
+    duration = marker()
+    statuses = []
+    for _ in range(20):
+        process = await executor.start(
+            ShellRequest(command=f"sleep {duration}"), signal=AbortSignal.never()
+        )
+        process.kill()
+        statuses.append((await process.done).signal_name)
+
+    assert statuses == ["SIGTERM"] * 20
+    await until(lambda: marked(duration) == [], within_s=5)
+
+
+def marked(token: str) -> list[int]:
+    """The pids of live processes whose command line mentions `token` (bwrap's included)."""
+    found = []
+    for process in psutil.process_iter():
+        try:
+            if process.status() != psutil.STATUS_ZOMBIE and token in " ".join(process.cmdline()):
+                found.append(process.pid)
+        except psutil.Error:
+            continue
+    return found

