@@ -2,6 +2,13 @@
 
 Design note
 -----------
+Two kinds. A *contained* process (spawned with a `Jail`, `tether.plugins.sandbox.confine`) is
+`bwrap` running the command in its own PID namespace: everything the command starts ends with its
+leader, with its namespace, or with tether (`_namespace.py`), so nothing below about descendants,
+tags, looks or the subreaper applies to it — its escalation is SIGTERM to the command's group,
+then SIGKILL to the namespace, and it has settled once bwrap has exited and the pipes closed. The
+rest of this note is the *uncontained* process, the fallback where namespaces cannot be created.
+
 Contract. A `Subprocess` is spawned in its own session (`start_new_session=True`, so its pid is
 its process group id). Its `done` future resolves exactly once, with the leader's `ExitStatus`,
 when the process has *settled*: the leader has exited and been reaped, both output pipes are

@@ -11,9 +11,15 @@ No state persists between calls: bash is non-login and reads no rc files.
 
 No process escapes a command: when bash exits (a normal finish, a timeout, an abort, a `kill()`),
 every process the command started that still runs — in its process group or not (`setsid -f`,
-a double fork, `nohup setsid ... &`, a `set -m` job, `disown`) — is stopped (SIGTERM, then
-SIGKILL after `grace_ms`) before the run returns or the background process settles. A
-background command's processes live until it ends or is killed. (`_process.py`, `_reaper.py`.)
+a double fork, `nohup setsid ... &`, a `set -m` job, `disown`) — is gone before the run returns
+or the background process settles: the kernel ends its PID namespace (`_namespace.py`), or, where
+namespaces cannot be created, tether stops them (SIGTERM, then SIGKILL after `grace_ms`;
+`_process.py`, `_reaper.py`). A background command's processes live until it ends or is killed.
+
+The sandbox of a request is its own (`ShellRequest.sandbox`) or the config's, with the workspace
+`cwd` (the process's current directory when unset); a sandbox that cannot be had raises
+`tether.plugins.sandbox.SandboxUnavailable` from `run` and `start`. Placeholders a killed tether's
+sandboxed commands left in the writable roots are removed when the executor is built.
 """
 
 from __future__ import annotations
