@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from .tools import ErrorInfo as ErrorInfo
     from .tools import PostToolDecision as PostToolDecision
     from .tools import PreToolDecision as PreToolDecision
+    from .tools import SlowStop as SlowStop
     from .tools import ToolArgsError as ToolArgsError
     from .tools import ToolCallAborted as ToolCallAborted
     from .tools import ToolDefinition as ToolDefinition
@@ -133,6 +134,7 @@ _SOURCES: dict[str, str] = {
     "Deny": "tether.tools",
     "ErrorDetail": "tether.tools",
     "ErrorInfo": "tether.tools",
+    "SlowStop": "tether.tools",
     "PostToolDecision": "tether.tools",
     "PreToolDecision": "tether.tools",
     "ToolArgsError": "tether.tools",
@@ -210,6 +212,7 @@ __all__ = [
     "RunStream",
     "SandboxMode",
     "SandboxPolicy",
+    "SlowStop",
     "StepStarted",
     "TextDelta",
     "TimeoutReason",

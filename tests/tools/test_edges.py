@@ -9,6 +9,7 @@ codes; a deadline that fired first stays `TOOL_TIMEOUT`; a body that has not sta
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 from typing import Any
 
@@ -178,6 +179,7 @@ def test_keyboard_interrupt_and_system_exit_reach_the_caller_after_the_result_is
 async def test_a_wrapper_that_swallows_the_cancellation_and_delegates_never_starts_the_body(
     ctx: Context,
 ) -> None:
+    published = _published(ctx)
     waiting = asyncio.Event()
     bodies = 0
 
@@ -201,7 +203,9 @@ async def test_a_wrapper_that_swallows_the_cancellation_and_delegates_never_star
 
     runner.cancel()
 
-    assert (await runner).to_json() == ABD_JSON
+    with pytest.raises(asyncio.CancelledError):  # the request stood: it is raised again
+        await runner
+    assert [r.to_json() for r in published] == [ABD_JSON]
     assert bodies == 0
 
 
@@ -251,7 +255,10 @@ async def test_cancelling_a_body_task_before_its_first_step_orphans_nothing(
     bodies[0].cancel()
     result = await runner
 
-    assert result.to_json() == error_json("CancelledError")
+    # 3.11 starts the body on the next loop iteration: it never ran, so nothing could have
+    # happened; 3.12+ ran its first step eagerly, and its task was cancelled under it.
+    never_ran = sys.version_info < (3, 12)
+    assert result.to_json() == (ABD_JSON if never_ran else error_json("CancelledError"))
     assert [r.to_json() for r in published] == [result.to_json()]
     assert all(child.cancelled() for child in children)
     assert asyncio.all_tasks() == before

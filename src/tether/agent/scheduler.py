@@ -287,7 +287,10 @@ class _Step:
                 except asyncio.CancelledError:
                     self._cancelled()
                     slot.call.interrupted = True
-                    final = self.runtime.finish(slot.call, supersede(slot.call, slot.result))
+                    reached = slot.call.outcome  # what post-execute reached, if it got that far
+                    final = self.runtime.finish(
+                        slot.call, supersede(slot.call, slot.result if reached is None else reached)
+                    )
             else:
                 final = self.runtime.finish(slot.call, slot.result)
             self.results[index] = final

@@ -42,7 +42,7 @@ __all__ = ["AbortController", "AbortError", "AbortSignal", "FusedSignal", "Liste
 
 _log = logging.getLogger("tether.signals")
 _ABORT_LOCK: Final = threading.Lock()
-_running_loop: Final = asyncio._get_running_loop
+_running_loop: Final = asyncio.get_running_loop
 _thread_id: Final = threading.get_ident
 
 Listener = Callable[[object], None]
@@ -87,8 +87,11 @@ class AbortSignal:
         self._reason: object = None
         self._subs: dict[int, Listener] = {}
         self._next_key = 0
-        loop = _running_loop()
-        self._loop: asyncio.AbstractEventLoop | None = loop
+        try:
+            loop: asyncio.AbstractEventLoop | None = _running_loop()
+        except RuntimeError:  # no loop running: bound by the first add_listener/wait
+            loop = None
+        self._loop = loop
         self._tid = _thread_id() if loop is not None else 0
 
     # -- reading -------------------------------------------------------------------------------
@@ -208,10 +211,11 @@ class AbortSignal:
     # -- internals -----------------------------------------------------------------------------
 
     def _bind_loop(self) -> None:
-        loop = asyncio._get_running_loop()
-        if loop is not None:
-            self._loop = loop
-            self._tid = threading.get_ident()
+        try:
+            self._loop = asyncio.get_running_loop()
+        except RuntimeError:  # still no loop: bound later
+            return
+        self._tid = threading.get_ident()
 
     def _abort(self, reason: object) -> None:
         """Abort with `reason` (already defaulted). First reason wins; listeners run once."""

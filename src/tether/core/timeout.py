@@ -79,9 +79,10 @@ class _LoopScheduler:
     __slots__ = ()
 
     def call_later(self, delay_ms: float, callback: Callable[[], None]) -> TimerHandle:
-        loop = asyncio._get_running_loop()
-        if loop is None:
-            raise RuntimeError("timers need a running event loop (or pass scheduler=...)")
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            raise RuntimeError("timers need a running event loop (or pass scheduler=...)") from None
         return loop_timers(loop).call_later(delay_ms, callback)
 
 

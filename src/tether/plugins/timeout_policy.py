@@ -18,17 +18,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Final
 
-from ..core.timeout import LOOP_SCHEDULER, Deadline, format_ms, timeout_of
+from ..core.timeout import LOOP_SCHEDULER, Deadline, TimeoutReason, timeout_of
 from ..kernel import Context
 from ..tools.execution import ToolDispatchExecution
-from ..tools.results import (
-    TOOL_TIMEOUT,
-    ErrorDetail,
-    ErrorInfo,
-    ToolExecutionResult,
-    ToolFailure,
-    text_content,
-)
+from ..tools.results import TOOL_TIMEOUT, ToolExecutionResult, ToolFailure, timed_out_result
 
 __all__ = ["TOOL_TIMEOUT", "apply", "inject", "name", "timeout_result"]
 
@@ -38,11 +31,7 @@ inject: Final = ("tools",)
 
 def timeout_result(timeout_ms: float) -> ToolFailure:
     """`Error: tool call timed out after <ms>ms`, info `ToolTimeoutError`/`TOOL_TIMEOUT`."""
-    message = f"tool call timed out after {format_ms(timeout_ms)}ms"
-    return ToolFailure(
-        error=ErrorDetail(message, ErrorInfo("ToolTimeoutError", TOOL_TIMEOUT)),
-        content=text_content(f"Error: {message}"),
-    )
+    return timed_out_result(TimeoutReason(TOOL_TIMEOUT, timeout_ms))
 
 
 def apply(ctx: Context, config: None = None) -> None:

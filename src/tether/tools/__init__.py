@@ -41,9 +41,12 @@ from .results import ToolFailure as ToolFailure
 from .results import ToolSuccess as ToolSuccess
 from .results import UserMessage as UserMessage
 from .results import user_message as user_message
+from .slow_stop import SLOW_STOP as SLOW_STOP
+from .slow_stop import SlowStop as SlowStop
 
 __all__ = [
     "MISSING",
+    "SLOW_STOP",
     "TOOL_ABORTED",
     "TOOL_ABORTED_BEFORE_DISPATCH",
     "TOOL_TIMEOUT",
@@ -62,6 +65,7 @@ __all__ = [
     "PostToolDecision",
     "PreToolDecision",
     "Prepared",
+    "SlowStop",
     "ToolArgsError",
     "ToolCallAborted",
     "ToolDefinition",

@@ -1,24 +1,40 @@
 """How a tool body runs: in a task of its own, started eagerly where asyncio can, never interrupted.
 
-Owns `BodyTask`, `start_body` and `body_outcome`.
+Owns `BodyTask`, `BodyRun`, `start_body`, `body_outcome` and the one path every synchronous body
+takes (`run_sync_body`).
 
 Contract. A body runs in its own `BodyTask`, so the task awaiting `execute()` is never the task
 the body runs in: cancelling that task cannot throw `CancelledError` into the body. The pipeline
 does not await the body task itself (asyncio would forward the awaiter's cancellation into it);
-it awaits a separate *settle* future that the task resolves when it is done (`settled`). A
-cancellation of the awaiting task therefore lands on the settle future: the pipeline turns it into
-an abort of the call's signal and waits again, until the body has settled.
+it awaits a separate *settle* future that the task resolves when it is done. A cancellation of
+the awaiting task therefore lands on the settle future: the pipeline turns it into an abort of
+the call's signal, waits until the body has settled, and then lets that same cancellation go on
+from where it was delivered.
+
+A body that has not started never starts once its call is cancelled (CONTRACT §4.4): the task's
+first step checks, before it enters the body, that the settle future was not cancelled (the
+awaiter's cancellation reached it) and that the body's signal has not aborted; if either has, it
+closes the body without running it and reports `BodyRun.started` False. On Python 3.11 (and for
+nested starts past `EAGER_DEPTH`) that first step runs on a later loop iteration, so this is the
+check that keeps a cancelled call from starting its body in between.
 
 Mechanism. On Python >= 3.12 the task starts eagerly through the standard library's public API
 (`Task(..., eager_start=True)`, what `asyncio.eager_task_factory` does): the body's first step runs
 inside the constructor, with the task as the current task and in a copy of the caller's context,
-so a body that finishes without suspending costs no loop iteration. On 3.11 it is a plain task
-whose first step runs on the next loop iteration. Eager starts nest (a body that calls
-`ctx.tools.execute` starts the inner body inside its own first step); past `EAGER_DEPTH` nested
-eager starts on one thread a body starts as a plain task, so deep nesting is bounded by the heap,
-not by the C stack.
+so a body that finishes without suspending costs no loop iteration. That first step (until the
+body first suspends) runs on the caller's stack, exactly as with `asyncio.eager_task_factory`;
+so that it never has much less stack than a task started with `create_task` would, a body starts
+eagerly only when the caller is at most `EAGER_STACK` frames deep and fewer than `EAGER_DEPTH`
+eager starts are nested on the thread — otherwise it starts as a plain task, on a fresh stack, on
+the next loop iteration. An eagerly started body's first step therefore has at least
+`sys.getrecursionlimit() - EAGER_STACK - 8` frames; a plain one about the limit minus 8.
 
-What a body does with its own task behaves exactly as with `asyncio.create_task`: `asyncio.timeout`,
+A `KeyboardInterrupt` or `SystemExit` from a body never escapes its task's step (where asyncio
+would re-raise it out of the event loop before the call's result exists, or, in an eager first
+step, leave an exception nobody retrieves): the task ends with it as a `Fatal` value, and the
+pipeline publishes the call's failure before it raises the exception to the caller.
+
+What a body does with its own task behaves as with `asyncio.create_task`: `asyncio.timeout`,
 `TaskGroup`, `signal.cancels()` and a cancellation the body asks for itself all go through.
 Anything holding the task (the body itself, `asyncio.run()` shutting down) can cancel it as any
 task; the pipeline never does. No private asyncio or CPython name is used.
@@ -32,14 +48,17 @@ import inspect
 import sys
 import threading
 from collections.abc import Callable, Coroutine
-from functools import partial
 from typing import Any, Final
+
+from ..core.signals import AbortSignal
 
 __all__ = [
     "EAGER_DEPTH",
+    "EAGER_STACK",
+    "BodyRun",
     "BodyTask",
+    "Fatal",
     "body_outcome",
-    "is_fatal",
     "run_sync_body",
     "settled",
     "start_body",
@@ -48,8 +67,12 @@ __all__ = [
 EAGER_DEPTH: Final = 16
 """Nested eager starts allowed on one thread before a body starts as a plain task."""
 
+EAGER_STACK: Final = 64
+"""The deepest caller (in Python frames) whose body still starts eagerly."""
+
 _EAGER: Final = sys.version_info >= (3, 12)
 _depth = threading.local()
+_currentframe: Final = inspect.currentframe
 
 
 class BodyTask(asyncio.Task[object]):
@@ -59,24 +82,53 @@ class BodyTask(asyncio.Task[object]):
     __slots__ = ()
 
 
+class Fatal:
+    """A `KeyboardInterrupt`/`SystemExit` a body raised, carried as its task's value."""
+
+    __slots__ = ("exc",)
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+
+class BodyRun:
+    """One started body: its task, its settle future, and whether the body was entered.
+
+    `settle` resolves (to None) in the very step the body finishes in — so the awaiter resumes in
+    the next loop iteration, as if it awaited the task — and nothing but the run resolves it
+    (cancelling it leaves the body alone). `started` is set just before the body's coroutine is
+    first resumed and never reset: False once the task is done means the body never ran.
+    """
+
+    __slots__ = ("settle", "started", "task")
+
+    task: BodyTask
+    settle: asyncio.Future[None]
+    started: bool
+
+
 def start_body(
-    coro: Coroutine[Any, Any, object], loop: asyncio.AbstractEventLoop, name: str
-) -> tuple[BodyTask, asyncio.Future[None]]:
+    coro: Coroutine[Any, Any, object],
+    loop: asyncio.AbstractEventLoop,
+    name: str,
+    signal: AbortSignal,
+) -> BodyRun:
     """Start `coro` in a new `BodyTask` on `loop` (the running loop), eagerly where possible.
 
-    Returns the task and its *settle* future, which resolves (to None) in the very step the body
-    finishes in — so the awaiter resumes in the next loop iteration, as if it awaited the task —
-    and which nothing but the task resolves (cancelling it leaves the body alone). When the task
-    is returned done, the body finished in its first step. A `KeyboardInterrupt` or `SystemExit`
-    the first step raised propagates from here, as it would from the loop.
+    `signal` is the body's own signal: if it has aborted by the time the task's first step runs,
+    the body is not entered. When the returned run's task is done, the body finished (or was
+    skipped) in its first step.
     """
+    run = BodyRun()
+    run.started = False
     settle: asyncio.Future[None] = loop.create_future()
-    runner = _run(coro, settle)
+    run.settle = settle
+    runner = _run(coro, run, signal)
     if not _EAGER:
         task = BodyTask(runner, loop=loop, name=name)
     else:
         depth: int = getattr(_depth, "n", 0)
-        if depth >= EAGER_DEPTH:
+        if depth >= EAGER_DEPTH or _deeper_than(EAGER_STACK):
             task = BodyTask(runner, loop=loop, name=name)
         else:
             _depth.n = depth + 1
@@ -84,22 +136,38 @@ def start_body(
                 task = BodyTask(runner, loop=loop, name=name, eager_start=True)  # type: ignore[call-arg]
             finally:
                 _depth.n = depth
+    run.task = task
     if not task.done():
-        task.add_done_callback(partial(_settled, coro, settle))
-    return task, settle
+        task.add_done_callback(lambda _: _settled(coro, settle))
+    return run
 
 
-async def _run(coro: Coroutine[Any, Any, object], settle: asyncio.Future[None]) -> object:
+def _deeper_than(frames: int) -> bool:
+    """Whether the calling thread's stack is more than `frames` Python frames deep."""
+    frame = _currentframe()
+    for _ in range(frames):
+        if frame is None:
+            return False
+        frame = frame.f_back
+    return frame is not None
+
+
+async def _run(coro: Coroutine[Any, Any, object], run: BodyRun, signal: AbortSignal) -> object:
+    settle = run.settle
     try:
+        if settle.done() or signal._aborted:  # cancelled before the first step: never start
+            coro.close()
+            return None
+        run.started = True
         return await coro
+    except (KeyboardInterrupt, SystemExit) as exc:
+        return Fatal(exc)
     finally:
         if not settle.done():
             settle.set_result(None)
 
 
-def _settled(
-    coro: Coroutine[Any, Any, object], settle: asyncio.Future[None], task: BodyTask
-) -> None:
+def _settled(coro: Coroutine[Any, Any, object], settle: asyncio.Future[None]) -> None:
     """The task is done. Normally `_run` resolved `settle` already; not if the task was cancelled
     before its first step (the body never started: close it, so it is not reported as never
     awaited)."""
@@ -122,17 +190,20 @@ def settled(future: asyncio.Future[Any], loop: asyncio.AbstractEventLoop) -> asy
     return waiter
 
 
-async def run_sync_body(fn: Callable[[Any, Any], object], args: object, view: object) -> object:
-    """Run a synchronous body in a worker thread (in a copy of the caller's context) and wait
-    for the thread to return, whatever happens to the task awaiting it: a thread cannot be
-    interrupted, so it is never abandoned. If the body's task was cancelled meanwhile, that
-    `CancelledError` is raised once the thread has returned.
+async def run_sync_body(fn: Callable[..., object], *args: object) -> object:
+    """Run `fn(*args)` in a worker thread (in a copy of the caller's context) and wait for the
+    thread to return, whatever happens to the task awaiting it: a thread cannot be interrupted,
+    so it is never abandoned. If the body's task was cancelled meanwhile (by the body's own
+    code, or by `asyncio.run()` shutting down), that `CancelledError` is raised here, once the
+    thread has returned. This is the one way every synchronous body runs: raw definitions,
+    `define_tool` and `@tool` alike.
 
     `StopIteration` cannot cross into an asyncio future (asyncio refuses it and the future would
-    never complete), so a body raising it fails with `RuntimeError` instead.
+    never complete), so a body raising it fails with `RuntimeError` instead. An awaitable the
+    function returns is awaited.
     """
     loop = asyncio.get_running_loop()
-    future = loop.run_in_executor(None, contextvars.copy_context().run, _call_sync, fn, args, view)
+    future = loop.run_in_executor(None, contextvars.copy_context().run, _call_sync, fn, *args)
     cancelled: asyncio.CancelledError | None = None
     while not future.done():
         try:
@@ -147,9 +218,9 @@ async def run_sync_body(fn: Callable[[Any, Any], object], args: object, view: ob
     return returned
 
 
-def _call_sync(fn: Callable[[Any, Any], object], args: object, view: object) -> object:
+def _call_sync(fn: Callable[..., object], *args: object) -> object:
     try:
-        return fn(args, view)
+        return fn(*args)
     except StopIteration as exc:
         raise RuntimeError(
             f"the tool body raised StopIteration{f': {exc}' if str(exc) else ''}"
@@ -158,11 +229,15 @@ def _call_sync(fn: Callable[[Any, Any], object], args: object, view: object) -> 
 
 def body_outcome(task: BodyTask) -> tuple[object, BaseException | None]:
     """What a done body task ended with: `(value, None)` for a return, `(None, exc)` for a raise
-    (`CancelledError` when the task ended cancelled). Marks the exception as retrieved."""
+    (`CancelledError` when the task ended cancelled, the `KeyboardInterrupt`/`SystemExit` it
+    carried as `Fatal`). Marks the exception as retrieved."""
     try:
-        return task.result(), None
+        value = task.result()
     except BaseException as exc:  # the body's own outcome, classified by the pipeline
         return None, exc
+    if type(value) is Fatal:
+        return None, value.exc
+    return value, None
 
 
 def is_fatal(exc: BaseException) -> bool:

@@ -9,7 +9,6 @@ where the spec puts it. `@tool` infers a parameters model from a typed signature
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import json
 import math
@@ -161,11 +160,10 @@ def define_tool(
         except ValidationError as exc:
             raise ToolArgsError(violations(exc, "arguments")) from None
 
-    async def run(args: object, exec: ToolRunContext) -> object:  # a sync body: worker thread
-        result = await asyncio.to_thread(body, validated(args), exec)
-        if inspect.isawaitable(result):
-            return await result
-        return result
+    def run(args: object, exec: ToolRunContext) -> object:
+        # A sync body stays sync: the registry runs it in a worker thread (tools.body), the one
+        # path every synchronous body takes, validation included.
+        return body(validated(args), exec)
 
     def start(args: object, exec: ToolRunContext) -> Awaitable[object]:
         # An async body's own coroutine, once its arguments validate: no wrapper coroutine.
@@ -247,16 +245,28 @@ def tool(
         if out is None:
             ret = get_type_hints(f).get("return")
             out = ToolOutput(schema=None if ret in (None, type(None), Any) else ret)
-        is_async = inspect.iscoroutinefunction(f)
-        fn_async = cast(Callable[..., Awaitable[object]], f)
+        fields = tuple(model.model_fields)
 
-        async def call(args: BaseModel, exec: ToolRunContext) -> object:
-            kwargs = {k: getattr(args, k) for k in type(args).model_fields}
+        def keywords(args: BaseModel, exec: ToolRunContext) -> dict[str, object]:
+            kwargs = {k: getattr(args, k) for k in fields}
             if exec_param is not None:
                 kwargs[exec_param] = exec
-            if is_async:
-                return await fn_async(**kwargs)
-            return await asyncio.to_thread(f, **kwargs)
+            return kwargs
+
+        call: Callable[[BaseModel, ToolRunContext], object]
+        if inspect.iscoroutinefunction(f):
+            fn_async = cast(Callable[..., Awaitable[object]], f)
+
+            async def call_async(args: BaseModel, exec: ToolRunContext) -> object:
+                return await fn_async(**keywords(args, exec))
+
+            call = call_async
+        else:
+
+            def call_sync(args: BaseModel, exec: ToolRunContext) -> object:
+                return f(**keywords(args, exec))  # in the registry's worker thread
+
+            call = call_sync
 
         return define_tool(
             name=tool_name,

@@ -188,14 +188,14 @@ class Call:
     deferred: list[UserMessage] | None = None
     concluded: bool = False
     body_invoked: bool = False
-    """Set immediately before the body is called; never reset."""
+    """Set immediately before the body's task is created; cleared again if the task found the
+    call cancelled before the body's first step (the body never ran)."""
     interrupted: bool = False
-    """The task awaiting `execute()` was cancelled (treated like a caller abort)."""
+    """The caller's cancellation of the awaiting task reached the pipeline (every wrapper scope
+    let it through): treated like a caller abort."""
     cancel_baseline: int = 0
-    """`cancelling()` of the task that created the call: more later means it is being cancelled."""
-    reraise: BaseException | None = None
-    """What must reach the awaiting task once the result is built: its own `CancelledError`
-    (it was cancelled while the body ran) or the body's `KeyboardInterrupt`/`SystemExit`."""
+    """`cancelling()` of the task running the call's stage when it began (creation; `dispatch`
+    in a task of its own): more later means that task is being cancelled."""
     outcome: ToolExecutionResult | None = None
     """The latest outcome reached, for the cancelled-awaiter path."""
     stage: Stage = Stage.PREPARE

@@ -13,9 +13,22 @@ Cancellation design. The caller's signal is observed, never aborted by the regis
 always gets a per-call signal that aborts with the innermost wrapper's or the caller's reason and
 is detached when the body settles. The body runs in its own task and is awaited to quiescence:
 if the task awaiting the pipeline is cancelled, the per-call signal aborts (reason `AbortError()`)
-and the body is still awaited — no `CancelledError` is thrown into it; the call then publishes one
-result and the `CancelledError` propagates. A cancelled caller before dispatch never starts the
-body. Only successes are superseded by cancellation codes; every failure is more specific.
+and the body is still awaited — no `CancelledError` is thrown into it. Only successes are
+superseded by cancellation codes; every failure is more specific.
+
+Where a cancellation surfaces. A cancellation of the awaiting task is raised where it was
+delivered, once what it interrupted has settled: from the pre-execute/post-execute listener it
+landed in, or — while the body runs — from the innermost `next()` of the `tools/execute`
+waterfall, after the body settled and its outcome became `call.outcome`. So every cancel scope
+between the caller and the body (a wrapper's `asyncio.timeout`, `signal.cancels()`, an anyio
+scope, the caller's own) sees its own cancellation in order, exactly as around a plain coroutine:
+a wrapper's scope that catches its own turns it into its own result, and one that belongs further
+out goes on up. When it leaves the pipeline, the one result is published from `call.outcome`
+(superseded: it is a caller abort) and the `CancelledError` propagates. Cancellation is level-
+triggered, as in Trio and AnyIO: a listener that swallows a cancellation of the awaiting task
+(its `cancelling()` count stays raised) does not end it — the body is not started (`next()`
+raises it again) and the call raises it again at the end of its stage, after its result is
+published. A `CancelledError` nobody requested (the task is not being cancelled) is a failure.
 
 Python decision: a body that re-raises its own signal's abort (`async with
 exec.signal.cancels():`, `exec.signal.throw_if_aborted()`) has not failed on its own; its call
@@ -49,6 +62,7 @@ from typing import Final, Literal, Protocol, TypeAlias
 from ..core.errors import error_message
 from ..core.json import NotLosslessJson, snapshot
 from ..core.signals import AbortError, AbortSignal
+from ..core.timeout import TimeoutReason
 from ..kernel.agent_scope import AgentScope
 from ..kernel.events import EventTable, Listener, waterfall
 from .approval import ApprovalRequest
@@ -73,13 +87,16 @@ from .results import (
     aborted_result,
     denial_result,
     failure_from,
+    timed_out_result,
 )
+from .slow_stop import SlowStopWatch
 
 __all__ = ["Dispatched", "EventBus", "Pipeline", "Prepared"]
 
 _log = logging.getLogger("tether.tools")
 
 _ALLOW: Final = Allow()
+_ABORTED: Final = aborted_result()
 _ACCEPT: Final = Accept()
 _PRE: Final = "tools/pre-execute"
 _EXECUTE: Final = "tools/execute"
@@ -142,10 +159,19 @@ class EventBus(Protocol):
 
 
 def _being_cancelled(call: Call) -> bool:
-    """Whether the task running the call has a cancellation request it did not have when the
-    call was created (a wrapper may have swallowed its `CancelledError`; the request stands)."""
+    """Whether the task running the call's stage has a cancellation request it did not have when
+    the stage began (a listener may have swallowed its `CancelledError`; the request stands)."""
     task = _current_task()
     return task is not None and task.cancelling() > call.cancel_baseline
+
+
+def _raise_if_cancelled(call: Call, result: ToolExecutionResult) -> None:
+    """Raise the awaiting task's cancellation again if a listener swallowed it: `result` is what
+    the stage reached, and becomes `call.outcome` for the one result published on the way out."""
+    task = _current_task()
+    if task is not None and task.cancelling() > call.cancel_baseline:
+        call.outcome = result
+        raise asyncio.CancelledError
 
 
 class Pipeline:
@@ -173,6 +199,9 @@ class Pipeline:
     _live_guards: int
     """How many guards are registered (the policy stage is skipped without guards and listeners)."""
 
+    _slow_stop_after_s: float | None = 5.0
+    """Seconds a body may take to settle after its signal aborted before `tools/slow-stop`."""
+
     def _resolve(self, call: Call) -> ToolDefinition:
         """The definition the call reaches now (live registry); `UNKNOWN_TOOL` when gone."""
         scope = call.scope
@@ -196,13 +225,13 @@ class Pipeline:
             else:
                 reached = None
             result, needs_post = await self._dispatch(call) if reached is None else reached
-            if not needs_post:
-                return self.finish(call, result)
-            if _POST in call.listeners:
+            if needs_post and _POST in call.listeners:
                 return await self.finalize(call, result)
-            call.stage = FINALIZE
-            if call.caller_signal._aborted or call.interrupted:
-                result = supersede(call, result)
+            _raise_if_cancelled(call, result)
+            if needs_post:
+                call.stage = FINALIZE
+                if call.caller_signal._aborted or call.interrupted:
+                    result = supersede(call, result)
             return self.finish(call, result)
         except BaseException as exc:
             # The awaiting task was cancelled (or the body raised KeyboardInterrupt/SystemExit,
@@ -271,8 +300,10 @@ class Pipeline:
         """Spec §1.3–§1.7: pre-execute, approval, guards and the pre-dispatch checks."""
         reached = await self._policy(call)
         if reached is None:
+            _raise_if_cancelled(call, aborted_before_dispatch_result())
             return Prepared("dispatch", call)
         result, needs_post = reached
+        _raise_if_cancelled(call, result)
         return Prepared("post-result" if needs_post else "final-result", call, result)
 
     async def _policy(self, call: Call) -> Reached | None:
@@ -299,6 +330,7 @@ class Pipeline:
                 denial = self._deny_by_guard(call)
         except asyncio.CancelledError as exc:
             if _being_cancelled(call):
+                call.interrupted = True
                 raise
             return failure_from(exc), False
         except Exception as exc:
@@ -357,7 +389,10 @@ class Pipeline:
     # -- dispatch ------------------------------------------------------------------------------
 
     async def dispatch(self, call: Call) -> Dispatched:
-        """Spec §1.8–§1.11: the around-dispatch waterfall, normalization and contexts."""
+        """Spec §1.8–§1.11: the around-dispatch waterfall, normalization and contexts. Usually
+        awaited in a task of its own (the scheduler's): cancellation counts from here."""
+        task = _current_task()
+        call.cancel_baseline = 0 if task is None else task.cancelling()
         result, needs_post = await self._dispatch(call)
         return Dispatched("post-result" if needs_post else "final-result", result)
 
@@ -374,7 +409,8 @@ class Pipeline:
                 else:
                     result = normalize(call, raw, self._resolve)
         except asyncio.CancelledError as exc:
-            if _being_cancelled(call):
+            if _being_cancelled(call):  # the caller's own: every wrapper scope let it through
+                call.interrupted = True
                 if call.outcome is not None:  # the base's raw result: add what dispatch would
                     call.outcome = with_deferred(call, call.outcome)
                 raise
@@ -389,28 +425,26 @@ class Pipeline:
         if call.caller_signal._aborted or call.interrupted:
             result = supersede(call, result)
         call.outcome = result
-        reraise = call.reraise
-        if reraise is not None:  # the body settled; its awaiter's cancellation goes on now
-            call.reraise = None
-            raise reraise
         return result, True
 
     async def _base(self, call: Call, *_: object) -> ToolExecutionResult:
         """The innermost `next()`: fuse signals, resolve the tool, run the body to quiescence,
         canonicalize. A cancellation of the awaiting task while the body runs aborts the body's
-        signal; the body is still awaited and its outcome returned through the wrappers, and the
-        `CancelledError` is raised once the call's result is built (`call.reraise`)."""
+        signal; once the body has settled, its outcome is `call.outcome` and the cancellation is
+        raised from here, inside every wrapper's scope (see the module note). A cancellation a
+        wrapper swallowed before delegating is raised from here without starting the body."""
         wrapper_signal = call.signal
         caller_signal = call.caller_signal
         if wrapper_signal._aborted or caller_signal._aborted or call.interrupted:
             return aborted_before_dispatch_result()
-        if _being_cancelled(call):  # a wrapper swallowed the CancelledError and delegated
-            call.interrupted = True
-            return aborted_before_dispatch_result()
+        if _being_cancelled(call):  # a wrapper swallowed a cancellation and delegated anyway
+            call.outcome = aborted_before_dispatch_result()
+            raise asyncio.CancelledError
         body_signal = AbortSignal()
-        relay = _Relay(body_signal, wrapper_signal, caller_signal)
+        relay = _Relay(body_signal, wrapper_signal, caller_signal, call, self._slow_stop_after_s)
         call.signal = body_signal
         result: ToolExecutionResult
+        cancelled: BaseException | None = None
         try:
             scope = call.scope
             tool = self._lookup(call.name) if scope is None else self._visible(call.name, scope)
@@ -419,27 +453,38 @@ class Pipeline:
             call.body_invoked = True
             call.stage = BODY
             try:
-                value, raised = await _run_body(tool, call, relay)
+                value, raised, cancelled = await _run_body(tool, call, relay)
             finally:
                 call.stage = DISPATCH
-            if raised is None:
+            if not call.body_invoked:  # cancelled before the body's first step: it never ran
+                result = aborted_before_dispatch_result()
+            elif raised is None:
                 result = canonical_success(tool, call, value)
                 if body_signal._aborted:
                     result = aborted_result()
             else:
                 result = _body_failure(call, raised, body_signal)
+                if cancelled is None and is_fatal(raised):
+                    cancelled = raised  # published first, then it reaches the caller
+            if cancelled is not None and result is _ABORTED:
+                reason = body_signal._reason  # the first cause: a deadline that fired earlier
+                if type(reason) is TimeoutReason:  # stays a timeout; no wrapper can say so now
+                    result = timed_out_result(reason)
         except Exception as exc:  # resolution and canonicalization failures
             result = failure_from(exc)
         finally:
             relay.detach()
             call.signal = wrapper_signal
         call.outcome = result
+        if cancelled is not None:
+            raise cancelled
         return result
 
     # -- finalize and finish -------------------------------------------------------------------
 
     async def finalize(self, call: Call, result: ToolExecutionResult) -> ToolExecutionResult:
-        """Spec §1.12–§1.13: post-execute and its decision, then `finish`."""
+        """Spec §1.12–§1.13: post-execute and its decision, then `finish`. If the awaiting task
+        is being cancelled, raises its `CancelledError` before publishing anything."""
         call.stage = FINALIZE
         call.outcome = result
         listeners = call.listeners.get(_POST)
@@ -450,10 +495,14 @@ class Pipeline:
                     result = apply_post_decision(call, result, decision, self._resolve)
             except asyncio.CancelledError as exc:
                 if _being_cancelled(call):
+                    call.interrupted = True
                     raise
                 return self.finish(call, failure_from(exc))
             except Exception as exc:
-                return self.finish(call, failure_from(exc))
+                result = failure_from(exc)
+                _raise_if_cancelled(call, result)
+                return self.finish(call, result)
+        _raise_if_cancelled(call, result)
         if call.caller_signal._aborted or call.interrupted:
             result = supersede(call, result)
         return self.finish(call, result)
@@ -500,20 +549,59 @@ class Pipeline:
 
 
 class _Relay:
-    """The body's per-call signal follows the wrapper's and the caller's until the body settles."""
+    """The body's per-call signal follows the wrapper's and the caller's until the body settles;
+    an abort that reaches a running body also starts its slow-stop watch (tools.slow_stop)."""
 
-    __slots__ = ("_caller", "_caller_key", "_wrapper", "_wrapper_key", "signal")
+    __slots__ = (
+        "_after_s",
+        "_call",
+        "_caller",
+        "_caller_key",
+        "_wrapper",
+        "_wrapper_key",
+        "signal",
+        "task",
+    )
 
-    def __init__(self, signal: AbortSignal, wrapper: AbortSignal, caller: AbortSignal) -> None:
+    def __init__(
+        self,
+        signal: AbortSignal,
+        wrapper: AbortSignal,
+        caller: AbortSignal,
+        call: Call,
+        after_s: float | None,
+    ) -> None:
         self.signal = signal
-        relay = signal._abort
+        self.task: BodyTask | None = None
+        self._call = call
+        self._after_s = after_s
+        relay = self.abort
         self._wrapper = wrapper
         self._caller = caller
         self._wrapper_key = wrapper._subscribe(relay)
         self._caller_key = caller._subscribe(relay) if caller is not wrapper else -1
 
+    def abort(self, reason: object) -> None:
+        """Abort the body's signal; if the body is running, start watching how long it takes."""
+        self.signal._abort(reason)
+        if self.task is not None:
+            self.watch()
+
+    def watch(self) -> None:
+        """Watch the running body stop (once; a no-op without a body task or a threshold)."""
+        task = self.task
+        after_s = self._after_s
+        if task is None or task.done() or after_s is None:
+            return
+        self.task = None  # one watch per call
+        call = self._call
+        watch = SlowStopWatch(after_s, call.view, call.name, call.call_id, call.listeners)
+        watch.task = task
+        task.add_done_callback(watch.disarm)
+        watch.arm()
+
     def detach(self, *_: object) -> None:
-        """Stop following (idempotent); also a done-callback of the body's task."""
+        """Stop following (idempotent); also a done-callback of the body's settle future."""
         if self._wrapper_key >= 0:
             self._wrapper._unsubscribe(self._wrapper_key)
             self._wrapper_key = -1
@@ -524,47 +612,60 @@ class _Relay:
 
 async def _run_body(
     tool: ToolDefinition, call: Call, relay: _Relay
-) -> tuple[object, BaseException | None]:
-    """Start the body in its own task and wait until it is done: `(value, None)` or
-    `(None, what it raised)`. Never raises but to hand on the awaiting task's cancellation
-    (kept in `call.reraise` instead, once the body has settled) — see the module note."""
+) -> tuple[object, BaseException | None, BaseException | None]:
+    """Start the body in its own task and wait until it is done: `(value, None, cancelled)` or
+    `(None, what it raised, cancelled)`, where `cancelled` is the awaiting task's cancellation
+    that arrived meanwhile (None if none did), for the caller to raise once it has built the
+    outcome. Clears `call.body_invoked` when the body never started. See the module note."""
     coro = (
         tool.execute(call.arguments, call.view)
         if tool.is_async
         else run_sync_body(tool.execute, call.arguments, call.view)
     )
     loop = _running_loop()
-    try:
-        task, settle = start_body(coro, loop, f"tool {call.name} {call.call_id}")  # type: ignore[arg-type]
-    except BaseException as exc:  # KeyboardInterrupt/SystemExit from an eager first step
-        relay.detach()
-        return None, exc
+    body_signal = relay.signal
+    run = start_body(coro, loop, f"tool {call.name} {call.call_id}", body_signal)  # type: ignore[arg-type]
+    task = run.task
+    cancelled: BaseException | None = None
     if task.done():
         relay.detach()
-        return body_outcome(task)
-    settle.add_done_callback(relay.detach)  # the per-call signal freezes when the body settles
-    try:
-        await settle
-    except asyncio.CancelledError as exc:
-        call.interrupted = True
-        if not task.done():
-            relay.signal._abort(AbortError())
-        await _drain(task, loop)
-        call.reraise = exc
-    return body_outcome(task)
+    else:
+        settle = run.settle
+        settle.add_done_callback(relay.detach)  # the per-call signal freezes when it settles
+        relay.task = task
+        if body_signal._aborted:  # aborted while the first step ran
+            relay.watch()
+        try:
+            await settle
+        except asyncio.CancelledError as exc:
+            body_signal._abort(AbortError())  # also if the body just ended: it ends aborted
+            relay.watch()
+            cancelled = await _drain(task, loop, exc)
+    if not run.started:
+        call.body_invoked = False
+    value, raised = body_outcome(task)
+    return value, raised, cancelled
 
 
-async def _drain(task: BodyTask, loop: asyncio.AbstractEventLoop) -> None:
-    """Wait for a body whose awaiter was cancelled: every further cancellation of the awaiting
-    task is absorbed until the body is done (it already has its abort). Under an anyio cancel
-    scope the wait is shielded, so anyio does not re-deliver its cancellation on every loop
-    iteration (which would spin a CPU) while the body winds down."""
+async def _drain(
+    task: BodyTask, loop: asyncio.AbstractEventLoop, cancelled: asyncio.CancelledError
+) -> asyncio.CancelledError:
+    """Wait for a body whose awaiter was cancelled (it already has its abort). Further
+    cancellations of the awaiting task meanwhile are caught and chained: the newest is returned,
+    its `__context__` leading to the earlier ones, so a scope that recognises its own
+    cancellation by its message (anyio) still finds it. Under an anyio cancel scope the wait is
+    shielded, so anyio does not re-deliver its cancellation on every loop iteration (which would
+    spin a CPU) while the body winds down."""
     while not task.done():
         try:
             with _shielded():
                 await settled(task, loop)
-        except asyncio.CancelledError:
-            continue
+        except asyncio.CancelledError as exc:
+            if exc is not cancelled:
+                if exc.__context__ is None:
+                    exc.__context__ = cancelled
+                cancelled = exc
+    return cancelled
 
 
 def _shielded() -> contextlib.AbstractContextManager[object]:
@@ -587,16 +688,14 @@ def _body_failure(
     - its task ended cancelled after its signal aborted (it stopped because of the abort, or
       `asyncio.run()` cancelled it while shutting down): `ABORTED`; otherwise (it cancelled
       itself, or raised `CancelledError` on its own) a tool failure;
-    - `KeyboardInterrupt`/`SystemExit`: a tool failure, and the exception is raised again once
-      the result is published (`call.reraise`);
+    - `KeyboardInterrupt`/`SystemExit`: a tool failure (the base raises the exception once the
+      outcome is built, so it is published first);
     - anything else, `GeneratorExit` and other `BaseException`s included: a tool failure.
     """
     if _is_own_abort(raised, body_signal):
         return aborted_result()
     if isinstance(raised, asyncio.CancelledError) and (body_signal._aborted or call.interrupted):
         return aborted_result()
-    if is_fatal(raised) and call.reraise is None:
-        call.reraise = raised
     return failure_from(raised)
 
 

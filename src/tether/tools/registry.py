@@ -54,7 +54,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import ClassVar, Final, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..core.errors import HarnessError
 from ..core.json import JsonValue, NotLosslessJson, snapshot, thaw
@@ -90,6 +90,9 @@ class ToolsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     mode: PresentationMode = "native"
+    slow_stop_after_s: float | None = Field(default=5.0, gt=0)
+    """Seconds a running body may take to settle after its signal aborted before the registry
+    says why (`tools/slow-stop`, tether.tools.slow_stop); None: never."""
 
 
 class _CodeOnlyRoute(HarnessError):
@@ -154,6 +157,8 @@ class ToolRuntime(Service, Pipeline):
 
     def __init__(self, ctx: Context, config: object = None) -> None:
         self.mode: PresentationMode = config.mode if isinstance(config, ToolsConfig) else "native"
+        if isinstance(config, ToolsConfig):
+            self._slow_stop_after_s = config.slow_stop_after_s
         if self.mode == "code":  # only then: the native path keeps its plain `_create`
             self._create = self._create_code_only  # type: ignore[method-assign]
         self._ctx = ctx

@@ -16,6 +16,7 @@ from typing import Any, Final, Literal, TypeAlias, cast
 from ..core.errors import error_code_info, error_message
 from ..core.json import FrozenDict, FrozenList, JsonValue, frozen_array, frozen_record, snapshot
 from ..core.records import layout_twin
+from ..core.timeout import TimeoutReason, format_ms
 
 __all__ = [
     "TOOL_ABORTED",
@@ -231,6 +232,13 @@ def aborted_before_dispatch_result(contexts: Sequence[UserMessage] = ()) -> Tool
     if not contexts:
         return _ABD
     return ToolFailure(_ABD.error, _ABD.content, additional_contexts=tuple(contexts))
+
+
+def timed_out_result(reason: TimeoutReason) -> ToolFailure:
+    """A deadline's expiry: `Error: tool call timed out after <ms>ms`, info
+    `ToolTimeoutError`/`<the deadline's code>` (`TOOL_TIMEOUT` for the timeout policy's)."""
+    message = f"tool call timed out after {format_ms(reason.timeout_ms)}ms"
+    return _failure(message, ErrorInfo("ToolTimeoutError", reason.code))
 
 
 def denial_result(reason: str) -> ToolFailure:
