@@ -31,30 +31,11 @@ from pathlib import Path
 import psutil
 import pytest
 
+from ..plugins.shell._support import ESCAPES
 from ..users import CURRENT, PYTHON_FOR_ALL, USERS, User, private_directory
 from ._support import TETHER
 
 pytestmark = pytest.mark.timeout(300)
-
-_DAEMON = (
-    "import os, sys\n"
-    "if os.fork(): sys.exit(0)\n"
-    "os.setsid()\n"
-    "if os.fork(): sys.exit(0)\n"
-    "fd = os.open(os.devnull, os.O_RDWR)\n"
-    "[os.dup2(fd, n) for n in (0, 1, 2)]\n"
-    "os.execvp('sleep', ['sleep', sys.argv[1]])\n"
-)
-ESCAPES = (
-    "setsid -f sleep {d}",
-    "(setsid sleep {d} &)",
-    "setsid -f env -i sleep {d}",
-    "nohup sleep {d} > /dev/null 2>&1 &",
-    "set -m; sleep {d} &",
-    "sleep {d} > /dev/null 2>&1 & disown",
-    f"{PYTHON_FOR_ALL} -c {shlex.quote(_DAEMON)} {{d}}",
-)
-"""Every way out of a command the issue names, each starting `sleep <d>`."""
 
 
 @dataclass
@@ -136,7 +117,8 @@ def battery(token: str) -> tuple[str, list[str]]:
     """One command that starts every escape (durations `60.<token><i>`) and waits until they
     all run; and those durations."""
     durations = [f"60.{token}{index}" for index in range(len(ESCAPES))]
-    lines = [pattern.format(d=d) for pattern, d in zip(ESCAPES, durations, strict=True)]
+    patterns = ESCAPES.values()
+    lines = [pattern.format(d=d) for pattern, d in zip(patterns, durations, strict=True)]
     waits = [f"until pgrep -fx 'sleep {d}' > /dev/null; do sleep 0.01; done" for d in durations]
     return "\n".join([*lines, *waits, "touch escaped"]), durations
 

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shlex
-import sys
 from pathlib import Path
 
 import psutil
@@ -30,28 +28,7 @@ from tether.plugins.jobs.model import JobStatus
 from tether.plugins.jobs.registry import JobRegistry
 from tether.plugins.shell import LocalBashExecutor, ShellRequest
 
-from ._support import call, marker, sleeping, text, until
-
-_DAEMON = (
-    "import os, sys\n"
-    "if os.fork(): sys.exit(0)\n"
-    "os.setsid()\n"
-    "if os.fork(): sys.exit(0)\n"
-    "fd = os.open(os.devnull, os.O_RDWR)\n"
-    "[os.dup2(fd, n) for n in (0, 1, 2)]\n"
-    "os.execvp('sleep', ['sleep', sys.argv[1]])\n"
-)
-
-ESCAPES = {
-    "setsid -f": "setsid -f sleep {d}",
-    "double fork": "(setsid sleep {d} &)",
-    "env -i": "setsid -f env -i sleep {d}",
-    "nohup": "nohup sleep {d} > /dev/null 2>&1 &",
-    "set -m job": "set -m; sleep {d} &",
-    "disown": "sleep {d} > /dev/null 2>&1 & disown",
-    "daemonizing python": f"{sys.executable} -c {shlex.quote(_DAEMON)} {{d}}",
-}
-"""How a process leaves its command, each starting `sleep <d>`."""
+from ._support import ESCAPES, call, marker, sleeping, text, until
 
 
 def escape(pattern: str, duration: str) -> str:

@@ -50,7 +50,7 @@ from .seam import (
 )
 from .subprocesses import SubprocessService
 
-__all__ = ["BASH_TIMEOUT", "BackgroundProcess", "LocalBashExecutor"]
+__all__ = ["BASH_TIMEOUT", "BackgroundProcess", "LocalBashExecutor", "run_result"]
 
 BASH_TIMEOUT: Final = "BASH_TIMEOUT"
 """The code of the foreground deadline (`timeout_of(signal, BASH_TIMEOUT)`)."""
@@ -170,17 +170,7 @@ class LocalBashExecutor:
                 self._spawn_spec(spec, spec.stdout_max_bytes), signal=limit.signal
             )
             status = await process.settled()
-        reason = process.stop_reason
-        timed_out = isinstance(reason, TimeoutReason) and reason.code == BASH_TIMEOUT
-        return ShellRunResult(
-            exit_code=status.exit_code,
-            signal_name=status.signal_name,
-            timed_out=timed_out,
-            aborted=reason is not None and not timed_out,
-            timeout_ms=spec.timeout_ms,
-            stdout=process.stdout.result(),
-            stderr=process.stderr.result(),
-        )
+        return run_result(process, status, timeout_ms=spec.timeout_ms, timeout_code=BASH_TIMEOUT)
 
     async def start(
         self, request: ShellRequest | ResolvedShellRequest, *, signal: AbortSignal
@@ -202,6 +192,24 @@ class LocalBashExecutor:
     async def aclose(self) -> None:
         """Kill and await every process this executor's service owns."""
         await self._subprocesses.aclose()
+
+
+def run_result(
+    process: Subprocess, status: ExitStatus, *, timeout_ms: float, timeout_code: str
+) -> ShellRunResult:
+    """A settled foreground process as a result: `timed_out` when its own deadline
+    (`timeout_code`) stopped it, `aborted` when another reason did."""
+    reason = process.stop_reason
+    timed_out = isinstance(reason, TimeoutReason) and reason.code == timeout_code
+    return ShellRunResult(
+        exit_code=status.exit_code,
+        signal_name=status.signal_name,
+        timed_out=timed_out,
+        aborted=reason is not None and not timed_out,
+        timeout_ms=timeout_ms,
+        stdout=process.stdout.result(),
+        stderr=process.stderr.result(),
+    )
 
 
 def _sweep_placeholders(config: ShellConfig) -> None:

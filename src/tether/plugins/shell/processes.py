@@ -34,10 +34,11 @@ from types import MappingProxyType
 from typing import Final
 
 from ...core.signals import AbortSignal
-from ...core.timeout import MAX_TIMER_DELAY_MS, TimeoutReason, deadline
+from ...core.timeout import MAX_TIMER_DELAY_MS, deadline
 from ..sandbox.policy import SandboxMode, SandboxPolicy
 from ._collect import CaptureLimits
 from ._process import SpawnSpec
+from .local import run_result
 from .seam import ShellRunResult
 from .subprocesses import SubprocessService, check_grace_ms
 
@@ -113,15 +114,6 @@ async def run_process(
             status = await process.settled()
     finally:
         await service.aclose()
-    signal.throw_if_aborted()
-    reason = process.stop_reason
-    timed_out = isinstance(reason, TimeoutReason) and reason.code == PROCESS_TIMEOUT
-    return ShellRunResult(
-        exit_code=status.exit_code,
-        signal_name=status.signal_name,
-        timed_out=timed_out,
-        aborted=False,
-        timeout_ms=math.inf if timeout_ms is None else timeout_ms,
-        stdout=process.stdout.result(),
-        stderr=process.stderr.result(),
-    )
+    signal.throw_if_aborted()  # else only its own deadline can have stopped it
+    budget = math.inf if timeout_ms is None else timeout_ms
+    return run_result(process, status, timeout_ms=budget, timeout_code=PROCESS_TIMEOUT)
