@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import platform
@@ -37,9 +38,10 @@ from tether.agent.unattended import apply_flags
 from tether.core.signals import AbortController
 from tether.temporal import client as sessions
 from tether.temporal.activities import WorkerAgent
+from tether.temporal.connection import connected
 from tether.temporal.devserver import DevServer
 from tether.temporal.payloads import SessionSpec
-from tether.temporal.worker import WorkerSettings, connect, run_worker
+from tether.temporal.worker import WorkerSettings, run_worker
 from tether.testing.scripted_model import ScriptedModelServer, text_reply, tool_calls_reply
 from tether.tools import ToolExecutionInput
 
@@ -85,7 +87,7 @@ async def main() -> None:
         os.environ["TETHER_HOME"] = str(root / "home")
         server = DevServer.start(root / "dev.sqlite")
         try:
-            async with ScriptedModelServer() as model:
+            async with contextlib.AsyncExitStack() as stack, ScriptedModelServer() as model:
                 os.environ["OPENAI_BASE_URL"] = model.base_url
                 os.environ["OPENAI_MODEL"] = "scripted"
                 os.environ.pop("OPENAI_API_KEY", None)
@@ -101,7 +103,8 @@ async def main() -> None:
                     run_worker(settings, stop=stop, on_ready=lambda _: ready.set())
                 )
                 await ready.wait()
-                client = await connect(server.address)
+                connection = await stack.enter_async_context(connected(server.address))
+                client = connection.client
 
                 async def session() -> object:
                     spec = SessionSpec(f"bench-{uuid.uuid4().hex[:8]}")

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -24,21 +24,34 @@ import pytest
 
 pytest.importorskip("temporalio")
 
+from temporalio.client import Client
+
+from tether.temporal.blobs import BlobStore
+from tether.temporal.connection import connect_client
 from tether.temporal.devserver import DevServer, find_temporal
-from tether.testing.scripted_model import Script, ScriptedModelServer
+from tether.temporal.storage import FileStorageDriver, OpenStore, PayloadStore
+from tether.testing.scripted_model import (
+    RecordedRequest,
+    Script,
+    ScriptedModelServer,
+    ScriptedResponse,
+)
 
 TETHER = Path(sys.executable).parent / "tether"
 _T = TypeVar("_T")
 
 
 class ThreadedModel:
-    """A `ScriptedModelServer` running on its own event loop in a daemon thread."""
+    """A `ScriptedModelServer` running on its own event loop in a daemon thread (`fallback`
+    answers what the script does not)."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self, fallback: Callable[[RecordedRequest], ScriptedResponse] | None = None
+    ) -> None:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
-        self.server = self.call(ScriptedModelServer().start())
+        self.server = self.call(ScriptedModelServer(fallback=fallback).start())
 
     def call(self, work: Coroutine[Any, Any, _T]) -> _T:
         return asyncio.run_coroutine_threadsafe(work, self.loop).result(30)
@@ -48,6 +61,14 @@ class ThreadedModel:
             self.server.push(*responses)
 
         self.call(push())
+
+    def forget(self) -> None:
+        """Drop the requests recorded so far (a long test keeps memory flat)."""
+
+        async def forget() -> None:
+            self.server.requests.clear()
+
+        self.call(forget())
 
     @property
     def remaining(self) -> int:
@@ -72,6 +93,16 @@ class WorkerProcess:
     workspace: Path
     log: Path
 
+    def wait_ready(self) -> None:
+        """Wait until the worker says it polls its queue (it fails the test if it exits)."""
+        wait_for(
+            lambda: b" polls " in self.log.read_bytes() or self.process.poll() is not None,
+            timeout_s=60,
+            what=f"worker {self.log.name} to poll",
+        )
+        if self.process.poll() is not None:
+            raise AssertionError(f"worker {self.log.name} exited: {self.log.read_text()}")
+
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
@@ -94,6 +125,22 @@ class Cluster:
     def address(self) -> str:
         return self.server.address
 
+    @property
+    def store_url(self) -> str:
+        """The payload store every worker and client of the tests shares."""
+        return (self.root / "payloads").as_uri()
+
+    def store(self) -> OpenStore:
+        store = PayloadStore.parse(self.store_url)
+        return OpenStore(store, FileStorageDriver(Path(store.location)))
+
+    def blobs(self) -> BlobStore:
+        return BlobStore(self.store().driver, "default")
+
+    async def connect(self) -> Client:
+        """A client of the dev server whose big payloads go to the shared store."""
+        return await connect_client(self.address, "default", self.store())
+
     def env(self, workspace: Path, **extra: str) -> dict[str, str]:
         env = dict(os.environ)
         env.update(
@@ -101,13 +148,52 @@ class Cluster:
             HOME=str(self.root / "user"),
             OPENAI_BASE_URL=self.model.server.base_url,
             OPENAI_MODEL="scripted",
+            TETHER_TEMPORAL_PAYLOAD_STORE=self.store_url,
         )
         env.pop("OPENAI_API_KEY", None)
         env.update(extra)
         return env
 
+    def tether(
+        self, cwd: Path, *args: str, stdin: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """Run `tether ARGS` in `cwd` with this cluster's environment; its output as text."""
+        return subprocess.run(
+            [str(TETHER), *args],
+            cwd=cwd,
+            env=self.env(cwd),
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+    def start_tether(
+        self, cwd: Path, *args: str, stdout: int = subprocess.PIPE
+    ) -> subprocess.Popen[str]:
+        """Start `tether ARGS` in `cwd` (stdin closed, stderr piped, text)."""
+        return subprocess.Popen(
+            [str(TETHER), *args],
+            cwd=cwd,
+            env=self.env(cwd),
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
     def spawn_worker(
-        self, queue: str, workspace: Path, name: str, *, wait: bool = True, approvals: bool = False
+        self,
+        queue: str,
+        workspace: Path,
+        name: str,
+        *,
+        wait: bool = True,
+        approvals: bool = False,
+        args: tuple[str, ...] = (),
+        env: dict[str, str] | None = None,
+        address: str | None = None,
     ) -> WorkerProcess:
         workspace.mkdir(parents=True, exist_ok=True)
         log = self.root / f"worker-{name}.log"
@@ -115,7 +201,7 @@ class Cluster:
             str(TETHER),
             "worker",
             "--address",
-            self.address,
+            address or self.address,
             "--task-queue",
             queue,
             "--approvals" if approvals else "--yolo",
@@ -125,25 +211,20 @@ class Cluster:
             "1",
             "--graceful-s",
             "5",
+            *args,
         ]
         with log.open("wb") as out:
             process = subprocess.Popen(
                 argv,
                 cwd=workspace,
-                env=self.env(workspace, TETHER_TEST_WORKER=name),
+                env=self.env(workspace, TETHER_TEST_WORKER=name, **(env or {})),
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
             )
         worker = WorkerProcess(process, queue, workspace, log)
         if wait:
-            wait_for(
-                lambda: b" polls " in log.read_bytes() or process.poll() is not None,
-                timeout_s=45,
-                what=f"worker {name} to poll",
-            )
-            if process.poll() is not None:
-                raise AssertionError(f"worker {name} exited: {log.read_text()}")
+            worker.wait_ready()
         return worker
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,10 +19,9 @@ from temporalio.client import Client, WorkflowHandle
 
 from tether.temporal import client as sessions
 from tether.temporal.payloads import ApprovalAsk, LogEntry, SessionSpec
-from tether.temporal.worker import connect
 from tether.testing.scripted_model import text_reply, tool_calls_reply
 
-from .conftest import TETHER, Cluster, WorkerProcess
+from .conftest import Cluster, WorkerProcess
 from .test_sessions import replays
 
 pytestmark = pytest.mark.slow
@@ -54,23 +52,10 @@ def touch(call_id: str, name: str) -> tuple[str, str, str]:
 async def start(
     cluster: Cluster, queue: str = "ask"
 ) -> tuple[Client, WorkflowHandle[Any, Any], str]:
-    client = await connect(cluster.address)
+    client = await cluster.connect()
     session_id = f"ask-{uuid.uuid4().hex[:8]}"
     handle = await sessions.start_session(client, SessionSpec(session_id), task_queue=queue)
     return client, handle, session_id
-
-
-def tether(cluster: Cluster, cwd: Path, *args: str, stdin: str | None = None) -> Any:
-    return subprocess.run(
-        [str(TETHER), *args],
-        cwd=cwd,
-        env=cluster.env(cwd),
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=90,
-        check=False,
-    )
 
 
 def approval_events(entries: list[LogEntry]) -> list[tuple[str, str, str | None]]:
@@ -104,7 +89,7 @@ async def test_a_call_that_needs_approval_waits_in_the_workflow_with_no_activity
     assert ask.fingerprint.startswith("sha256:")
     description = await handle.describe()
     assert list(description.raw_description.pending_activities) == []
-    listed = tether(cluster, tmp_path, "temporal", "approve", cluster.address, session_id)
+    listed = cluster.tether(tmp_path, "temporal", "approve", cluster.address, session_id)
     assert (listed.returncode, listed.stdout) == (0, f"w1  bash {ask.arguments} ({ask.reason})\n")
     assert not (approvals_worker.workspace / "waited.txt").exists()
     await sessions.abort_turn(handle)
@@ -118,7 +103,7 @@ async def test_approving_from_another_client_process_dispatches_the_call(
     client, handle, session_id = await start(cluster)
     turn = asyncio.create_task(sessions.run_turn(handle, "touch it"))
     await waiting(handle)
-    answered = tether(cluster, tmp_path, "temporal", "approve", cluster.address, session_id, "t1")
+    answered = cluster.tether(tmp_path, "temporal", "approve", cluster.address, session_id, "t1")
     assert answered.returncode == 0, answered.stderr
     result = await asyncio.wait_for(turn, 30)
     assert (result.reason, result.text) == ({"kind": "completed"}, "touched")
@@ -129,7 +114,7 @@ async def test_approving_from_another_client_process_dispatches_the_call(
         ("approval/decided", "t1", "allowed-once"),
     ]
     assert result_of(entries, "t1") == (None, "(no output)")
-    await replays(handle, "approval-allowed")
+    await replays(cluster, handle, "approval-allowed")
 
 
 async def test_a_rejected_call_gets_the_pipelines_denial_with_the_reason_and_never_runs(
@@ -140,7 +125,7 @@ async def test_a_rejected_call_gets_the_pipelines_denial_with_the_reason_and_nev
     turn = asyncio.create_task(sessions.run_turn(handle, "touch it"))
     await waiting(handle)
     args = ("temporal", "approve", cluster.address, session_id, "r1", "--reject")
-    answered = tether(cluster, tmp_path, *args, "--reason", "not on a Friday")
+    answered = cluster.tether(tmp_path, *args, "--reason", "not on a Friday")
     assert answered.returncode == 0, answered.stderr
     result = await asyncio.wait_for(turn, 30)
     assert result.reason == {"kind": "completed"}
@@ -172,14 +157,14 @@ async def test_an_abort_while_a_call_waits_for_approval_is_aborted_before_dispat
     ]
     assert await sessions.pending_approvals(handle) == []
     assert not (approvals_worker.workspace / "never.txt").exists()
-    await replays(handle, "approval-aborted")
+    await replays(cluster, handle, "approval-aborted")
 
 
 async def test_an_answer_for_a_call_that_does_not_wait_is_refused(
     cluster: Cluster, approvals_worker: WorkerProcess, tmp_path: Path
 ) -> None:
     _, _, session_id = await start(cluster)
-    answered = tether(cluster, tmp_path, "temporal", "approve", cluster.address, session_id, "zz")
+    answered = cluster.tether(tmp_path, "temporal", "approve", cluster.address, session_id, "zz")
     assert answered.returncode == 1
     assert answered.stderr == 'tether: no tool call "zz" is waiting for approval\n'
 
@@ -189,7 +174,7 @@ def test_tether_chat_on_temporal_asks_on_the_terminal_and_runs_the_allowed_call(
 ) -> None:
     cluster.model.push(tool_calls_reply(touch("c1", "chat-allowed.txt")), text_reply("done"))
     args = ("chat", "--temporal", cluster.address, "--task-queue", "ask")
-    done = tether(cluster, tmp_path, *args, stdin="touch it\ny\n/exit\n")
+    done = cluster.tether(tmp_path, *args, stdin="touch it\ny\n/exit\n")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "› done\n› "
     assert 'tether: bash {"command": "touch chat-allowed.txt"' in done.stderr

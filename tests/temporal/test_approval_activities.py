@@ -21,7 +21,9 @@ from tether.cli.boot import start
 from tether.core.signals import AbortController
 from tether.plugins.approval import Approval
 from tether.temporal.activities import TetherActivities, WorkerAgent
+from tether.temporal.blobs import BlobStore
 from tether.temporal.payloads import ApprovalDecision, ToolCallInput, ToolDispatchInput
+from tether.temporal.storage import FileStorageDriver
 from tether.tools import ToolExecutionInput
 
 
@@ -29,7 +31,8 @@ from tether.tools import ToolExecutionInput
 async def activities(tmp_path: Path) -> AsyncIterator[TetherActivities]:
     ctx = await start(cwd=tmp_path, agent=True)
     refuse_unattended(ctx)
-    activities = TetherActivities(ctx, cwd=tmp_path, worker_name="w1")
+    blobs = BlobStore(FileStorageDriver(tmp_path / "payloads"), "default")
+    activities = TetherActivities(ctx, cwd=tmp_path, blobs=blobs, worker_name="w1")
     approval = ctx.get("approval")
     assert isinstance(approval, Approval)
     approval.attach(activities.approvals)

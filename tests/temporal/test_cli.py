@@ -11,35 +11,23 @@ import json
 import re
 import signal
 import subprocess
+import threading
 from pathlib import Path
 
+import psutil
 import pytest
 
 from tether.agent.session import SessionStore
+from tether.temporal.devserver import DevServer, free_port
 from tether.testing.scripted_model import text_reply, tool_calls_reply
 
-from .conftest import TETHER, Cluster, WorkerProcess, eventually
+from .conftest import TETHER, Cluster, WorkerProcess, eventually, wait_for
 
 pytestmark = pytest.mark.slow
 
 
 def bash(call_id: str, command: str) -> tuple[str, str, str]:
     return (call_id, "bash", json.dumps({"command": command, "description": "test"}))
-
-
-def tether(
-    cluster: Cluster, cwd: Path, *args: str, stdin: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(TETHER), *args],
-        cwd=cwd,
-        env=cluster.env(cwd),
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=90,
-        check=False,
-    )
 
 
 def session_id(stderr: str) -> str:
@@ -53,12 +41,12 @@ def test_run_on_temporal_prints_the_answer_and_the_projected_session_checks_clea
 ) -> None:
     cluster.model.push(tool_calls_reply(bash("c1", "echo cli")), text_reply("It said cli."))
     args = ("run", "--temporal", cluster.address, "say cli", "--task-queue", "main")
-    done = tether(cluster, tmp_path, *args)
+    done = cluster.tether(tmp_path, *args)
     assert (done.returncode, done.stdout) == (0, "It said cli.\n"), done.stderr
     sid = session_id(done.stderr)
-    check = tether(cluster, tmp_path, "sessions", "check", sid)
+    check = cluster.tether(tmp_path, "sessions", "check", sid)
     assert check.returncode == 0, check.stdout + check.stderr
-    show = tether(cluster, tmp_path, "sessions", "show", sid)
+    show = cluster.tether(tmp_path, "sessions", "show", sid)
     assert show.returncode == 0, show.stderr
     assert "It said cli." in show.stdout
 
@@ -68,7 +56,7 @@ def test_tether_temporal_run_address_is_the_same_command(
 ) -> None:
     cluster.model.push(text_reply("Same command."))
     args = ("temporal", "run", cluster.address, "hello", "--task-queue", "main")
-    done = tether(cluster, tmp_path, *args)
+    done = cluster.tether(tmp_path, *args)
     assert (done.returncode, done.stdout) == (0, "Same command.\n"), done.stderr
 
 
@@ -100,9 +88,9 @@ async def test_ctrl_c_in_run_on_temporal_aborts_the_turn_and_exits_130_with_the_
     _, stderr = await asyncio.wait_for(process.communicate(), 60)
     assert process.returncode == 130, stderr.decode()
     sid = session_id(stderr.decode())
-    show = tether(cluster, tmp_path, "sessions", "show", sid)
+    show = cluster.tether(tmp_path, "sessions", "show", sid)
     assert "ABORTED" in show.stdout, show.stdout
-    assert tether(cluster, tmp_path, "sessions", "check", sid).returncode == 0
+    assert cluster.tether(tmp_path, "sessions", "check", sid).returncode == 0
 
 
 def test_chat_on_temporal_runs_a_turn_per_line_and_quits_on_exit(
@@ -110,10 +98,10 @@ def test_chat_on_temporal_runs_a_turn_per_line_and_quits_on_exit(
 ) -> None:
     cluster.model.push(text_reply("first answer"), text_reply("second answer"))
     args = ("chat", "--temporal", cluster.address, "--task-queue", "main")
-    done = tether(cluster, tmp_path, *args, stdin="hello\nagain\n/exit\n")
+    done = cluster.tether(tmp_path, *args, stdin="hello\nagain\n/exit\n")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "› first answer\n› second answer\n› "
-    assert tether(cluster, tmp_path, "sessions", "check", session_id(done.stderr)).returncode == 0
+    assert cluster.tether(tmp_path, "sessions", "check", session_id(done.stderr)).returncode == 0
 
 
 def test_resume_attaches_to_the_session_across_a_continue_as_new_and_keeps_one_log(
@@ -121,13 +109,13 @@ def test_resume_attaches_to_the_session_across_a_continue_as_new_and_keeps_one_l
 ) -> None:
     cluster.model.push(text_reply("one"), text_reply("two"), text_reply("three"))
     base = ("run", "--temporal", cluster.address, "--task-queue", "main")
-    first = tether(cluster, tmp_path, *base, "turn one", "--turns-per-run", "1")
+    first = cluster.tether(tmp_path, *base, "turn one", "--turns-per-run", "1")
     assert (first.returncode, first.stdout) == (0, "one\n"), first.stderr
     sid = session_id(first.stderr)
     for prompt, answer in (("turn two", "two\n"), ("turn three", "three\n")):
-        done = tether(cluster, tmp_path, *base, prompt, "--resume", sid)
+        done = cluster.tether(tmp_path, *base, prompt, "--resume", sid)
         assert (done.returncode, done.stdout) == (0, answer), done.stderr
-    assert tether(cluster, tmp_path, "sessions", "check", sid).returncode == 0
+    assert cluster.tether(tmp_path, "sessions", "check", sid).returncode == 0
     events = SessionStore(cluster.root / "home" / "sessions").load(sid).events
     ends = [e.data["turn"] for e in events if e.type == "turn/end"]
     prompts = [
@@ -143,9 +131,156 @@ def test_resume_of_a_session_without_a_running_workflow_is_refused(
     cluster: Cluster, main_worker: WorkerProcess, tmp_path: Path
 ) -> None:
     args = ("run", "--temporal", cluster.address, "hi", "--resume", "no-such-session")
-    done = tether(cluster, tmp_path, *args)
+    done = cluster.tether(tmp_path, *args)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == (
         f"tether: session no-such-session cannot be resumed on {cluster.address}: no workflow; "
         "start a new session (without --resume)\n"
     )
+
+
+# -- output formats and a clean stdout (issue 25) -------------------------------------------------
+
+
+def test_run_on_temporal_with_json_output_prints_one_result_object(
+    cluster: Cluster, main_worker: WorkerProcess, tmp_path: Path
+) -> None:
+    cluster.model.push(tool_calls_reply(bash("j1", "echo json")), text_reply("It said json."))
+    args = ("run", "--temporal", cluster.address, "say json", "--task-queue", "main")
+    done = cluster.tether(tmp_path, *args, "--output-format", "json")
+    assert done.returncode == 0, done.stderr
+    (line,) = done.stdout.splitlines()
+    record = json.loads(line)
+    (call,) = record.pop("tool_calls")
+    assert record == {
+        "type": "result",
+        "result": "It said json.",
+        "is_error": False,
+        "session_id": session_id(done.stderr),
+        "model": "scripted",
+        "turn": 1,
+        "outcome": {"kind": "completed"},
+        "exit_code": 0,
+        "usage": record["usage"],
+    }
+    assert call.pop("duration_ms") >= 0
+    assert call == {
+        "id": "j1",
+        "name": "bash",
+        "input": {"command": "echo json", "description": "test"},
+        "is_error": False,
+        "code": None,
+    }
+
+
+def test_run_on_temporal_with_stream_json_prints_the_turn_as_it_happens(
+    cluster: Cluster, main_worker: WorkerProcess, tmp_path: Path
+) -> None:
+    cluster.model.push(tool_calls_reply(bash("s1", "echo stream")), text_reply("Streamed."))
+    args = ("run", "--temporal", cluster.address, "stream it", "--task-queue", "main")
+    done = cluster.tether(tmp_path, *args, "--output-format", "stream-json")
+    assert done.returncode == 0, done.stderr
+    records = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["type"] for r in records] == [
+        "start",
+        "step",
+        "tool_call",
+        "tool_result",
+        "step",
+        "text",
+        "result",
+    ]
+    assert records[0]["session_id"] == records[-1]["session_id"] == session_id(done.stderr)
+    assert records[3]["content"] == "stream\n"
+    assert (records[5]["text"], records[-1]["result"]) == ("Streamed.", "Streamed.")
+
+
+def test_piped_stdout_carries_only_the_answer_while_the_server_restarts(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """A dev server of its own, stopped mid-turn and started again on the same port and file:
+    the SDK's retry warnings go to stderr; stdout is the answer alone."""
+    server = DevServer.start(tmp_path / "restart.sqlite", log=tmp_path / "restart-server.log")
+    workspace = tmp_path / "ws"
+    worker = cluster.spawn_worker("restart", workspace, "restart", address=server.address)
+    marker, go = workspace / "restart.txt", workspace / "restart.go"
+    wait = f"touch {marker.name}; until [ -e {go.name} ]; do sleep 0.05; done; echo done"
+    cluster.model.push(tool_calls_reply(bash("r1", wait)), text_reply("Survived the restart."))
+    client = cluster.start_tether(
+        tmp_path, "run", "--temporal", server.address, "go", "--task-queue", "restart"
+    )
+    warnings: list[str] = []
+    assert client.stderr is not None
+    reader = threading.Thread(target=lambda: warnings.extend(client.stderr or ()), daemon=True)
+    reader.start()
+    try:
+        wait_for(marker.exists, timeout_s=90, what="the command to start")
+        server.stop()
+        wait_for(
+            lambda: any("sdk_core" in line for line in warnings),
+            timeout_s=90,
+            what="the client's SDK to warn that it retries",
+        )
+        server = DevServer.start(server.db_filename, port=server.port, ui_port=server.ui_port)
+        go.touch()
+        assert client.stdout is not None
+        stdout = client.stdout.read()
+        assert client.wait(120) == 0, "".join(warnings)
+        assert stdout == "Survived the restart.\n"
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.wait()
+        reader.join(10)
+        for stream in (client.stdout, client.stderr):
+            if stream is not None:
+                stream.close()
+        worker.stop()
+        server.stop()
+
+
+def test_kill_9_of_tether_temporal_dev_takes_its_server_with_it(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    port, ui_port = free_port(), free_port()
+    wrapper = subprocess.Popen(
+        [
+            str(TETHER),
+            "temporal",
+            "dev",
+            "--port",
+            str(port),
+            "--ui-port",
+            str(ui_port),
+            "--db-filename",
+            str(tmp_path / "dev.sqlite"),
+        ],
+        cwd=tmp_path,
+        env=cluster.env(tmp_path),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert wrapper.stderr is not None
+        line = wrapper.stderr.readline()
+        assert line.startswith(f"tether: Temporal dev server at 127.0.0.1:{port} "), line
+        (server,) = psutil.Process(wrapper.pid).children()
+        assert "start-dev" in server.cmdline()
+        wrapper.kill()
+        wrapper.wait()
+        wait_for(lambda: not _running(server), timeout_s=15, what="the server to die with it")
+    finally:
+        if wrapper.poll() is None:
+            wrapper.kill()
+            wrapper.wait()
+        if wrapper.stderr is not None:
+            wrapper.stderr.close()
+
+
+def _running(process: psutil.Process) -> bool:
+    try:
+        return process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False

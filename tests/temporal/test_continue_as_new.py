@@ -19,8 +19,7 @@ from temporalio.client import Client, WorkflowHandle
 from tether.agent.session import SessionStore
 from tether.temporal import client as sessions
 from tether.temporal.payloads import SessionSpec
-from tether.temporal.projector import project
-from tether.temporal.worker import connect
+from tether.temporal.projector import catch_up
 from tether.testing.scripted_model import text_reply
 
 from .conftest import Cluster, WorkerProcess
@@ -32,7 +31,7 @@ pytestmark = pytest.mark.slow
 async def short_runs(
     cluster: Cluster, turns_per_run: int
 ) -> tuple[Client, WorkflowHandle[Any, Any]]:
-    client = await connect(cluster.address)
+    client = await cluster.connect()
     spec = SessionSpec(f"can-{uuid.uuid4().hex[:8]}", turns_per_run=turns_per_run)
     return client, await sessions.start_session(client, spec, task_queue="main")
 
@@ -77,7 +76,9 @@ async def test_after_n_turns_the_workflow_continues_as_new_and_the_model_still_s
         ("user", "third prompt"),
     ]
     assert (await handle.describe()).run_id == second_run
-    await replays(client.get_workflow_handle(handle.id, run_id=first_run), "continued-as-new")
+    await replays(
+        cluster, client.get_workflow_handle(handle.id, run_id=first_run), "continued-as-new"
+    )
 
 
 async def test_the_log_over_all_runs_projects_into_one_balanced_session_after_a_lagging_start(
@@ -88,12 +89,19 @@ async def test_the_log_over_all_runs_projects_into_one_balanced_session_after_a_
     store = SessionStore(tmp_path / "sessions")
     with store.create(session_id="projected", cwd=tmp_path) as log:
         first = await sessions.run_turn(handle, "turn 1")
-        await project(client, handle.id, log, through=first.log_size)
+        await catch_up(client, cluster.blobs(), handle.id, log, through=first.log_size)
         for n in range(2, 6):  # the projector lags across two continue-as-new
             last = await sessions.run_turn(handle, f"turn {n}")
-        assert await project(client, handle.id, log) == last.log_size - first.log_size
+        appended = await catch_up(client, cluster.blobs(), handle.id, log)
+        assert appended == last.log_size - first.log_size
     assert store.check("projected") == []
     events = store.load("projected").events
     assert [e.data["turn"] for e in events if e.type == "turn/end"] == [1, 2, 3, 4, 5]
-    entries = await sessions.log_entries(client, handle.id)
-    assert [(e.type, e.data) for e in entries] == [(e.type, e.data) for e in events]
+    entries = [
+        e
+        for turn in await sessions.recorded_turns(client, handle.id, 0)
+        for e in turn.entries or ()
+    ]
+    blobs = cluster.blobs()
+    recorded = [(e.type, await blobs.resolve(e)) for e in entries]
+    assert recorded == [(e.type, e.data) for e in events]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import secrets
 import socket
 import threading
@@ -21,7 +20,6 @@ from typing import Any
 import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
-from temporalio.worker import Replayer
 
 from tether.agent.llm import LlmConfig
 from tether.agent.llm.plugin import build_llm
@@ -32,12 +30,11 @@ from tether.cli.boot import start
 from tether.core.signals import AbortController
 from tether.temporal import client as sessions
 from tether.temporal.payloads import LogEntry, SessionSpec, TurnResult
-from tether.temporal.projector import append_entries
-from tether.temporal.worker import connect, workflow_runner
-from tether.temporal.workflow import SessionWorkflow
+from tether.temporal.projector import project_turn
 from tether.testing.scripted_model import ScriptedModelServer, text_reply, tool_calls_reply
 
 from ..plugins.shell._support import sleeping
+from . import corpus
 from .conftest import Cluster, WorkerProcess, eventually
 
 pytestmark = pytest.mark.slow
@@ -50,24 +47,18 @@ def bash(call_id: str, command: str) -> tuple[str, str, str]:
 async def open_session(
     cluster: Cluster, queue: str = "main", **spec: Any
 ) -> tuple[Client, WorkflowHandle[Any, Any]]:
-    client = await connect(cluster.address)
+    client = await cluster.connect()
     session_id = f"t-{uuid.uuid4().hex[:12]}"
     handle = await sessions.start_session(client, SessionSpec(session_id, **spec), task_queue=queue)
     return client, handle
 
 
-HISTORIES = Path(__file__).parent / "histories"
-
-
-async def replays(handle: WorkflowHandle[Any, Any], name: str) -> None:
-    """The workflow's history replays through today's code without nondeterminism (and, with
-    TETHER_RECORD_HISTORIES=1, becomes a recorded history for test_replay)."""
+async def replays(cluster: Cluster, handle: WorkflowHandle[Any, Any], name: str) -> None:
+    """The workflow's history replays through today's code without nondeterminism and derives
+    the turns it recorded (and, with TETHER_RECORD_HISTORIES=1, joins the replay corpus)."""
     history = await handle.fetch_history()
-    replayer = Replayer(workflows=[SessionWorkflow], workflow_runner=workflow_runner())
-    await replayer.replay_workflow(history)
-    if os.environ.get("TETHER_RECORD_HISTORIES"):
-        HISTORIES.mkdir(exist_ok=True)
-        (HISTORIES / f"{name}.json").write_text(history.to_json())
+    await corpus.replay(history, payloads=cluster.root / "payloads")
+    corpus.record(history, name, cluster.root / "payloads")
 
 
 def results(entries: list[LogEntry]) -> dict[str, str | None]:
@@ -125,7 +116,7 @@ async def test_a_turn_with_parallel_reads_and_a_bash_call_projects_like_a_local_
     (main_worker.workspace / "a.txt").write_text("alpha\n")
     (main_worker.workspace / "b.txt").write_text("beta\n")
     cluster.model.push(*TURN_SCRIPT)
-    client, handle = await open_session(cluster)
+    _, handle = await open_session(cluster)
     result = await sessions.run_turn(handle, "read a and b, then run bash")
     assert (result.reason, result.text) == (
         {"kind": "completed"},
@@ -134,7 +125,7 @@ async def test_a_turn_with_parallel_reads_and_a_bash_call_projects_like_a_local_
 
     store = SessionStore(tmp_path / "sessions")
     with store.create(session_id="projected", cwd=main_worker.workspace) as log:
-        append_entries(log, await sessions.log_entries(client, handle.id))
+        await project_turn(log, result, cluster.blobs())
     assert store.check("projected") == []
     projected = [(e.type, dict(e.data)) for e in store.load("projected").events]
 
@@ -161,7 +152,7 @@ async def test_a_turn_with_parallel_reads_and_a_bash_call_projects_like_a_local_
     assert outcome.completed
     local = [(e.type, dict(e.data)) for e in store.load("local").events]
     assert shape(projected) == shape(local)
-    await replays(handle, "completed-turn")
+    await replays(cluster, handle, "completed-turn")
 
 
 # -- abort ---------------------------------------------------------------------------------------
@@ -195,7 +186,7 @@ async def test_an_abort_mid_bash_sleep_is_aborted_with_the_group_gone_and_the_si
     assert not (ws / "abort-finished.txt").exists()
     calls = [e.data["call_id"] for e in entries if e.type == "tool/call"]
     assert calls == ["long", "queued"]
-    await replays(handle, "aborted-turn")
+    await replays(cluster, handle, "aborted-turn")
 
 
 async def test_an_abort_before_the_model_answers_ends_the_turn_aborted_with_no_tool_calls(
@@ -234,8 +225,11 @@ async def test_a_worker_killed_mid_tool_is_one_outcome_unknown_and_the_next_turn
     cluster: Cluster, kill_workers: list[WorkerProcess]
 ) -> None:
     heartbeat_timeout_s = 2.0
+    duration = f"60.{secrets.randbelow(10**9):09d}"  # the command's sleep, by its argv
     cluster.model.push(
-        tool_calls_reply(bash("doomed", 'echo "$TETHER_TEST_WORKER" > kill-marker.txt; sleep 30')),
+        tool_calls_reply(
+            bash("doomed", f'echo "$TETHER_TEST_WORKER" > kill-marker.txt; sleep {duration}')
+        ),
         text_reply("The job's outcome is unknown."),
         text_reply("Second turn, still here."),
     )
@@ -249,21 +243,30 @@ async def test_a_worker_killed_mid_tool_is_one_outcome_unknown_and_the_next_turn
     )
     (name,) = [m.read_text().strip() for m in markers if m.exists() and m.read_text().strip()]
     victim = next(w for w in kill_workers if w.log.name == f"worker-{name}.log")
-    killed_at = time.time()
-    victim.process.kill()
-    first = await asyncio.wait_for(turn, 45)
-    entries = await sessions.log_entries(client, handle.id)
-    assert results(entries) == {"doomed": "TOOL_OUTCOME_UNKNOWN"}
-    assert first.reason == {"kind": "completed"}
-    history = await handle.fetch_history()
-    (timed_out,) = [
-        e for e in history.events if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT
-    ]
-    noticed = timed_out.event_time.ToDatetime().timestamp() - killed_at
-    assert noticed <= heartbeat_timeout_s + 1.0
-    second = await asyncio.wait_for(sessions.run_turn(handle, "and now?"), 45)
-    assert (second.reason, second.text) == ({"kind": "completed"}, "Second turn, still here.")
-    await replays(handle, "worker-killed")
+    await eventually(lambda: sleeping(duration), timeout_s=30, what="its sleep")
+    try:
+        killed_at = time.time()
+        victim.process.kill()
+        # contained: the killed worker's command ends with it (`tether worker`, issue 24)
+        await eventually(lambda: not sleeping(duration), timeout_s=1.0, what="the command gone")
+        first = await asyncio.wait_for(turn, 45)
+        entries = await sessions.log_entries(client, handle.id)
+        assert results(entries) == {"doomed": "TOOL_OUTCOME_UNKNOWN"}
+        assert first.reason == {"kind": "completed"}
+        history = await handle.fetch_history()
+        (timed_out,) = [
+            e
+            for e in history.events
+            if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT
+        ]
+        noticed = timed_out.event_time.ToDatetime().timestamp() - killed_at
+        assert noticed <= heartbeat_timeout_s + 1.0
+        second = await asyncio.wait_for(sessions.run_turn(handle, "and now?"), 45)
+        assert (second.reason, second.text) == ({"kind": "completed"}, "Second turn, still here.")
+        await replays(cluster, handle, "worker-killed")
+    finally:
+        for process in sleeping(duration):
+            process.kill()
 
 
 # -- routing ------------------------------------------------------------------------------------

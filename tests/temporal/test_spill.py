@@ -16,7 +16,9 @@ from temporalio.testing import ActivityEnvironment
 from tether.agent.unattended import apply_flags
 from tether.cli.boot import start
 from tether.temporal.activities import TetherActivities
+from tether.temporal.blobs import BlobStore
 from tether.temporal.payloads import ToolCallInput
+from tether.temporal.storage import FileStorageDriver
 
 
 async def test_a_result_over_the_spill_threshold_keeps_a_preview_and_the_full_text_on_the_worker(
@@ -26,7 +28,12 @@ async def test_a_result_over_the_spill_threshold_keeps_a_preview_and_the_full_te
     apply_flags(ctx, yolo=True, allow=())
     try:
         activities = TetherActivities(
-            ctx, cwd=tmp_path, worker_name="w1", spill_dir=tmp_path / "spill", spill_bytes=20_000
+            ctx,
+            cwd=tmp_path,
+            blobs=BlobStore(FileStorageDriver(tmp_path / "payloads"), "default"),
+            worker_name="w1",
+            spill_dir=tmp_path / "spill",
+            spill_bytes=20_000,
         )
         command = "python3 -c \"print('x' * 30000)\""
         arguments = json.dumps({"command": command, "description": "big"})

@@ -9,8 +9,15 @@ worker is noticed within `heartbeat_timeout`). A Temporal cancel arrives as a ca
 the activity's task: the activity aborts the call's caller-owned `AbortSignal`, keeps awaiting
 the body to quiescence (the capability stops its process group or HTTP stream), and **returns**
 the published result — `ABORTED` after dispatch — so a started call never surfaces as an
-exception. Tool results whose JSON exceeds the spill threshold are stored on the worker and the
-payload carries a preview and the file's locator (Temporal payloads are limited to 2 MB).
+exception.
+
+Sizes: a `tool/result` record bigger than `inline_bytes` comes back with its big fields in the
+payload store (`ToolCallOutput.refs`; only to a workflow that asked for references), and so does
+a big request header. A model step reads the conversation by reference (`conversation.load`,
+each segment fetched once while the worker's blob cache keeps it), seals a tail that grew
+(`conversation.seal`), and sends the header back only when its digest differs from the one the
+workflow holds. Separately, a result whose JSON exceeds the spill threshold is kept whole on the
+worker and the model gets a preview and the file's locator (a bound on the model's context).
 
 `TOOL_TIMEOUT` stays the timeout policy's, inside `ctx.tools.execute`; the activity's
 `start_to_close` is only a backstop.
@@ -25,7 +32,7 @@ import os
 import socket
 from collections.abc import Coroutine
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final, TypeVar, cast
 
@@ -51,25 +58,31 @@ from ..plugins.approval import ApprovalQuestion
 from ..tools.execution import ToolExecutionInput
 from ..tools.registry import ToolRuntime, ToolsView
 from ..tools.results import ToolExecutionResult, ToolFailure, aborted_before_dispatch_result
+from . import conversation
 from .approvals import DeferredApprovals, PolicyScope
+from .blobs import DEFAULT_INLINE_BYTES, BlobStore, encoded_size
 from .payloads import (
     LLM_STEP,
     TOOL_CALL,
     TOOL_DISPATCH,
     ApprovalAsk,
+    BlobRef,
+    Conversation,
     LlmStepInput,
     LlmStepOutput,
+    LogEntry,
     PlannedCall,
     ToolCallInput,
     ToolCallOutput,
     ToolDispatchInput,
+    header_digest,
 )
 
 __all__ = ["DEFAULT_SPILL_BYTES", "TetherActivities", "WorkerAgent", "plain"]
 
 DEFAULT_SPILL_BYTES: Final = 512 * 1024
-"""Results whose JSON is larger are spilled (Temporal's payload limit is 2 MB, and every result
-also travels in the model history of later steps)."""
+"""Results whose JSON is larger are spilled: the model gets a preview, the worker keeps the
+whole (what the spill policy does for plain text, for any result)."""
 
 _PREVIEW_CHARS: Final = 4000
 _T = TypeVar("_T")
@@ -101,9 +114,11 @@ class TetherActivities:
         ctx: Context,
         *,
         cwd: Path,
+        blobs: BlobStore,
         worker_name: str | None = None,
         spill_dir: Path | None = None,
         spill_bytes: int = DEFAULT_SPILL_BYTES,
+        inline_bytes: int = DEFAULT_INLINE_BYTES,
         heartbeat_every_s: float = 0.25,
     ) -> None:
         view = ctx.get("tools")
@@ -116,8 +131,10 @@ class TetherActivities:
         self.llm = llm if isinstance(llm, Llm) else None
         self.cwd = cwd
         self.worker_name = worker_name or f"{socket.gethostname()}:{os.getpid()}"
+        self.blobs = blobs
         self.spill_dir = spill_dir
         self.spill_bytes = spill_bytes
+        self.inline_bytes = inline_bytes
         self.heartbeat_every_s = heartbeat_every_s
         self.approvals = DeferredApprovals()
 
@@ -159,7 +176,7 @@ class TetherActivities:
                 outcome.call_id, outcome.tool_name, arguments, outcome.reason, outcome.fingerprint
             )
             return ToolCallOutput({}, None, cancelled=cancelled, worker=self.worker_name, ask=ask)
-        return self._output(input, outcome, cancelled)
+        return await self._output(input, outcome, cancelled)
 
     async def _staged(
         self, input: ToolExecutionInput, scope: AbstractAsyncContextManager[PolicyScope]
@@ -184,7 +201,7 @@ class TetherActivities:
             return await self.tools.finalize(call, result)
         return self.tools.finish(call, result)
 
-    def _output(
+    async def _output(
         self, input: ToolCallInput, result: ToolExecutionResult, cancelled: bool
     ) -> ToolCallOutput:
         message = message_to_json(tool_result_message(input.call_id, result))
@@ -198,6 +215,14 @@ class TetherActivities:
             record["meta"] = result.meta
         record = plain(record)
         spilled = self._spill(input, record)
+        refs: dict[str, BlobRef] = {}
+        if input.by_reference:
+            entry = await self.blobs.externalize(
+                _workflow_id(input.session_id),
+                LogEntry("tool/result", record),
+                inline_bytes=self.inline_bytes,
+            )
+            record, refs = entry.data, entry.refs
         return ToolCallOutput(
             record=record,
             code=code,
@@ -206,6 +231,7 @@ class TetherActivities:
             cancelled=cancelled,
             spilled=spilled,
             worker=self.worker_name,
+            refs=refs,
         )
 
     def _spill(self, input: ToolCallInput, record: dict[str, Any]) -> str | None:
@@ -253,13 +279,19 @@ class TetherActivities:
             config["max_tokens"] = input.max_tokens
         header = plain({"config": config, "system": system, "tools": tools})
         context = {"provider": provider, "model": model}
+        known = await self._known(input, header, context)
         if llm is None:
             error = {"message": f"no llm plugin is mounted on worker {self.worker_name}"}
             error["code"] = "LLM_NOT_CONFIGURED"
-            return LlmStepOutput(None, "error", [], header, context, error=error)
+            return replace(known, finish="error", error=error)
+        if input.conversation is not None:
+            entries = await conversation.load(self.blobs, input.conversation)
+        else:
+            entries = list(input.history)
+        datas = await self.blobs.resolve_all(entries)
         events = [
-            SessionEvent(e.type, i, 0, cast(FrozenDict, snapshot(e.data)))
-            for i, e in enumerate(input.history)
+            SessionEvent(e.type, i, 0, cast(FrozenDict, snapshot(data)))
+            for i, (e, data) in enumerate(zip(entries, datas, strict=True))
         ]
         request = LlmRequest(
             messages=derive_messages(events),
@@ -293,12 +325,10 @@ class TetherActivities:
             failed: dict[str, Any] = {"message": exc.message, "code": exc.code}
             if exc.failure.status is not None:
                 failed["status"] = exc.failure.status
-            return LlmStepOutput(
+            return replace(
+                known,
                 message=None if partial is None else plain(message_to_json(partial)),
                 finish="error",
-                calls=[],
-                header=header,
-                context=context,
                 interrupted=partial is not None,
                 aborted=signal.aborted,
                 error=failed,
@@ -306,20 +336,47 @@ class TetherActivities:
             )
         except Exception as exc:
             failed = {"message": error_message(exc), "code": "UNKNOWN"}
-            return LlmStepOutput(
-                None, "error", [], header, context, aborted=signal.aborted, error=failed
-            )
+            return replace(known, finish="error", aborted=signal.aborted, error=failed)
         message = generation.message
         calls = [self._planned(c.id, c.name, c.arguments) for c in message.tool_calls]
         usage = None if generation.usage is None else plain(usage_to_json(generation.usage))
-        return LlmStepOutput(
+        return replace(
+            known,
             message=plain(message_to_json(message)),
             finish=generation.finish.kind,
             calls=calls,
-            header=header,
-            context=context,
             usage=usage,
             retries=retries,
+        )
+
+    async def _known(
+        self, input: LlmStepInput, header: dict[str, Any], context: dict[str, Any]
+    ) -> LlmStepOutput:
+        """The output's parts that do not depend on the model's answer: the header (none when
+        the workflow has it, by reference when big — to a workflow that sends its digest, which
+        today's do) and the conversation sealed (for a workflow that sends it by reference)."""
+        if input.conversation is None:  # an older workflow: the header whole, nothing sealed
+            return LlmStepOutput(None, "stop", [], header, context)
+        workflow_id = _workflow_id(input.session_id)
+        digest = header_digest(header)
+        sent: dict[str, Any] | None = header
+        header_ref: BlobRef | None = None
+        if digest == input.header_sha256:
+            sent = None
+        elif encoded_size(header) > self.inline_bytes:
+            sent, header_ref = None, await self.blobs.put(workflow_id, header)
+        sealed: Conversation | None = await conversation.seal(
+            self.blobs, workflow_id, input.conversation
+        )
+        return LlmStepOutput(
+            None,
+            "stop",
+            [],
+            sent,
+            context,
+            header_sha256=digest,
+            header_ref=header_ref,
+            conversation=sealed,
         )
 
     def _planned(self, call_id: str, name: str, arguments: str) -> PlannedCall:
@@ -375,6 +432,12 @@ async def _to_quiescence(
         beat.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await beat
+
+
+def _workflow_id(session_id: str) -> str:
+    """The workflow whose payloads a value belongs to: the running activity's (one session's
+    blobs share its prefix in the store)."""
+    return activity.info().workflow_id or f"tether-session-{session_id}"
 
 
 def _safe(name: str) -> str:

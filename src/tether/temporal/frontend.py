@@ -1,51 +1,77 @@
-"""The client side of `tether run --temporal` and `tether chat --temporal` (also spelled `tether
-temporal run|chat`): attach to a durable session, run turns with tether's Ctrl-C policy, keep the
-local JSONL log projected.
+"""The client side of `tether run|chat --temporal` and `tether temporal attach|abort`: attach to
+a durable session, run or follow turns with tether's Ctrl-C policy, keep the local JSONL log
+projected.
 
 Owns: opening (or creating) the session's log under `$TETHER_HOME/sessions` and starting or
-attaching to its workflow (`attach`); one turn (`Attached.turn`) — the `run_turn` Update; the
-first Ctrl-C sends the `abort_turn` Signal and keeps waiting for the turn's balanced end, a
-second stops waiting (the workflow still ends the turn; the next turn's projection records it);
-calls that wait for a human are reported to `on_ask` as they appear; the whole turn is projected
-once it has ended. Not here: printing and exit codes (`tether.cli.commands.temporal`).
+attaching to its workflow (`attach`). A new session's log is written at once — its header, and
+`temporal.json` beside it naming the cluster — so it is listed (`tether sessions list`, `tether
+temporal sessions`) from its first turn on, even when this client is killed before the turn
+ends. Running a turn (`Attached.turn`) starts the `run_turn` Update and follows it
+(`Attached.follow`, also how `attach` takes over a turn another client started): the first
+Ctrl-C sends the `abort_turn` Signal and keeps waiting for the turn's balanced end, a second
+stops waiting (the workflow still ends the turn; a later catch-up records it); calls that wait
+for a human are reported to `on_ask` as they appear; with `on_entry`, the turn's entries are
+delivered as they happen (polled from the running workflow) and, at the end, from the turn's
+recorded result; the whole turn is projected once it has ended. Not here: printing and exit
+codes (`tether.cli.commands.temporal`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import signal as os_signal
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from temporalio.client import (
-    Client,
     WorkflowExecutionStatus,
     WorkflowHandle,
     WorkflowQueryFailedError,
     WorkflowUpdateFailedError,
+    WorkflowUpdateHandle,
 )
 from temporalio.service import RPCError, RPCStatusCode
 
 from ..agent.session import SessionLog, SessionStore, new_session_id
 from .client import (
+    SessionStatus,
     abort_turn,
     pending_approvals,
     refusal,
-    run_turn,
     start_session,
+    start_turn,
+    status,
+    turn_handle,
     workflow_id,
 )
-from .payloads import ApprovalAsk, SessionSpec, TurnResult
-from .projector import project
-from .worker import connect
+from .connection import Connection, connected
+from .payloads import ApprovalAsk, LogEntry, SessionSpec, TurnResult
+from .projector import catch_up, project_turn
+from .storage import PayloadStore
 
-__all__ = ["AskHandler", "Attached", "SessionUnavailable", "Target", "attach"]
+__all__ = [
+    "CLUSTER_FILE",
+    "AskHandler",
+    "Attached",
+    "EntryHandler",
+    "SessionUnavailable",
+    "Target",
+    "attach",
+    "recorded_cluster",
+]
+
+CLUSTER_FILE: Final = "temporal.json"
+"""Beside a Temporal session's log: where its workflow runs (address, namespace, queue)."""
 
 AskHandler = Callable[["Attached", ApprovalAsk], Awaitable[None]]
 """Called once for each call that starts waiting for approval during a turn."""
+
+EntryHandler = Callable[[LogEntry, dict[str, Any]], None]
+"""Called with each entry of the followed turn (and its data resolved from the store), in order."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +86,8 @@ class Target:
     namespace: str = "default"
     heartbeat_timeout_s: float = 10.0
     turns_per_run: int = 50
+    tool_start_timeout_s: float = 60.0
+    payload_store: str | None = None
 
 
 class SessionUnavailable(Exception):
@@ -67,19 +95,37 @@ class SessionUnavailable(Exception):
     why and what to do."""
 
 
+def recorded_cluster(store: SessionStore, session_id: str) -> dict[str, str]:
+    """What `temporal.json` beside the session's log says (empty when there is none)."""
+    path = store.path(session_id).with_name(CLUSTER_FILE)
+    try:
+        value = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+
+
 @dataclass
 class Attached:
     """A session log and its running workflow."""
 
     target: Target
-    client: Client
+    connection: Connection
     handle: WorkflowHandle[Any, Any]
     log: SessionLog
-    ask_poll_s: float = 0.5
+    poll_s: float = 0.25
 
     @property
     def session_id(self) -> str:
         return self.log.id
+
+    async def status(self) -> SessionStatus:
+        return await status(self.handle)
+
+    async def catch_up(self) -> int:
+        """Project every turn the workflow recorded that the log lacks; how many entries."""
+        client, blobs = self.connection.client, self.connection.blobs
+        return await catch_up(client, blobs, self.handle.id, self.log)
 
     async def turn(
         self,
@@ -87,15 +133,52 @@ class Attached:
         *,
         on_ask: AskHandler | None = None,
         on_notice: Callable[[str], None] = lambda _: None,
+        on_entry: EntryHandler | None = None,
     ) -> TurnResult | None:
         """Run one turn and project it; None when a second Ctrl-C stopped the waiting. Raises
         `SessionUnavailable` when the workflow refuses the turn (one is already running, the
         session was closed)."""
+        start = self.log.next_seq
+        try:
+            update = await start_turn(self.handle, prompt)
+        except WorkflowUpdateFailedError as exc:
+            raise SessionUnavailable(refusal(exc)) from exc
+        return await self.follow(
+            update, start, on_ask=on_ask, on_notice=on_notice, on_entry=on_entry
+        )
+
+    async def follow(
+        self,
+        update: WorkflowUpdateHandle[TurnResult],
+        start: int,
+        *,
+        on_ask: AskHandler | None = None,
+        on_notice: Callable[[str], None] = lambda _: None,
+        on_entry: EntryHandler | None = None,
+    ) -> TurnResult | None:
+        """Wait for the turn `update` (whose entries start at session-log index `start`) with
+        the Ctrl-C policy of the module note, then project it; None when a second Ctrl-C
+        stopped the waiting."""
         loop = asyncio.get_running_loop()
         pressed = asyncio.Event()
         loop.add_signal_handler(os_signal.SIGINT, pressed.set)
-        running = asyncio.create_task(run_turn(self.handle, prompt))
-        watcher = asyncio.create_task(self._watch(on_ask)) if on_ask is not None else None
+        delivered = start
+        running = asyncio.create_task(update.result())
+        helpers: list[asyncio.Task[None]] = []
+        if on_ask is not None:
+            helpers.append(asyncio.create_task(self._watch_asks(on_ask)))
+        if on_entry is not None:
+
+            async def live() -> None:
+                nonlocal delivered
+                while True:
+                    with contextlib.suppress(RPCError, WorkflowQueryFailedError):
+                        for entry in await self._live(delivered):
+                            on_entry(entry, await self.connection.blobs.resolve(entry))
+                            delivered += 1
+                    await asyncio.sleep(self.poll_s)
+
+            helpers.append(asyncio.create_task(live()))
         presses = 0
         try:
             while not running.done():
@@ -108,28 +191,46 @@ class Attached:
                 presses += 1
                 if presses > 1:
                     on_notice("stopped waiting; the workflow still ends the turn")
-                    running.cancel()
                     return None
                 on_notice("aborting the turn (waiting for its balanced end; Ctrl-C again to stop)")
                 await abort_turn(self.handle, "user")
             try:
                 result = running.result()
-            except WorkflowUpdateFailedError as exc:
+            except WorkflowUpdateFailedError as exc:  # the workflow refused the turn
                 raise SessionUnavailable(refusal(exc)) from exc
         finally:
             with contextlib.suppress(RuntimeError):
                 loop.remove_signal_handler(os_signal.SIGINT)
-            for task in (running, watcher):
-                if task is None:
-                    continue
+            for task in (running, *helpers):
                 task.cancel()
                 await asyncio.wait({task})
                 if not task.cancelled():
                     task.exception()  # retrieved: `running`'s was raised above if it matters
-        await project(self.client, self.handle.id, self.log, through=result.log_size)
+        entries = result.entries
+        if entries is None:  # a workflow older than recorded entries: its log, by query
+            await catch_up(
+                self.connection.client,
+                self.connection.blobs,
+                self.handle.id,
+                self.log,
+                through=result.log_size,
+            )
+            return result
+        if self.log.next_seq < start:
+            await self.catch_up()
+        await project_turn(self.log, result, self.connection.blobs)
+        if on_entry is not None:
+            first = result.log_size - len(entries)
+            for entry in entries[max(0, delivered - first) :]:
+                on_entry(entry, await self.connection.blobs.resolve(entry))
         return result
 
-    async def _watch(self, on_ask: AskHandler) -> None:
+    async def _live(self, start: int) -> list[LogEntry]:
+        from .client import live_entries
+
+        return await live_entries(self.handle, start)
+
+    async def _watch_asks(self, on_ask: AskHandler) -> None:
         """Polls the `approvals` query (a query that fails is asked again next time)."""
         seen: set[str] = set()
         while True:
@@ -141,49 +242,83 @@ class Attached:
                 if ask.call_id not in seen:
                     seen.add(ask.call_id)
                     await on_ask(self, ask)
-            await asyncio.sleep(self.ask_poll_s)
+            await asyncio.sleep(max(self.poll_s, 0.5))
+
+    async def running_turn(self) -> tuple[WorkflowUpdateHandle[TurnResult], int] | None:
+        """The turn the workflow is running (its Update and where its entries start), or None."""
+        now = await self.status()
+        if not now.busy or now.update_id is None:
+            return None
+        return turn_handle(self.handle, now.update_id), now.turn_start
 
 
 @contextlib.asynccontextmanager
 async def attach(target: Target, *, cwd: Path) -> AsyncIterator[Attached]:
-    """A new session (`target.session` None): its log is created and its workflow started. An
-    existing one: its workflow must be running; the local log is opened, or created (and
-    filled by the next turn's projection) when the session was started elsewhere.
+    """A new session (`target.session` None): its log is created and written at once (header,
+    and `temporal.json` naming the cluster) and its workflow started. An existing one: its
+    workflow must be running; the local log is opened, or created when the session was started
+    elsewhere, and caught up with every turn the workflow recorded.
 
     Raises `SessionUnavailable` when the session has no running workflow, or its log has events
-    the workflow does not, and `SessionError` for a log that cannot be opened.
+    the workflow does not, `SessionError` for a log that cannot be opened, ValueError for a bad
+    payload store and RuntimeError when the store or the cluster cannot be reached.
     """
     store = SessionStore()
-    client = await connect(target.address, target.namespace)
-    if target.session is None:
-        session_id = new_session_id()
-        spec = SessionSpec(
-            session_id=session_id,
-            tool_task_queue=target.tool_task_queue,
-            heartbeat_timeout_s=target.heartbeat_timeout_s,
-            turns_per_run=target.turns_per_run,
-        )
-        with store.create(session_id=session_id, cwd=cwd, origin="temporal") as log:
-            handle = await start_session(client, spec, task_queue=target.task_queue)
-            yield Attached(target, client, handle, log)
-        return
-    session_id = target.session
-    handle = client.get_workflow_handle(workflow_id(session_id))
-    await _check_running(handle, session_id, target.address)
-    log = (
-        store.open(session_id)
-        if store.exists(session_id)
-        else store.create(session_id=session_id, cwd=cwd, origin="temporal")
-    )
-    with log:
-        status: dict[str, Any] = await handle.query("status", result_type=dict[str, Any])
-        if int(status["log_size"]) < log.next_seq:
-            raise SessionUnavailable(
-                f"session {session_id} has {log.next_seq} events but its workflow holds "
-                f"{status['log_size']}: this log is not that workflow's; start a new session "
-                "(without --resume)"
+    payloads = PayloadStore.parse(target.payload_store)
+    async with connected(target.address, target.namespace, payloads) as connection:
+        client = connection.client
+        if target.session is None:
+            session_id = new_session_id()
+            spec = SessionSpec(
+                session_id=session_id,
+                tool_task_queue=target.tool_task_queue,
+                heartbeat_timeout_s=target.heartbeat_timeout_s,
+                turns_per_run=target.turns_per_run,
+                tool_schedule_to_start_s=target.tool_start_timeout_s,
             )
-        yield Attached(target, client, handle, log)
+            with store.create(session_id=session_id, cwd=cwd, origin="temporal") as log:
+                _record_cluster(store, log, target)
+                handle = await start_session(client, spec, task_queue=target.task_queue)
+                yield Attached(target, connection, handle, log)
+            return
+        session_id = target.session
+        handle = client.get_workflow_handle(workflow_id(session_id))
+        await _check_running(handle, session_id, target.address)
+        log = (
+            store.open(session_id)
+            if store.exists(session_id)
+            else store.create(session_id=session_id, cwd=cwd, origin="temporal")
+        )
+        with log:
+            _record_cluster(store, log, target)
+            now = await status(handle)
+            if now.log_size < log.next_seq:
+                raise SessionUnavailable(
+                    f"session {session_id} has {log.next_seq} events but its workflow holds "
+                    f"{now.log_size}: this log is not that workflow's; start a new session "
+                    "(without --resume)"
+                )
+            attached = Attached(target, connection, handle, log)
+            await attached.catch_up()
+            yield attached
+
+
+def _record_cluster(store: SessionStore, log: SessionLog, target: Target) -> None:
+    log.publish()
+    path = store.path(log.id).with_name(CLUSTER_FILE)
+    if path.exists():
+        return
+    cluster = {
+        "address": target.address,
+        "namespace": target.namespace,
+        "task_queue": target.task_queue,
+        "workflow_id": workflow_id(log.id),
+    }
+    if target.payload_store is not None:
+        cluster["payload_store"] = target.payload_store
+    temp = path.with_name(f".{CLUSTER_FILE}.tmp")
+    temp.write_text(json.dumps(cluster, indent=2) + "\n")
+    temp.replace(path)
 
 
 async def _check_running(handle: WorkflowHandle[Any, Any], session_id: str, address: str) -> None:

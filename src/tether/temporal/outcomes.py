@@ -6,8 +6,9 @@ inside the workflow sandbox; the texts equal tether's own builders, which the te
     never scheduled (the turn was aborted first)        ABORTED_BEFORE_DISPATCH
     cancelled before the activity started               ABORTED_BEFORE_DISPATCH
       (`started_event_id == 0`)
-    never started for another reason (no worker took    TOOL_NOT_STARTED
-      it before a schedule-to-start timeout)
+    never started for another reason (no worker of its  TOOL_NOT_STARTED
+      task queue took it within the schedule-to-start
+      timeout)
     started, then its worker died (heartbeat timeout),  TOOL_OUTCOME_UNKNOWN
       the start_to_close backstop expired, or the
       activity failed without publishing a result
@@ -47,9 +48,12 @@ TOOL_NOT_STARTED_TEXT: Final = (
     " Retry it if it is still needed."
 )
 
-FailureKind = Literal["cancelled", "heartbeat-timeout", "backstop-timeout", "timeout", "failed"]
+FailureKind = Literal[
+    "cancelled", "heartbeat-timeout", "backstop-timeout", "not-started", "timeout", "failed"
+]
 """How an activity ended without a value: Temporal cancelled it, a timeout fired (`heartbeat`,
-`start_to_close` = the backstop, or another), or it failed."""
+`start_to_close` = the backstop, `schedule_to_start` = no worker took it, or another), or it
+failed."""
 
 _ERRORS: Final = {
     ABORTED_BEFORE_DISPATCH: ("AbortError", "tool call aborted before dispatch", ABD_TEXT),

@@ -4,10 +4,24 @@ outputs, the log entries the projector writes, and a turn's result.
 Owns their shape only. They are plain frozen dataclasses of JSON-able fields (Temporal's default
 data converter encodes them as JSON), importable inside the workflow sandbox: nothing here
 imports tether's runtime or temporalio.
+
+Compatibility: a record crosses between code versions (a workflow scheduled by one worker, its
+activity run by another; a history recorded by an older release, replayed by this one). So a
+field is only ever added, with a default, and a field an older writer sent stays readable
+(`LlmStepInput.history`, `SessionState.surface`); unknown fields are ignored by the converter.
+What the workflow *sends* in a new shape is gated by a patch (`tether.temporal.versions`), so a
+worker that cannot read it yet never receives it.
+
+Sizes: nothing here is meant to be large. A value that can grow with the session (a tool
+result, the request header, the conversation) travels as a `BlobRef` to the payload store
+(`tether.temporal.blobs`); anything else that happens to exceed the store's threshold is moved
+out of the history by Temporal's external storage (`tether.temporal.storage`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +32,8 @@ __all__ = [
     "TOOL_DISPATCH",
     "ApprovalAsk",
     "ApprovalDecision",
+    "BlobRef",
+    "Conversation",
     "LlmStepInput",
     "LlmStepOutput",
     "LogEntry",
@@ -29,6 +45,7 @@ __all__ = [
     "ToolCallOutput",
     "ToolDispatchInput",
     "TurnResult",
+    "header_digest",
 ]
 
 SESSION_WORKFLOW = "tether.session"
@@ -47,7 +64,11 @@ class SessionSpec:
     plus `tool_grace_s` (a backstop: `TOOL_TIMEOUT` stays the timeout policy's), or
     `tool_backstop_s` for a tool without a budget. After `turns_per_run` turns, or when
     Temporal suggests it (the history grew large), the workflow continues as new between turns
-    with this spec and `carried` set to the session so far (a new session leaves it None).
+    with this spec and `carried` set to the session so far (a new session leaves it None); also
+    once the run's history holds `history_bytes_per_run` bytes or `history_events_per_run`
+    events. A tool call no worker of `tool_task_queue` takes within `tool_schedule_to_start_s`
+    is `TOOL_NOT_STARTED`; a model step no worker takes within `llm_schedule_to_start_s` ends
+    the turn with `LLM_STEP_NOT_STARTED`.
     """
 
     session_id: str
@@ -64,15 +85,48 @@ class SessionSpec:
     max_tokens: int | None = None
     turns_per_run: int = 50
     carried: SessionState | None = None
+    tool_schedule_to_start_s: float = 60.0
+    llm_schedule_to_start_s: float = 60.0
+    history_bytes_per_run: int = 4 * 1024 * 1024
+    history_events_per_run: int = 5_000
+
+
+@dataclass(frozen=True)
+class BlobRef:
+    """A JSON value in the payload store, by content: the storage driver that holds it, the
+    driver's claim (where), the SHA-256 of the stored bytes and their size."""
+
+    driver: str
+    claim: dict[str, str]
+    sha256: str
+    size: int
 
 
 @dataclass(frozen=True)
 class LogEntry:
     """One session-log event as the workflow decided it: `type` and `data` of `tether.agent.session`
-    (a `tool/result` cites the `tool/call` of the same call id when projected)."""
+    (a `tool/result` cites the `tool/call` of the same call id when projected).
+
+    `refs` names the fields of `data` that live in the payload store instead (a big tool
+    result's `message`, the request header): the event's data is `data` with each of them
+    filled in from its `BlobRef` (`tether.temporal.blobs.resolve`). `at` is the workflow time
+    it was produced (epoch ms; None in entries of older runs)."""
 
     type: str
     data: dict[str, Any]
+    refs: dict[str, BlobRef] = field(default_factory=dict)
+    at: int | None = None
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """What the model sees, by reference: the `segments` sealed in the payload store, in order
+    (each holds entries, or the refs of older segments), then the `tail` of newer entries
+    inline. The `llm_step` activity that reads it also seals a tail that grew too big, and
+    returns the equivalent, smaller `Conversation` for the workflow to keep."""
+
+    segments: list[BlobRef] = field(default_factory=list)
+    tail: list[LogEntry] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -81,25 +135,32 @@ class SessionState:
     history bounded): the turn count, `log_base` (the session-log index of the new run's first
     entry; the entries before it belong to earlier runs of the same workflow id), the
     conversation the model sees (`surface`: the user, assistant and tool-result entries), the
-    last request header and context, and contexts parked for the next step."""
+    last request header and context, and contexts parked for the next step.
+
+    A run whose conversation is by reference carries `conversation` and `header_sha256` (the
+    header itself is in the log, not carried); an older run carried `surface` and `header`."""
 
     turn: int
     log_base: int
-    surface: list[LogEntry]
+    surface: list[LogEntry] = field(default_factory=list)
     header: dict[str, Any] | None = None
     context: dict[str, Any] | None = None
     parked: list[dict[str, Any]] = field(default_factory=list)
+    conversation: Conversation | None = None
+    header_sha256: str | None = None
 
 
 @dataclass(frozen=True)
 class LogPage:
     """The `log_page` query's answer: this run's entries from the asked index on. `base` is
     the session-log index of the run's first entry; entries before it are asked of
-    `previous_run_id` (the run this one continued), None in the first run."""
+    `previous_run_id` (the run this one continued), None in the first run. `complete` is False
+    when more entries follow the page (ask again from where it ends)."""
 
     base: int
     previous_run_id: str | None
     entries: list[LogEntry]
+    complete: bool = True
 
 
 @dataclass(frozen=True)
@@ -117,12 +178,18 @@ class PlannedCall:
 
 @dataclass(frozen=True)
 class LlmStepInput:
+    """One model call: the conversation by reference (`conversation`; an older workflow sent
+    every entry inline in `history`), and the SHA-256 of the request header the workflow last
+    recorded, so the header travels back only when it changed."""
+
     session_id: str
     turn: int
     step: int
-    history: list[LogEntry]
+    history: list[LogEntry] = field(default_factory=list)
     system_prompt: str | None = None
     max_tokens: int | None = None
+    conversation: Conversation | None = None
+    header_sha256: str | None = None
 
 
 @dataclass(frozen=True)
@@ -130,28 +197,39 @@ class LlmStepOutput:
     """One model call. `message` is the assistant message's JSON (None when the call failed with
     nothing to keep); `interrupted` marks a partial message of an aborted stream; `error` is the
     turn-end error (`{message, code, status?}`) of a failed call; `header`/`context` are what
-    `request/header` and `request/context` record; `retries` the `llm/retry` data."""
+    `request/header` and `request/context` record; `retries` the `llm/retry` data.
+
+    `header_sha256` is the header's digest; when it equals the input's, `header` is None (the
+    workflow has it already); a big header is in the store (`header_ref`). `conversation`, when
+    set, is the input's conversation with its tail sealed: the workflow keeps it instead."""
 
     message: dict[str, Any] | None
     finish: str
     calls: list[PlannedCall]
-    header: dict[str, Any]
+    header: dict[str, Any] | None
     context: dict[str, Any]
     usage: dict[str, Any] | None = None
     interrupted: bool = False
     aborted: bool = False
     error: dict[str, Any] | None = None
     retries: list[dict[str, Any]] = field(default_factory=list)
+    header_sha256: str | None = None
+    header_ref: BlobRef | None = None
+    conversation: Conversation | None = None
 
 
 @dataclass(frozen=True)
 class ToolCallInput:
+    """One call to run. `by_reference`: the workflow reads `ToolCallOutput.refs`, so a big
+    result may come back by reference (an older workflow needs it whole)."""
+
     session_id: str
     turn: int
     step: int
     call_id: str
     name: str
     arguments: str
+    by_reference: bool = False
 
 
 @dataclass(frozen=True)
@@ -167,9 +245,10 @@ class ToolDispatchInput:
 @dataclass(frozen=True)
 class ToolCallOutput:
     """One call's published result: `record` is the `tool/result` event data (turn, step,
-    message, error?, meta?), `contexts` the user messages it carries (JSON), `cancelled` whether
-    the activity saw a Temporal cancel (it still returns the published result), `spilled` the
-    worker-local file holding a result too big for a payload (None when not spilled).
+    message, error?, meta?) — with the fields named in `refs` in the payload store when the
+    record is big —, `contexts` the user messages it carries (JSON), `cancelled` whether the
+    activity saw a Temporal cancel (it still returns the published result), `spilled` the
+    worker-local file holding a result too big for the model's context (None when not spilled).
 
     Or, from `tool_call` only: `ask` — the call needs a human's approval and stopped before
     dispatch (its body never ran; `record` is empty); the workflow waits for the answer."""
@@ -182,17 +261,24 @@ class ToolCallOutput:
     spilled: str | None = None
     worker: str = ""
     ask: ApprovalAsk | None = None
+    refs: dict[str, BlobRef] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class TurnResult:
     """How a turn ended: `reason` is the `turn/end` reason, `text` the last answer, `log_size`
-    the number of session-log entries (over all runs) through this turn's `turn/end`."""
+    the number of session-log entries (over all runs) through this turn's `turn/end`.
+
+    `entries` are the turn's log entries as the workflow produced them, from its `turn/start`
+    to its `turn/end` (session-log indexes `log_size - len(entries)` on): recorded in the
+    history with the Update's result, they are the durable record of the turn — read back, never
+    derived again. None in a result recorded before turns carried their entries."""
 
     turn: int
     reason: dict[str, Any]
     text: str
     log_size: int
+    entries: list[LogEntry] | None = None
 
 
 @dataclass(frozen=True)
@@ -216,3 +302,10 @@ class ApprovalDecision:
     call_id: str
     answer: str
     reason: str | None = None
+
+
+def header_digest(header: dict[str, Any]) -> str:
+    """The SHA-256 of a request header's canonical JSON: what the workflow and the model step
+    compare instead of sending the header every step."""
+    text = json.dumps(header, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()

@@ -4,11 +4,13 @@ workspace's configuration.
 Owns the worker's wiring: boot (the CLI's built-ins plus `tether.yml`, with the policy of `tether
 run`: deny rules and hooks hold, an ask is refused unless `--yolo`/`--allow` permits it — or,
 with `approvals`, is deferred to the session workflow, which waits for a human's answer), the
-client connection, the `SessionWorkflow` and the three activities on the queue, heartbeat
-throttling (a cancel reaches an activity on its next heartbeat, so the throttle bounds the
-abort latency), and an orderly stop: on stop, running activities get `graceful_s` to finish
-before they are cancelled (a cancelled tool still returns its `ABORTED` result), then the
-context is disposed.
+client connection and its payload store (`tether.temporal.connection`), the `SessionWorkflow` and
+the three activities on the queue, heartbeat throttling (a cancel reaches an activity on its
+next heartbeat, so the throttle bounds the abort latency), patch activation (`hold_patches`: run
+today's code, take no new patch — the first phase of a rolling deploy, see
+`tether.temporal.versions`), and an orderly stop: on stop, running activities get `graceful_s`
+to finish before they are cancelled (a cancelled tool still returns its `ABORTED` result), then
+the context is disposed.
 
 A worker per workspace: start one with `--task-queue repo-a` in the directory whose files and
 processes the tools should touch, and start sessions with `tool_task_queue="repo-a"`.
@@ -24,8 +26,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
-from temporalio.client import Client
-from temporalio.worker import Worker
+from temporalio.worker import PatchActivationInput, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from ..agent.boot import start
@@ -33,9 +34,12 @@ from ..agent.unattended import apply_flags, refuse_unattended
 from ..kernel import tether_home
 from ..plugins.approval import Approval
 from .activities import DEFAULT_SPILL_BYTES, TetherActivities
+from .blobs import DEFAULT_INLINE_BYTES
+from .connection import connected
+from .storage import DEFAULT_THRESHOLD, PayloadStore
 from .workflow import SessionWorkflow
 
-__all__ = ["WorkerSettings", "connect", "run_worker", "workflow_runner"]
+__all__ = ["WorkerSettings", "hold_patches", "run_worker", "workflow_runner"]
 
 
 def workflow_runner() -> SandboxedWorkflowRunner:
@@ -61,21 +65,19 @@ class WorkerSettings:
     identity: str | None = None
     spill_bytes: int = DEFAULT_SPILL_BYTES
     approvals: bool = False
+    payload_store: str | None = None
+    payload_threshold: int = DEFAULT_THRESHOLD
+    inline_bytes: int = DEFAULT_INLINE_BYTES
+    hold_patches: bool = False
     sandbox: str | None = None
     """`--sandbox`: the commands' sandbox over the configured one (every command is contained:
     a SIGKILLed worker leaves none of its commands' processes running)."""
 
 
-async def connect(address: str, namespace: str = "default", *, attempts: int = 50) -> Client:
-    """A client for `address`, retrying briefly while a just-started server comes up."""
-    for attempt in range(attempts):
-        try:
-            return await Client.connect(address, namespace=namespace)
-        except RuntimeError:
-            if attempt == attempts - 1:
-                raise
-            await asyncio.sleep(0.1)
-    raise AssertionError("unreachable")
+def hold_patches(input: PatchActivationInput) -> bool:
+    """The patch-activation callback of a `--hold-patches` worker: no patch a run has not
+    already taken becomes active (the run keeps the behaviour of the code before it)."""
+    return False
 
 
 async def run_worker(
@@ -84,7 +86,11 @@ async def run_worker(
     stop: asyncio.Event,
     on_ready: Callable[[str], None] | None = None,
 ) -> None:
-    """Run until `stop` is set; `on_ready(identity)` once the worker polls its queue."""
+    """Run until `stop` is set; `on_ready(identity)` once the worker polls its queue.
+
+    Raises ValueError for a bad setting (the payload store's URL), RuntimeError when the store
+    or the cluster cannot be reached, ConfigError for a bad configuration file."""
+    store = PayloadStore.parse(settings.payload_store, threshold=settings.payload_threshold)
     ctx = await start(
         cwd=settings.cwd,
         config_paths=None if settings.config is None else [settings.config],
@@ -97,35 +103,38 @@ async def run_worker(
         identity = settings.identity or (
             f"tether@{socket.gethostname()}:{os.getpid()}/{settings.task_queue}"
         )
-        activities = TetherActivities(
-            ctx,
-            cwd=settings.cwd,
-            worker_name=identity,
-            spill_dir=tether_home() / "spill",
-            spill_bytes=settings.spill_bytes,
-            heartbeat_every_s=settings.heartbeat_throttle_s / 2,
-        )
-        approval = ctx.get("approval")
-        if settings.approvals and isinstance(approval, Approval):
-            approval.attach(activities.approvals)
         apply_flags(ctx, yolo=settings.yolo, allow=settings.allow)
-        client = await connect(settings.address, settings.namespace)
-        throttle = timedelta(seconds=settings.heartbeat_throttle_s)
-        worker = Worker(
-            client,
-            task_queue=settings.task_queue,
-            workflows=[SessionWorkflow],
-            workflow_runner=workflow_runner(),
-            activities=[activities.llm_step, activities.tool_call, activities.tool_dispatch],
-            identity=identity,
-            max_heartbeat_throttle_interval=throttle,
-            default_heartbeat_throttle_interval=throttle,
-            sticky_queue_schedule_to_start_timeout=timedelta(seconds=settings.sticky_timeout_s),
-            graceful_shutdown_timeout=timedelta(seconds=settings.graceful_s),
-        )
-        async with worker:
-            if on_ready is not None:
-                on_ready(identity)
-            await stop.wait()
+        async with connected(settings.address, settings.namespace, store) as connection:
+            activities = TetherActivities(
+                ctx,
+                cwd=settings.cwd,
+                blobs=connection.blobs,
+                worker_name=identity,
+                spill_dir=tether_home() / "spill",
+                spill_bytes=settings.spill_bytes,
+                inline_bytes=settings.inline_bytes,
+                heartbeat_every_s=settings.heartbeat_throttle_s / 2,
+            )
+            approval = ctx.get("approval")
+            if settings.approvals and isinstance(approval, Approval):
+                approval.attach(activities.approvals)
+            throttle = timedelta(seconds=settings.heartbeat_throttle_s)
+            worker = Worker(
+                connection.client,
+                task_queue=settings.task_queue,
+                workflows=[SessionWorkflow],
+                workflow_runner=workflow_runner(),
+                activities=[activities.llm_step, activities.tool_call, activities.tool_dispatch],
+                identity=identity,
+                max_heartbeat_throttle_interval=throttle,
+                default_heartbeat_throttle_interval=throttle,
+                sticky_queue_schedule_to_start_timeout=timedelta(seconds=settings.sticky_timeout_s),
+                graceful_shutdown_timeout=timedelta(seconds=settings.graceful_s),
+                patch_activation_callback=hold_patches if settings.hold_patches else None,
+            )
+            async with worker:
+                if on_ready is not None:
+                    on_ready(identity)
+                await stop.wait()
     finally:
         await ctx.dispose()

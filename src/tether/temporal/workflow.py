@@ -24,36 +24,47 @@ No plugin code runs here: the model and the tools run in activities on workers t
 tether `Context`. Not here: the `agent/*` extension events of the local loop (session-start,
 prompt screening, turn-stopping), which need an in-process `AgentLoop`.
 
-The workflow keeps the session's log entries (`log_page` query); the projector writes them to
-tether's JSONL session log. Between turns, after `turns_per_run` turns or when Temporal suggests
-it, the workflow continues as new (same workflow id) with a `SessionState`: the turn count, the
-conversation the model sees and the log index the next run starts at, so one tether session
-spans the runs and the projector follows `previous_run_id` for entries of earlier runs.
+Log entries: a turn's entries are the `run_turn` Update's result (`TurnResult.entries`), so the
+history records them as they were produced; readers take them from there, never from this code
+running again over an old history (the `log_page` query serves the turn that is still running,
+and runs recorded before turns carried their entries). A field that would make an entry big (a
+tool result, the request header) is already a `BlobRef` when an activity returns it.
+
+Payloads stay small: a model step gets the conversation by reference (`Conversation`: sealed
+segments in the payload store plus an inline tail; the step seals a tail that grew and returns
+the smaller equivalent), and the header's digest instead of the header.
+
+Between turns, after `turns_per_run` turns, when Temporal suggests it, or once the run's history
+holds `history_bytes_per_run` bytes or `history_events_per_run` events, the workflow continues
+as new (same workflow id) with a `SessionState`: the turn count, the conversation, the header's
+digest and the log index the next run starts at, so one tether session spans the runs.
+
+Versioning: the run decides its patches once, first (`tether.temporal.versions`); every
+behaviour change takes its new path only where its patch is active.
 """
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
-from datetime import timedelta
+from enum import StrEnum
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, CancelledError, TimeoutError, TimeoutType
 
 with workflow.unsafe.imports_passed_through():
+    from .options import start_model_step, start_tool
     from .outcomes import FailureKind, outcome_for, synthesized_record
     from .payloads import (
-        LLM_STEP,
         SESSION_WORKFLOW,
         TOOL_CALL,
         TOOL_DISPATCH,
         ApprovalAsk,
         ApprovalDecision,
+        BlobRef,
         LlmStepInput,
         LlmStepOutput,
-        LogEntry,
         LogPage,
         PlannedCall,
         SessionSpec,
@@ -63,11 +74,22 @@ with workflow.unsafe.imports_passed_through():
         ToolDispatchInput,
         TurnResult,
     )
+    from .runlog import RunLog
+    from .versions import HISTORY_SIZE_CONTINUE, PAYLOADS_BY_REFERENCE, Behaviour
 
-__all__ = ["SessionWorkflow"]
+__all__ = ["SessionWorkflow", "TurnState"]
 
-_SURFACE = frozenset({"user/message", "assistant/message", "tool/result"})
 _ABORTED_REASON: dict[str, Any] = {"kind": "aborted", "reason": {"kind": "user"}}
+
+
+class TurnState(StrEnum):
+    """What a session is doing, as the `status` query reports it."""
+
+    IDLE = "idle"
+    MODEL = "model"
+    TOOLS = "tools"
+    APPROVAL = "approval"
+    ABORTING = "aborting"
 
 
 class _Aborted(Exception):
@@ -90,6 +112,8 @@ def failure_kind(error: ActivityError) -> FailureKind:
             return "heartbeat-timeout"
         if cause.type == TimeoutType.START_TO_CLOSE:
             return "backstop-timeout"
+        if cause.type == TimeoutType.SCHEDULE_TO_START:
+            return "not-started"
         return "timeout"
     return "failed"
 
@@ -99,25 +123,24 @@ class SessionWorkflow:
     @workflow.init
     def __init__(self, spec: SessionSpec) -> None:
         state = spec.carried
+        self._behaviour = Behaviour.of_this_run()
         self._spec = replace(spec, carried=None)
-        self._log: list[LogEntry] = []  # this run's entries; session-log index = _base + i
-        self._base = 0 if state is None else state.log_base
-        self._surface: list[LogEntry] = [] if state is None else list(state.surface)
+        self._log = RunLog(state)
         self._turn = 0 if state is None else state.turn
         self._first_turn = self._turn  # the turns run before this run
         self._busy = False
+        self._state = TurnState.IDLE
         self._abort: str | None = None
         self._closing = False
-        self._parked: list[dict[str, Any]] = [] if state is None else list(state.parked)
-        self._header: dict[str, Any] | None = None if state is None else state.header
-        self._context: dict[str, Any] | None = None if state is None else state.context
         self._asks: dict[str, ApprovalAsk] = {}
         self._answers: dict[str, ApprovalDecision] = {}
+        self._update_id: str | None = None
+        self._prompt = ""
 
     @workflow.run
     async def run(self, spec: SessionSpec) -> int:
         """Lives until `close` and returns the number of turns run; between turns, continues as
-        new once `turns_per_run` turns ran in this run or Temporal suggests it."""
+        new when `_continue_due` says so."""
         await workflow.wait_condition(
             lambda: (
                 not self._busy
@@ -133,17 +156,19 @@ class SessionWorkflow:
         ran = self._turn - self._first_turn
         if ran >= self._spec.turns_per_run:
             return True
-        return ran > 0 and workflow.info().is_continue_as_new_suggested()
+        if ran == 0:
+            return False
+        info = workflow.info()
+        if info.is_continue_as_new_suggested():
+            return True
+        return HISTORY_SIZE_CONTINUE in self._behaviour and (
+            info.get_current_history_size() >= self._spec.history_bytes_per_run
+            or info.get_current_history_length() >= self._spec.history_events_per_run
+        )
 
     def _carried(self) -> SessionState:
-        return SessionState(
-            turn=self._turn,
-            log_base=self._base + len(self._log),
-            surface=self._surface,
-            header=self._header,
-            context=self._context,
-            parked=self._parked,
-        )
+        by_reference = PAYLOADS_BY_REFERENCE in self._behaviour
+        return self._log.carried(self._turn, by_reference=by_reference)
 
     # -- messages from clients -----------------------------------------------------------------
 
@@ -152,6 +177,7 @@ class SessionWorkflow:
         """Abort the running turn (ignored when none runs)."""
         if self._busy and self._abort is None:
             self._abort = reason or "user"
+            self._state = TurnState.ABORTING
 
     @workflow.signal(name="close")
     def close(self) -> None:
@@ -160,18 +186,29 @@ class SessionWorkflow:
 
     @workflow.query(name="log_page")
     def log_page(self, start: int) -> LogPage:
-        """This run's entries from session-log index `start` on (see `LogPage`)."""
-        return LogPage(
-            self._base, workflow.info().continued_run_id, self._log[max(0, start - self._base) :]
-        )
+        """This run's entries from session-log index `start` on, at most `LOG_PAGE_ENTRIES`
+        (see `LogPage`)."""
+        return self._log.page(start, workflow.info().continued_run_id)
 
     @workflow.query(name="status")
     def status(self) -> dict[str, Any]:
+        """What the session is doing: `turn` (the running or last turn), `busy`, `state` (a
+        `TurnState`), `last_activity` (ISO time of the last entry), `approvals` (calls waiting
+        for a human), `update_id` (the running turn's `run_turn` Update, to wait for its
+        result), `prompt` (its first 200 characters), `model` (the workers' model, once a step
+        ran), the log's size, this run's base and where the running (or last) turn starts."""
         return {
             "turn": self._turn,
             "busy": self._busy,
-            "log_size": self._base + len(self._log),
-            "log_base": self._base,
+            "state": str(self._state),
+            "last_activity": self._log.last_activity.isoformat(),
+            "approvals": len(self._asks),
+            "update_id": self._update_id if self._busy else None,
+            "prompt": self._prompt[:200],
+            "model": None if self._log.context is None else self._log.context.get("model"),
+            "log_size": self._log.size,
+            "log_base": self._log.base,
+            "turn_start": self._log.base + self._log.turn_start,
         }
 
     # -- approvals: a worker's `tool_call` defers an ask, any client answers --------------------
@@ -224,13 +261,18 @@ class SessionWorkflow:
 
     @workflow.update(name="run_turn")
     async def run_turn(self, prompt: str) -> TurnResult:
-        """Run one turn for `prompt`; it always ends with a `turn/end` entry."""
+        """Run one turn for `prompt`; it always ends with a `turn/end` entry, and its result
+        carries the turn's entries."""
         await workflow.wait_condition(lambda: not self._busy)
         self._busy, self._abort = True, None
+        info = workflow.current_update_info()
+        self._update_id = None if info is None else info.id
+        self._prompt = prompt
         try:
             return await self._run_turn(prompt)
         finally:
             self._busy, self._abort = False, None
+            self._state = TurnState.IDLE
             self._asks.clear()
             self._answers.clear()
 
@@ -239,22 +281,26 @@ class SessionWorkflow:
         if self._closing:
             raise ValueError("the session is closed; start a new one")
         if self._busy:
-            raise ValueError("a turn is already running in this session; abort it or wait")
+            raise ValueError(
+                f"turn {self._turn} is still running in this session: follow it with `tether "
+                f"temporal attach {self._spec.session_id}`, stop it with `tether temporal abort "
+                f"{self._spec.session_id}`"
+            )
         if not isinstance(prompt, str) or not prompt.strip():
             raise ValueError("run_turn needs a non-empty prompt")
 
     # -- the turn ------------------------------------------------------------------------------
 
-    def _emit(self, type: str, data: dict[str, Any]) -> None:
-        entry = LogEntry(type, data)
-        self._log.append(entry)
-        if type in _SURFACE:
-            self._surface.append(entry)
+    def _emit(
+        self, type: str, data: dict[str, Any], refs: dict[str, BlobRef] | None = None
+    ) -> None:
+        self._log.emit(type, data, refs)
 
     async def _run_turn(self, prompt: str) -> TurnResult:
         spec = self._spec
         self._turn += 1
         turn = self._turn
+        self._log.start_turn()
         self._emit("turn/start", {"turn": turn})
         reason: dict[str, Any] = {"kind": "completed"}
         text = ""
@@ -268,8 +314,8 @@ class SessionWorkflow:
         ]
         try:
             for step in range(1, spec.max_steps + 1):
-                entering += self._parked
-                self._parked = []
+                entering += self._log.parked
+                self._log.parked = []
                 self._emit("step/start", {"turn": turn, "step": step})
                 for message in entering:
                     self._emit("user/message", message)
@@ -282,7 +328,7 @@ class SessionWorkflow:
                 if ending == "max-tokens":
                     reason = {"kind": "max-tokens"}
                     break
-                if ending == "completed" and not self._parked:
+                if ending == "completed" and not self._log.parked:
                     break
             else:
                 reason = {"kind": "max-steps", "steps": spec.max_steps}
@@ -295,13 +341,13 @@ class SessionWorkflow:
                 else {"kind": "error", "error": failed.error}
             )
         self._emit("turn/end", {"turn": turn, "reason": reason})
-        return TurnResult(turn, reason, text, self._base + len(self._log))
+        return TurnResult(turn, reason, text, self._log.size, self._log.turn_entries())
 
     async def _step(self, turn: int, step: int) -> tuple[str, str]:
         if self._abort is not None:
             raise _Aborted
         out = await self._model(turn, step)
-        self._record_request(out)
+        self._log.record_request(out)
         for retry in out.retries:
             self._emit("llm/retry", {"turn": turn, "step": step, **retry})
         if out.error is not None:
@@ -329,28 +375,25 @@ class SessionWorkflow:
             raise _Aborted
         return ("completed" if concluded else "continue"), answer
 
-    def _record_request(self, out: LlmStepOutput) -> None:
-        if out.header != self._header:
-            reason = "initial" if self._header is None else "change"
-            self._emit("request/header", {"header": out.header, "reason": reason})
-            self._header = out.header
-        if out.context != self._context:
-            self._emit("request/context", out.context)
-            self._context = out.context
-
     async def _model(self, turn: int, step: int) -> LlmStepOutput:
         spec = self._spec
-        history = list(self._surface)
-        handle = workflow.start_activity(
-            LLM_STEP,
-            LlmStepInput(spec.session_id, turn, step, history, spec.system_prompt, spec.max_tokens),
-            result_type=LlmStepOutput,
-            task_queue=spec.llm_task_queue,
-            start_to_close_timeout=timedelta(seconds=spec.llm_start_to_close_s),
-            heartbeat_timeout=timedelta(seconds=spec.heartbeat_timeout_s),
-            cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-            retry_policy=RetryPolicy(maximum_attempts=spec.llm_attempts),
-        )
+        if PAYLOADS_BY_REFERENCE in self._behaviour:
+            input = LlmStepInput(
+                spec.session_id,
+                turn,
+                step,
+                system_prompt=spec.system_prompt,
+                max_tokens=spec.max_tokens,
+                conversation=self._log.conversation(),
+                header_sha256=self._log.header_sha,
+            )
+        else:  # a run that has not taken the patch: every entry inline
+            history = self._log.history()
+            input = LlmStepInput(
+                spec.session_id, turn, step, history, spec.system_prompt, spec.max_tokens
+            )
+        self._state = TurnState.MODEL
+        handle = start_model_step(spec, self._behaviour, input)
         await workflow.wait_condition(lambda: handle.done() or self._abort is not None)
         if not handle.done():
             handle.cancel()
@@ -360,6 +403,14 @@ class SessionWorkflow:
         except (ActivityError, asyncio.CancelledError) as exc:
             if self._abort is not None:
                 raise _Aborted from None
+            if isinstance(exc, ActivityError) and failure_kind(exc) == "not-started":
+                queue = spec.llm_task_queue or workflow.info().task_queue
+                message = (
+                    f"no worker of task queue {queue!r} took the model step within "
+                    f"{spec.llm_schedule_to_start_s:g} s; start one: tether worker "
+                    f"--task-queue {queue}"
+                )
+                raise _Failed({"message": message, "code": "LLM_STEP_NOT_STARTED"}) from None
             detail = str(exc.cause) if isinstance(exc, ActivityError) else "cancelled"
             failure = {"message": f"model step failed: {detail}", "code": "LLM_STEP_FAILED"}
             raise _Failed(failure) from None
@@ -383,8 +434,8 @@ class SessionWorkflow:
             while cursor in results:
                 outcome = results.pop(cursor)
                 if isinstance(outcome, ToolCallOutput):
-                    self._emit("tool/result", outcome.record)
-                    self._parked.extend(outcome.contexts)
+                    self._emit("tool/result", outcome.record, outcome.refs)
+                    self._log.parked.extend(outcome.contexts)
                     concluded = concluded or outcome.concludes_turn
                 else:
                     self._emit("tool/result", outcome)
@@ -398,8 +449,9 @@ class SessionWorkflow:
         def start(index: int) -> None:
             call = calls[index]
             record_call(call)
-            input = ToolCallInput(spec.session_id, turn, step, call.id, call.name, call.arguments)
-            in_flight[index] = self._tool_activity(TOOL_CALL, input, call)
+            in_flight[index] = start_tool(
+                spec, self._behaviour, TOOL_CALL, self._call_input(turn, step, call), call
+            )
 
         def never_dispatched(index: int, detail: str) -> None:
             """A waiting call the turn's abort ends: answered or not, it is not dispatched."""
@@ -434,6 +486,8 @@ class SessionWorkflow:
                     next_start += 1
                 if not in_flight and not waiting:
                     break
+                if self._abort is None:
+                    self._state = TurnState.TOOLS if in_flight else TurnState.APPROVAL
                 await workflow.wait_condition(
                     lambda: (
                         any(h.done() for h in in_flight.values())
@@ -476,31 +530,18 @@ class SessionWorkflow:
         commit()
         return concluded
 
-    def _tool_activity(
-        self, name: str, input: ToolCallInput | ToolDispatchInput, call: PlannedCall
-    ) -> workflow.ActivityHandle[ToolCallOutput]:
-        spec = self._spec
-        budget = spec.tool_backstop_s
-        if call.timeout_ms is not None:
-            budget = call.timeout_ms / 1000 + spec.tool_grace_s
-        return workflow.start_activity(
-            name,
-            input,
-            result_type=ToolCallOutput,
-            task_queue=spec.tool_task_queue,
-            start_to_close_timeout=timedelta(seconds=budget),
-            heartbeat_timeout=timedelta(seconds=spec.heartbeat_timeout_s),
-            cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-            retry_policy=RetryPolicy(maximum_attempts=1),
-        )
-
     def _dispatch(
         self, turn: int, step: int, call: PlannedCall, decision: ApprovalDecision, ask: ApprovalAsk
     ) -> workflow.ActivityHandle[ToolCallOutput]:
-        spec = self._spec
-        input = ToolCallInput(spec.session_id, turn, step, call.id, call.name, call.arguments)
-        dispatch = ToolDispatchInput(input, decision, ask.fingerprint)
-        return self._tool_activity(TOOL_DISPATCH, dispatch, call)
+        dispatch = ToolDispatchInput(self._call_input(turn, step, call), decision, ask.fingerprint)
+        return start_tool(self._spec, self._behaviour, TOOL_DISPATCH, dispatch, call)
+
+    def _call_input(self, turn: int, step: int, call: PlannedCall) -> ToolCallInput:
+        by_reference = PAYLOADS_BY_REFERENCE in self._behaviour
+        session = self._spec.session_id
+        return ToolCallInput(
+            session, turn, step, call.id, call.name, call.arguments, by_reference=by_reference
+        )
 
     def _synthesized(
         self, code: str, turn: int, step: int, call: PlannedCall, detail: str | None
@@ -524,4 +565,11 @@ class SessionWorkflow:
         except ActivityError as error:
             kind = failure_kind(error)
             code = outcome_for(kind, started=error.started_event_id != 0)
-            return self._synthesized(code, turn, step, call, f"{kind}: {error.cause}")
+            detail = f"{kind}: {error.cause}"
+            if kind == "not-started":
+                queue = self._spec.tool_task_queue or workflow.info().task_queue
+                detail = (
+                    f"{kind}: no worker of task queue {queue!r} took the call within "
+                    f"{self._spec.tool_schedule_to_start_s:g} s"
+                )
+            return self._synthesized(code, turn, step, call, detail)

@@ -346,6 +346,13 @@ class SessionLog:
             raise
         return event
 
+    def publish(self) -> None:
+        """Write the file now, with the header only, when nothing is on disk yet: the session is
+        listed and checked before its first event (a durable session whose events are recorded
+        elsewhere first, e.g. on Temporal). Raises SessionError as `append` does."""
+        if self._size is None:
+            self._materialize(b"")
+
     def _hold(self, event: SessionEvent) -> None:
         if event.type == ev.TOOL_RESULT:
             answer = result_call_id(event.data)

@@ -1,21 +1,31 @@
 """`tether worker`, `tether run|chat --temporal ADDRESS` and `tether temporal
-dev|run|chat|approve`: tether sessions on Temporal.
+dev|run|chat|sessions|attach|abort|approve`: tether sessions on Temporal.
 
 `tether worker --address HOST:PORT --task-queue repo-a` runs a worker in the current workspace
 (its `tether.yml` is the worker's configuration; tools touch this directory's files). `tether
 temporal dev` runs the bundled Temporal dev server (SQLite under `$TETHER_HOME/temporal`) until
-Ctrl-C.
+Ctrl-C; the server dies with it, also when it is killed.
 
 `tether run --temporal ADDRESS "task"` starts (or, with `--resume ID`, attaches to) a session
-workflow, runs one turn and prints the answer; Ctrl-C sends the `abort_turn` signal and waits
-for the turn's balanced end; the session log is projected to `$TETHER_HOME/sessions`, so `tether
-sessions show` works. `tether chat --temporal ADDRESS` does the same, one turn per line, and asks
-on the terminal about calls that wait for approval. `tether app` routes `run`/`chat` here when
+workflow, runs one turn and prints the answer (`--output-format json|stream-json` as without
+`--temporal`); Ctrl-C sends the `abort_turn` signal and waits for the turn's balanced end; the
+session log is written to `$TETHER_HOME/sessions` from the first turn on, so `tether sessions
+show` works. `tether chat --temporal ADDRESS` does the same, one turn per line, and asks on the
+terminal about calls that wait for approval. `tether app` routes `run`/`chat` here when
 `--temporal` is given (`run_on_temporal`, `chat_on_temporal`); `tether temporal run ADDRESS
 "task"` and `tether temporal chat ADDRESS` are the same commands.
 
-`tether temporal approve ADDRESS SESSION [CALL_ID] [--reject [--reason TEXT]]` lists or answers
-the tool calls waiting for a human on a `--approvals` worker, from any machine.
+`tether temporal sessions` lists the running sessions of a cluster (turn, state, last activity,
+calls waiting for approval); `tether temporal attach ID` follows a running turn — also one
+whose client is gone — to its end, `tether temporal abort ID` aborts it and waits for its
+balanced end; both bring the local log up to date. `tether temporal approve ADDRESS SESSION
+[CALL_ID] [--reject [--reason TEXT]]` lists or answers the tool calls waiting for a human on a
+`--approvals` worker, from any machine.
+
+The cluster of `sessions`, `attach` and `abort` is `--address`, else `$TEMPORAL_ADDRESS`, else
+the one the session's local log records, else 127.0.0.1:7233. Every client and worker of a
+namespace uses one payload store (`--payload-store`, else `$TETHER_TEMPORAL_PAYLOAD_STORE`, else
+`$TETHER_HOME/temporal/payloads`).
 
 `temporalio` is imported only when one of these commands runs, so tether without the
 `temporal` extra still imports; they then say how to install it.
@@ -24,26 +34,32 @@ the tool calls waiting for a human on a `--approvals` worker, from any machine.
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import signal as os_signal
 import sys
 import threading
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Final
 
 import cyclopts
 
-from ...agent.loop import TurnOutcome
-from ...agent.session import SessionError
+from ...agent.session import SessionError, SessionStore
 from ...kernel import tether_home
 from ..sandbox_option import SandboxOpt
-from ..session import exit_code
+from ..temporal_output import OutputFormat, TurnOutput
+from .agent import OutputFormatOpt
 
 if TYPE_CHECKING:
+    from ...temporal.client import SessionStatus
     from ...temporal.frontend import Attached, Target
-    from ...temporal.payloads import ApprovalAsk, TurnResult
+    from ...temporal.payloads import ApprovalAsk
 
 __all__ = ["SessionOptions", "app", "chat_on_temporal", "run_on_temporal", "worker"]
+
+DEFAULT_ADDRESS: Final = "127.0.0.1:7233"
 
 app = cyclopts.App(name="temporal", help="Durable sessions on Temporal (the `temporal` extra).")
 
@@ -57,6 +73,18 @@ def _have_temporalio() -> bool:
         sys.stderr.write(f"tether: {_MISSING}\n")
         return False
     return True
+
+
+PayloadStoreOpt = Annotated[
+    str | None,
+    cyclopts.Parameter(
+        name="--payload-store",
+        help="Where payloads too big for a Temporal history go: file:///DIR (one host) or "
+        "s3://BUCKET (a cluster; AWS environment for credentials, region, endpoint). Default "
+        "$TETHER_TEMPORAL_PAYLOAD_STORE, else $TETHER_HOME/temporal/payloads. Every worker "
+        "and client of a namespace must use the same one.",
+    ),
+]
 
 
 def _on_stop_signals(event: asyncio.Event) -> None:
@@ -79,6 +107,24 @@ async def worker(
     graceful_s: Annotated[float, cyclopts.Parameter(name="--graceful-s")] = 30.0,
     approvals: Annotated[bool, cyclopts.Parameter(name="--approvals", negative=())] = False,
     spill_bytes: Annotated[int, cyclopts.Parameter(name="--spill-bytes")] = 512 * 1024,
+    payload_store: PayloadStoreOpt = None,
+    inline_bytes: Annotated[
+        int,
+        cyclopts.Parameter(
+            name="--inline-bytes",
+            help="A tool result or request header bigger than this is stored in the payload "
+            "store and its reference travels instead.",
+        ),
+    ] = 8 * 1024,
+    hold_patches: Annotated[
+        bool,
+        cyclopts.Parameter(
+            name="--hold-patches",
+            negative=(),
+            help="Run this version's code but start no behaviour change a session has not "
+            "taken yet (the first phase of a rolling deploy; docs/temporal.md).",
+        ),
+    ] = False,
     sandbox: SandboxOpt = None,
 ) -> int:
     """Run a Temporal worker for this workspace: session workflows, model steps and tool calls
@@ -88,7 +134,7 @@ async def worker(
     The policy is `tether run`'s: deny rules and hooks hold; a call that needs approval is
     refused unless `--allow` or `--yolo` permits it — or, with `--approvals`, waits until a
     human answers from any client (`tether temporal approve`). A tool result whose JSON is
-    over `--spill-bytes` is stored under `$TETHER_HOME/spill` and travels as a preview.
+    over `--spill-bytes` is stored under `$TETHER_HOME/spill` and the model gets a preview.
     """
     if not _have_temporalio():
         return 2
@@ -108,6 +154,9 @@ async def worker(
         graceful_s=graceful_s,
         approvals=approvals,
         spill_bytes=spill_bytes,
+        payload_store=payload_store,
+        inline_bytes=inline_bytes,
+        hold_patches=hold_patches,
         sandbox=sandbox,
     )
     stop = asyncio.Event()
@@ -122,6 +171,9 @@ async def worker(
     except (ConfigError, ValueError) as exc:
         sys.stderr.write(f"tether: {exc}\n")
         return 2
+    except (RuntimeError, ImportError) as exc:
+        sys.stderr.write(f"tether: {exc}\n")
+        return 1
     return 0
 
 
@@ -193,6 +245,15 @@ class SessionOptions:
             help="Continue the workflow as new after this many turns (a new session's setting).",
         ),
     ] = 50
+    tool_start_timeout_s: Annotated[
+        float,
+        cyclopts.Parameter(
+            name="--tool-start-timeout-s",
+            help="A tool call no worker of the tool queue takes within this many seconds ends "
+            "TOOL_NOT_STARTED (a new session's setting).",
+        ),
+    ] = 60.0
+    payload_store: PayloadStoreOpt = None
 
     def target(self, address: str) -> Target:
         """The session these options name on `address` (needs temporalio)."""
@@ -206,6 +267,8 @@ class SessionOptions:
             namespace=self.namespace,
             heartbeat_timeout_s=self.heartbeat_timeout_s,
             turns_per_run=self.turns_per_run,
+            tool_start_timeout_s=self.tool_start_timeout_s,
+            payload_store=self.payload_store,
         )
 
 
@@ -218,7 +281,12 @@ TaskArg = Annotated[str | None, cyclopts.Parameter(allow_leading_hyphen=True)]
 
 
 async def run_on_temporal(
-    task: TaskArg = None, /, *, temporal: TemporalOpt, options: SessionOptions = _OPTIONS
+    task: TaskArg = None,
+    /,
+    *,
+    temporal: TemporalOpt,
+    options: SessionOptions = _OPTIONS,
+    output_format: OutputFormatOpt = "text",
 ) -> int:
     """Run one turn of a durable session on Temporal and print the answer (0 iff the turn
     completed). Ctrl-C aborts the turn and waits for its balanced end; again stops waiting.
@@ -229,7 +297,7 @@ async def run_on_temporal(
     task
         What to do; `-` reads it from stdin.
     """
-    return await _run(options, temporal, task)
+    return await _run(options, temporal, task, output_format)
 
 
 async def chat_on_temporal(*, temporal: TemporalOpt, options: SessionOptions = _OPTIONS) -> int:
@@ -241,7 +309,14 @@ async def chat_on_temporal(*, temporal: TemporalOpt, options: SessionOptions = _
 
 
 @app.command(name="run")
-async def run(address: str, task: TaskArg = None, /, *, options: SessionOptions = _OPTIONS) -> int:
+async def run(
+    address: str,
+    task: TaskArg = None,
+    /,
+    *,
+    options: SessionOptions = _OPTIONS,
+    output_format: OutputFormatOpt = "text",
+) -> int:
     """Run one turn of a durable session on the Temporal cluster at ADDRESS; print the answer
     (the same as `tether run --temporal ADDRESS`).
 
@@ -252,7 +327,7 @@ async def run(address: str, task: TaskArg = None, /, *, options: SessionOptions 
     task
         What to do; `-` reads it from stdin.
     """
-    return await _run(options, address, task)
+    return await _run(options, address, task, output_format)
 
 
 @app.command(name="chat")
@@ -273,11 +348,24 @@ def _notice(text: str) -> None:
     sys.stderr.flush()
 
 
-def _exit_code(result: TurnResult) -> int:
-    return exit_code(TurnOutcome(result.turn, result.reason, result.text))
+def _problems() -> tuple[type[Exception], ...]:
+    """What a Temporal command reports in one line instead of a traceback: a session that
+    cannot be used, a bad setting, a store or a cluster that cannot be reached or refuses."""
+    from temporalio.service import RPCError
+
+    return (SessionError, ValueError, RuntimeError, ImportError, RPCError)
 
 
-async def _run(options: SessionOptions, address: str, task: str | None) -> int:
+def _failed(exc: BaseException) -> int:
+    """The one line for a session that cannot be used, a store or a cluster that cannot be
+    reached; the exit code."""
+    _notice(str(exc))
+    return 2 if isinstance(exc, SessionError | ValueError) else 1
+
+
+async def _run(
+    options: SessionOptions, address: str, task: str | None, output_format: OutputFormat
+) -> int:
     text = sys.stdin.read() if task == "-" else task
     if text is None or not text.strip():
         _notice('a task is required, e.g. tether run --temporal ADDRESS "run the tests"')
@@ -287,6 +375,7 @@ async def _run(options: SessionOptions, address: str, task: str | None) -> int:
     from ...temporal.frontend import SessionUnavailable, attach
 
     target = options.target(address)
+    output = TurnOutput(output_format)
 
     async def tell(attached: Attached, ask: ApprovalAsk) -> None:
         _notice(
@@ -297,16 +386,16 @@ async def _run(options: SessionOptions, address: str, task: str | None) -> int:
     try:
         async with attach(target, cwd=Path.cwd()) as session:
             _notice(f"session {session.session_id} · workflow {session.handle.id}")
-            result = await session.turn(text, on_ask=tell, on_notice=_notice)
-    except (SessionError, SessionUnavailable) as exc:
+            output.start(session.session_id, None, Path.cwd())
+            result = await session.turn(
+                text, on_ask=tell, on_notice=_notice, on_entry=output.on_entry
+            )
+            return output.finish(result, session_id=session.session_id)
+    except SessionUnavailable as exc:
         _notice(str(exc))
         return 2
-    if result is None:
-        return 130
-    if result.text:
-        sys.stdout.write(result.text + "\n")
-        sys.stdout.flush()
-    return _exit_code(result)
+    except _problems() as exc:
+        return _failed(exc)
 
 
 async def _chat(options: SessionOptions, address: str) -> int:
@@ -334,16 +423,23 @@ async def _chat(options: SessionOptions, address: str) -> int:
                     continue
                 if text in ("/exit", "/quit"):
                     break
-                result = await session.turn(text, on_ask=lines.answer, on_notice=_notice)
+                output = TurnOutput("text")
+                result = await session.turn(
+                    text, on_ask=lines.answer, on_notice=_notice, on_entry=output.on_entry
+                )
                 if result is None:
                     return 130
-                if result.text:
+                if result.text and not output.tty:
                     sys.stdout.write(result.text + "\n")
+                elif output.tty:
+                    output.renderer.end_turn()
                 if result.reason.get("kind") != "completed":
-                    _exit_code(result)  # says how the turn ended; the chat goes on
-    except (SessionError, SessionUnavailable) as exc:
+                    output.finish(result, session_id=session.session_id)  # says how it ended
+    except SessionUnavailable as exc:
         _notice(str(exc))
         return 2
+    except _problems() as exc:
+        return _failed(exc)
     return 0
 
 
@@ -396,6 +492,216 @@ class _Lines:
             _notice(f"not answered: {refusal(exc)}")
 
 
+# -- finding and stopping running sessions ---------------------------------------------------------
+
+AddressOpt = Annotated[
+    str | None,
+    cyclopts.Parameter(
+        name="--address",
+        help="The Temporal frontend (default $TEMPORAL_ADDRESS, else the one the session's "
+        "log records, else 127.0.0.1:7233).",
+    ),
+]
+NamespaceOpt = Annotated[str | None, cyclopts.Parameter(name="--namespace")]
+
+
+def _cluster(
+    session: str | None, address: str | None, namespace: str | None, payload_store: str | None
+) -> tuple[str, str, str | None]:
+    """(address, namespace, payload store) of the module note's order of precedence."""
+    recorded: dict[str, str] = {}
+    if session is not None:
+        from ...temporal.frontend import recorded_cluster
+
+        recorded = recorded_cluster(SessionStore(), session)
+    return (
+        address or os.environ.get("TEMPORAL_ADDRESS") or recorded.get("address") or DEFAULT_ADDRESS,
+        namespace or recorded.get("namespace") or "default",
+        payload_store or recorded.get("payload_store"),
+    )
+
+
+def _ago(when: datetime | None, now: datetime) -> str:
+    if when is None:
+        return "?"
+    seconds = max(0, int((now - when).total_seconds()))
+    if seconds < 120:
+        return f"{seconds} s ago"
+    if seconds < 7200:
+        return f"{seconds // 60} min ago"
+    return f"{seconds // 3600} h ago"
+
+
+@app.command(name="sessions")
+async def sessions_(
+    *,
+    address: AddressOpt = None,
+    namespace: NamespaceOpt = None,
+    payload_store: PayloadStoreOpt = None,
+    as_json: Annotated[bool, cyclopts.Parameter(name="--json", negative=())] = False,
+) -> int:
+    """List the running sessions of the cluster: id, turn, what the turn is doing (idle, model,
+    tools, approval, aborting), its last activity, the calls waiting for approval and the
+    running turn's prompt. A session no worker answers for shows `unknown`."""
+    if not _have_temporalio():
+        return 2
+    from ...temporal import client as sessions
+    from ...temporal.connection import connected
+    from ...temporal.storage import PayloadStore
+
+    where, space, store = _cluster(None, address, namespace, payload_store)
+    try:
+        async with connected(where, space, PayloadStore.parse(store)) as connection:
+            found: list[tuple[str, SessionStatus | None]] = []
+            async for handle in sessions.running_sessions(connection.client):
+                found.append((sessions.session_of(handle.id), await _status_or_none(handle)))
+    except _problems() as exc:
+        return _failed(exc)
+    now = datetime.now(UTC)
+    if as_json:
+        rows = [_status_json(session, status) for session, status in found]
+        sys.stdout.write(json.dumps(rows, ensure_ascii=False) + "\n")
+        return 0
+    if not found:
+        _notice(f"no running sessions on {where} ({space})")
+        return 0
+    sys.stdout.write(
+        f"{'SESSION':<28} {'TURN':>4}  {'STATE':<9} {'LAST ACTIVITY':<14} ASK  PROMPT\n"
+    )
+    for session, status in found:
+        if status is None:
+            sys.stdout.write(f"{session:<28} {'?':>4}  {'unknown':<9} {'?':<14} {'?':>3}  \n")
+            continue
+        prompt = " ".join(status.prompt.split())[:48] if status.busy else ""
+        sys.stdout.write(
+            f"{session:<28} {status.turn:>4}  {status.state:<9} "
+            f"{_ago(status.last_activity, now):<14} {status.approvals:>3}  {prompt}\n"
+        )
+    return 0
+
+
+async def _status_or_none(handle: object) -> SessionStatus | None:
+    from temporalio.client import WorkflowHandle, WorkflowQueryFailedError
+    from temporalio.service import RPCError
+
+    from ...temporal.client import status
+
+    assert isinstance(handle, WorkflowHandle)
+    try:
+        return await status(handle, timeout_s=5.0)
+    except (RPCError, WorkflowQueryFailedError):
+        return None
+
+
+def _status_json(session: str, status: SessionStatus | None) -> dict[str, object]:
+    if status is None:
+        return {"session_id": session, "state": "unknown"}
+    return {
+        "session_id": session,
+        "turn": status.turn,
+        "state": status.state,
+        "busy": status.busy,
+        "last_activity": None if status.last_activity is None else status.last_activity.isoformat(),
+        "approvals": status.approvals,
+        "prompt": status.prompt,
+    }
+
+
+@app.command(name="attach")
+async def attach_(
+    session: str,
+    /,
+    *,
+    address: AddressOpt = None,
+    namespace: NamespaceOpt = None,
+    payload_store: PayloadStoreOpt = None,
+    output_format: OutputFormatOpt = "text",
+) -> int:
+    """Follow SESSION's running turn to its end — also one whose client is gone — and print its
+    answer as `tether run` would (exit 0 iff it completed); the local log is brought up to
+    date first. Ctrl-C aborts the turn and waits for its balanced end; again stops waiting.
+    Without a running turn, only the log is brought up to date.
+
+    Parameters
+    ----------
+    session
+        The session id (`tether temporal sessions` lists the running ones).
+    """
+    return await _take_over(session, address, namespace, payload_store, output_format, abort=False)
+
+
+@app.command(name="abort")
+async def abort(
+    session: str,
+    /,
+    *,
+    address: AddressOpt = None,
+    namespace: NamespaceOpt = None,
+    payload_store: PayloadStoreOpt = None,
+) -> int:
+    """Abort SESSION's running turn — also one whose client is gone — and wait for its balanced
+    end (running tools stopped and their results recorded); the local log is brought up to
+    date. Exit 0 once the turn has ended (or when none was running).
+
+    Parameters
+    ----------
+    session
+        The session id (`tether temporal sessions` lists the running ones).
+    """
+    return await _take_over(session, address, namespace, payload_store, "text", abort=True)
+
+
+async def _take_over(
+    session: str,
+    address: str | None,
+    namespace: str | None,
+    payload_store: str | None,
+    output_format: OutputFormat,
+    *,
+    abort: bool,
+) -> int:
+    if not _have_temporalio():
+        return 2
+    from ...temporal.client import abort_turn
+    from ...temporal.frontend import SessionUnavailable, Target, attach
+
+    where, space, store = _cluster(session, address, namespace, payload_store)
+    target = Target(address=where, session=session, namespace=space, payload_store=store)
+    output = TurnOutput(output_format)
+    try:
+        async with attach(target, cwd=Path.cwd()) as attached:
+            running = await attached.running_turn()
+            if running is None:
+                _notice(
+                    f"no turn is running in session {session}; its log is up to date "
+                    f"(tether sessions show {session})"
+                )
+                return 0
+            update, start = running
+            if abort:
+                await abort_turn(attached.handle, "user")
+                _notice(f"aborting the running turn of session {session}; waiting for its end")
+                result = await attached.follow(update, start, on_notice=_notice)
+                if result is None:
+                    return 130
+                _notice(
+                    f"turn {result.turn} ended {result.reason.get('kind')}; tool outcomes are "
+                    f"recorded (tether sessions show {session})"
+                )
+                return 0
+            _notice(f"following the running turn of session {session} (Ctrl-C aborts it)")
+            output.start(session, (await attached.status()).model, Path.cwd())
+            result = await attached.follow(
+                update, start, on_notice=_notice, on_entry=output.on_entry
+            )
+            return output.finish(result, session_id=session)
+    except SessionUnavailable as exc:
+        _notice(str(exc))
+        return 2
+    except _problems() as exc:
+        return _failed(exc)
+
+
 @app.command(name="approve")
 async def approve(
     address: str,
@@ -406,6 +712,7 @@ async def approve(
     reject: Annotated[bool, cyclopts.Parameter(name="--reject", negative=())] = False,
     reason: Annotated[str | None, cyclopts.Parameter(name="--reason")] = None,
     namespace: Annotated[str, cyclopts.Parameter(name="--namespace")] = "default",
+    payload_store: PayloadStoreOpt = None,
 ) -> int:
     """List the tool calls of SESSION waiting for approval, or answer CALL_ID: allow it once,
     or `--reject` it (`--reason` is what the model reads about why).
@@ -424,23 +731,27 @@ async def approve(
     from temporalio.client import WorkflowUpdateFailedError
 
     from ...temporal import client as sessions
-    from ...temporal.worker import connect
+    from ...temporal.connection import connected
+    from ...temporal.storage import PayloadStore
 
     if reason is not None and not reject:
         sys.stderr.write("tether: --reason goes with --reject (the model reads why)\n")
         return 2
-    client = await connect(address, namespace)
-    handle = client.get_workflow_handle(sessions.workflow_id(session))
-    if call_id is None:
-        for ask in await sessions.pending_approvals(handle):
-            shown = f" ({ask.reason})" if ask.reason else ""
-            sys.stdout.write(f"{ask.call_id}  {ask.tool_name} {ask.arguments}{shown}\n")
-        return 0
     try:
-        await sessions.answer_approval(
-            handle, call_id, "reject" if reject else "allow-once", reason
-        )
-    except WorkflowUpdateFailedError as exc:
-        sys.stderr.write(f"tether: {sessions.refusal(exc)}\n")
-        return 1
+        async with connected(address, namespace, PayloadStore.parse(payload_store)) as connection:
+            handle = connection.client.get_workflow_handle(sessions.workflow_id(session))
+            if call_id is None:
+                for ask in await sessions.pending_approvals(handle):
+                    shown = f" ({ask.reason})" if ask.reason else ""
+                    sys.stdout.write(f"{ask.call_id}  {ask.tool_name} {ask.arguments}{shown}\n")
+                return 0
+            try:
+                await sessions.answer_approval(
+                    handle, call_id, "reject" if reject else "allow-once", reason
+                )
+            except WorkflowUpdateFailedError as exc:
+                sys.stderr.write(f"tether: {sessions.refusal(exc)}\n")
+                return 1
+    except _problems() as exc:
+        return _failed(exc)
     return 0
