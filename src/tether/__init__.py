@@ -49,6 +49,9 @@ if TYPE_CHECKING:
     from .core.timeout import idle_watchdog as idle_watchdog
     from .core.timeout import timeout_of as timeout_of
     from .kernel import Context as Context
+    from .plugins.sandbox import SandboxMode as SandboxMode
+    from .plugins.sandbox import SandboxPolicy as SandboxPolicy
+    from .plugins.shell import run_process as run_process
     from .tools import MISSING as MISSING
     from .tools import TOOL_ABORTED as TOOL_ABORTED
     from .tools import TOOL_ABORTED_BEFORE_DISPATCH as TOOL_ABORTED_BEFORE_DISPATCH
@@ -88,6 +91,9 @@ if TYPE_CHECKING:
     from .tools import user_message as user_message
 
 _SOURCES: dict[str, str] = {
+    "SandboxMode": "tether.plugins.sandbox",
+    "SandboxPolicy": "tether.plugins.sandbox",
+    "run_process": "tether.plugins.shell",
     "Agent": "tether.agent",
     "AgentEvent": "tether.agent",
     "Notice": "tether.agent",
@@ -213,6 +219,8 @@ __all__ = [
     "Retrying",
     "RunResult",
     "RunStream",
+    "SandboxMode",
+    "SandboxPolicy",
     "SlowStop",
     "StepStarted",
     "TextDelta",
@@ -243,6 +251,7 @@ __all__ = [
     "deadline",
     "define_tool",
     "idle_watchdog",
+    "run_process",
     "timeout_of",
     "tool",
     "user_message",

@@ -566,7 +566,7 @@ async def test_cancelling_the_turn_task_aborts_the_tool_records_it_and_closes_th
 async def test_an_abort_mid_bash_kills_the_command_and_records_aborted(
     rig: Rig, tmp_path: Path
 ) -> None:
-    await rig.ctx.plugin(shell_plugin, {"grace_ms": 200})
+    await rig.ctx.plugin(shell_plugin, {"grace_ms": 200, "cwd": str(tmp_path)})
     await rig.ctx.plugin(jobs_plugin)
     await rig.ctx.plugin(bash_plugin)
     rig.server.push(

@@ -11,11 +11,8 @@ afterwards; `sessions show` nests the child under the call.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import json
-import os
-import signal
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +20,7 @@ import pytest
 
 from tether.testing.scripted_model import ScriptedModelServer, tool_calls_reply
 
+from ..plugins.shell._support import marker, sleeping
 from ._support import Cli, eventually
 
 pytestmark = [
@@ -32,7 +30,12 @@ pytestmark = [
     ),
 ]
 
-PROGRAM = "await tools.bash({'command': 'echo $$ > pid; exec sleep 30', 'description': 'wait'})"
+DURATION = marker()
+PROGRAM = (
+    "await tools.bash({'command': 'touch started; exec sleep "
+    + DURATION
+    + "', 'description': 'wait'})"
+)
 
 
 @pytest.fixture
@@ -46,14 +49,6 @@ def records(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_bytes().splitlines()[1:]]
 
 
-def sleeper(cli: Cli) -> int | None:
-    try:
-        text = (cli.work / "pid").read_text().strip()
-    except FileNotFoundError:
-        return None
-    return int(text) if text.isdigit() else None
-
-
 async def test_a_run_killed_mid_program_leaves_a_log_that_resume_repairs(
     cli: Cli, server: ScriptedModelServer
 ) -> None:
@@ -64,14 +59,11 @@ async def test_a_run_killed_mid_program_leaves_a_log_that_resume_repairs(
     )
     running = await cli.spawn("run", "--yolo", "wait for a while")
     try:
-        await eventually(lambda: sleeper(cli) is not None, what="the inner bash call to start")
+        await eventually((cli.work / "started").exists, what="the inner bash call to start")
     finally:
-        running.kill()  # SIGKILL
+        running.kill()  # SIGKILL: its contained command ends with it
         await running.wait()
-        pid = sleeper(cli)
-        if pid is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(pid, signal.SIGKILL)
+    await eventually(lambda: sleeping(DURATION) == [], what="the command to end with tether")
     (summary,) = cli.sessions()
     sid, path = summary.id, summary.path
     left = records(path)

@@ -102,7 +102,8 @@ async def test_a_full_disk_stops_the_turn_in_one_line_and_resume_records_the_out
     server.push(two_calls(disk))
     use(cli, disk)
 
-    done = await cli.run("run", "--yolo", "count")
+    # the command fills the disk of the tether home, outside the workspace: no sandbox
+    done = await cli.run("run", "--yolo", "--sandbox", "danger-full-access", "count")
 
     (summary,) = cli.sessions()
     sid, path = summary.id, summary.path

@@ -113,7 +113,22 @@ def test_a_top_level_that_is_not_a_mapping_is_one_line(tmp_path: Path) -> None:
 
 def test_an_unknown_top_level_key_is_refused(tmp_path: Path) -> None:
     path = write(tmp_path, "plugin:\n  - name: web\n")
-    assert config_error(path) == f'{path}: unexpected top-level key "plugin" (allowed: plugins)'
+    assert config_error(path) == (
+        f'{path}: unexpected top-level key "plugin" (allowed: plugins, sandbox)'
+    )
+
+
+def test_each_files_sandbox_is_carried_with_the_file_it_came_from(tmp_path: Path) -> None:
+    (tmp_path / "user").mkdir()
+    user = write(tmp_path / "user", "sandbox: {writable_roots: [~/.cache]}\n", "config.yml")
+    project = write(tmp_path, "sandbox: read-only\nplugins: []\n")
+
+    config = load_config([user, project])
+
+    assert config.sandbox == (
+        (str(user), {"writable_roots": ["~/.cache"]}),
+        (str(project), "read-only"),
+    )
 
 
 def test_plugins_that_is_not_a_list_is_one_line(tmp_path: Path) -> None:

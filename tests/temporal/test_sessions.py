@@ -7,10 +7,8 @@ are generous and waits are on events (a file a command wrote, a log line, an Upd
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import os
-import signal
+import secrets
 import socket
 import threading
 import uuid
@@ -18,7 +16,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 from temporalio.api.enums.v1 import EventType, TimeoutType
 from temporalio.client import Client, WorkflowHandle
@@ -36,21 +33,11 @@ from tether.temporal.projector import project_turn
 from tether.testing.scripted_model import ScriptedModelServer, text_reply, tool_calls_reply
 
 from ..patience import PATIENCE_S
+from ..plugins.shell._support import sleeping
 from . import corpus
 from .conftest import Cluster, WorkerProcess, eventually
 
 pytestmark = pytest.mark.slow
-
-
-def live_members(pgid: int) -> list[int]:
-    """The pids of the group's processes that are still running (a zombie has stopped: it only
-    waits for a reaper that, in a container, may never come)."""
-    alive = []
-    for process in psutil.process_iter(["pid", "status"]):
-        with contextlib.suppress(psutil.Error):
-            if os.getpgid(process.pid) == pgid and process.status() != psutil.STATUS_ZOMBIE:
-                alive.append(process.pid)
-    return alive
 
 
 def bash(call_id: str, command: str) -> tuple[str, str, str]:
@@ -175,25 +162,23 @@ async def test_an_abort_mid_bash_sleep_is_aborted_with_the_group_gone_and_the_si
     cluster: Cluster, main_worker: WorkerProcess
 ) -> None:
     ws = main_worker.workspace
+    duration = f"60.{secrets.randbelow(10**9):09d}"  # the command's sleep, by its argv
     cluster.model.push(
         tool_calls_reply(
-            bash("long", "echo $$ > abort-pgid.txt; sleep 30; touch abort-finished.txt"),
+            bash("long", f"touch abort-started.txt; sleep {duration}; touch abort-finished.txt"),
             bash("queued", "touch abort-sibling-ran.txt"),
         )
     )
     client, handle = await open_session(cluster)
     turn = asyncio.create_task(sessions.run_turn(handle, "run the long job"))
-    pgid_file = ws / "abort-pgid.txt"
     await eventually(
-        lambda: pgid_file.exists() and pgid_file.read_text().strip(),
-        timeout_s=PATIENCE_S,
-        what="the bash command to start",
+        (ws / "abort-started.txt").exists, timeout_s=PATIENCE_S, what="the bash command to start"
     )
-    pgid = int(pgid_file.read_text())
+    await eventually(lambda: sleeping(duration), timeout_s=PATIENCE_S, what="its sleep")
     await sessions.abort_turn(handle, "user")
     result: TurnResult = await asyncio.wait_for(turn, PATIENCE_S)
     # the workflow recorded the result, and returned the Update, only after the group was gone
-    assert live_members(pgid) == []
+    assert sleeping(duration) == []
     entries = await sessions.log_entries(client, handle.id)
     assert result.reason == {"kind": "aborted", "reason": {"kind": "user"}}
     assert results(entries) == {"long": "ABORTED", "queued": "ABORTED_BEFORE_DISPATCH"}
@@ -242,25 +227,30 @@ async def test_a_worker_killed_mid_tool_is_one_outcome_unknown_and_the_next_turn
     cluster: Cluster, kill_workers: list[WorkerProcess]
 ) -> None:
     heartbeat_timeout_s = 2.0
+    duration = f"60.{secrets.randbelow(10**9):09d}"  # the command's sleep, by its argv
     cluster.model.push(
         tool_calls_reply(
-            bash("doomed", 'echo "$TETHER_TEST_WORKER $$" > ../kill-marker.txt; sleep 30')
+            bash("doomed", f'echo "$TETHER_TEST_WORKER" > kill-marker.txt; sleep {duration}')
         ),
         text_reply("The job's outcome is unknown."),
         text_reply("Second turn, still here."),
     )
-    marker = cluster.root / "kill-marker.txt"
+    markers = [worker.workspace / "kill-marker.txt" for worker in kill_workers]
     client, handle = await open_session(cluster, "kill", heartbeat_timeout_s=heartbeat_timeout_s)
     turn = asyncio.create_task(sessions.run_turn(handle, "run the doomed job"))
     await eventually(
-        lambda: marker.exists() and marker.read_text().strip(),
+        lambda: any(m.exists() and m.read_text().strip() for m in markers),
         timeout_s=PATIENCE_S,
         what="the doomed command to start",
     )
-    name, pgid = marker.read_text().split()
+    (name,) = [m.read_text().strip() for m in markers if m.exists() and m.read_text().strip()]
     victim = next(w for w in kill_workers if w.log.name == f"worker-{name}.log")
+    await eventually(lambda: sleeping(duration), timeout_s=PATIENCE_S, what="its sleep")
     try:
         victim.process.kill()
+        # contained: the killed worker's command ends with it (`tether worker`, issue 24), long
+        # before its 60 s sleep would have
+        await eventually(lambda: not sleeping(duration), timeout_s=30, what="the command gone")
         first = await asyncio.wait_for(turn, PATIENCE_S)
         entries = await sessions.log_entries(client, handle.id)
         assert results(entries) == {"doomed": "TOOL_OUTCOME_UNKNOWN"}
@@ -279,10 +269,8 @@ async def test_a_worker_killed_mid_tool_is_one_outcome_unknown_and_the_next_turn
         assert (second.reason, second.text) == ({"kind": "completed"}, "Second turn, still here.")
         await replays(cluster, handle, "worker-killed")
     finally:
-        try:
-            os.killpg(int(pgid), signal.SIGKILL)  # the orphaned sleep of the killed worker
-        except ProcessLookupError:
-            pass
+        for process in sleeping(duration):
+            process.kill()
 
 
 # -- routing ------------------------------------------------------------------------------------

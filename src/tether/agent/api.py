@@ -58,7 +58,7 @@ from ..tools.definition import ToolDefinition, tool
 from ..tools.execution import ToolExecution, ToolExecutionInput
 from ..tools.results import ToolExecutionResult, UserMessage, user_message
 from ..tools.slow_stop import SLOW_STOP, SlowStop
-from .boot import start
+from .boot import SandboxChoice, start
 from .compaction import Compacted
 from .compactor import Compactor, overflowed
 from .events import (
@@ -133,6 +133,12 @@ class Agent:
     (minus a reserve), before a turn or between its steps, is preceded by a summary of the
     conversation into a new, linked session; a model that refuses a request as too long gets
     the turn once more after compaction. None (default): only `compact()` compacts.
+    `sandbox` is where the agent's commands may write and whether they reach the network:
+    `read-only`, `workspace-write` (the default: `cwd`, a private /tmp and the configured
+    `writable_roots`, no network) or `danger-full-access` — a mode keeps the config's
+    `writable_roots`, a `SandboxPolicy` (`tether.plugins.sandbox`) says everything; every
+    command is contained in any mode, and a sandbox that cannot be had refuses commands
+    (docs/sandbox.md).
     """
 
     def __init__(
@@ -156,6 +162,7 @@ class Agent:
         on_event: Callable[[AgentEvent], None] | None = None,
         approver: Prompter | None = None,
         context_window: int | None = None,
+        sandbox: SandboxChoice | None = None,
     ) -> None:
         if context_window is not None and (isinstance(context_window, bool) or context_window < 1):
             raise ValueError(
@@ -164,6 +171,7 @@ class Agent:
         self._on_event = on_event
         self._approver = approver
         self._context_window = context_window
+        self._sandbox = sandbox
         self._permission_mode = permission_mode
         self._allow = tuple(allow)
         self._cwd = Path(cwd if cwd is not None else Path.cwd()).resolve()
@@ -302,6 +310,7 @@ class Agent:
             agent=True,
             home=home,
             builtins=self._builtins,
+            sandbox=self._sandbox,
         )
         booted = _Booted(ctx)
         try:

@@ -11,12 +11,39 @@ from __future__ import annotations
 import importlib.util
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
+from typing import TypeAlias
 
-from ..kernel import Context, PluginEntry, boot, default_config_paths, load_config, tether_home
+from pydantic import ValidationError
+
+from ..kernel import (
+    ConfigError,
+    Context,
+    PluginEntry,
+    TetherConfig,
+    boot,
+    default_config_paths,
+    load_config,
+    tether_home,
+)
+from ..kernel.errors import describe_validation_error
+from ..plugins.sandbox.policy import SandboxMode, SandboxPolicy, SandboxSettings
 from ..tools import ToolRuntime
 
-__all__ = ["AGENT_ONLY", "BUILTINS", "BUILTIN_CONFIG", "builtin_entries", "start"]
+__all__ = [
+    "AGENT_ONLY",
+    "BUILTINS",
+    "BUILTIN_CONFIG",
+    "SandboxChoice",
+    "builtin_entries",
+    "sandbox_settings",
+    "start",
+]
+
+SandboxChoice: TypeAlias = SandboxPolicy | SandboxMode | str
+"""A sandbox for the command line's `--sandbox` or `Agent(sandbox=...)`: a mode (or its name)
+keeps the configured `writable_roots` and `network_access`; a policy replaces them too."""
 
 BUILTINS: tuple[tuple[str, str], ...] = (
     ("timeout-policy", "tether.plugins.timeout_policy"),
@@ -61,6 +88,7 @@ _CORE: frozenset[str] = frozenset({"tools", "timeout-policy"})
 """What `start(builtins=False)` keeps: the registry, and the policy that enforces `timeout_ms`."""
 
 _WORKSPACE_KEYS: dict[str, str] = {
+    "shell": "cwd",  # commands run in the workspace, which the sandbox keeps writable
     "fs": "root",
     "hooks-claude-code": "project_dir",
     "permissions": "workspace",
@@ -69,12 +97,35 @@ _WORKSPACE_KEYS: dict[str, str] = {
 }
 
 
+def sandbox_settings(config: TetherConfig, choice: SandboxChoice | None = None) -> SandboxSettings:
+    """The shell's sandbox: the default (`workspace-write`), then each config file's `sandbox:`
+    (a later file's keys win), then `choice`. Raises `ConfigError` naming the file for a bad
+    value, `ValueError` for a bad `choice`."""
+    merged: dict[str, object] = {}
+    for origin, value in config.sandbox:
+        try:
+            settings = SandboxSettings.model_validate(value)
+        except ValidationError as error:
+            raise ConfigError(f"{origin}: sandbox: {describe_validation_error(error)}") from error
+        merged.update(settings.model_dump(exclude_unset=True))
+    if isinstance(choice, SandboxPolicy):
+        merged = {
+            "mode": choice.mode.value,
+            "writable_roots": choice.writable_roots,
+            "network_access": choice.network_access,
+        }
+    elif choice is not None:
+        merged["mode"] = SandboxSettings.model_validate(choice).mode
+    return SandboxSettings.model_validate(merged)
+
+
 def builtin_entries(
     cwd: Path,
     *,
     agent: bool = False,
     keep_spill_files: bool = False,
     home: Path | None = None,
+    sandbox: SandboxSettings | None = None,
 ) -> list[PluginEntry]:
     """The built-in entries that exist in this installation, configured for `cwd`; `agent` adds
     the ones that police a model's calls (`AGENT_ONLY`); `keep_spill_files` is the shell's (for a
@@ -82,8 +133,8 @@ def builtin_entries(
     whose `run/` holds the shell's orphan ledger and `run/spill/` a truncated command's full
     output; that and `sessions/` (where the spill policy keeps big results) the file tools may
     read, never write, although they are outside the workspace: the notices tell the model to
-    `read` them. `TETHER_TOOLS_MODE` (native | code | both) is
-    the registry's presentation mode."""
+    `read` them. `sandbox` is the shell's (default: its own, `workspace-write` in `cwd`).
+    `TETHER_TOOLS_MODE` (native | code | both) is the registry's presentation mode."""
     mode = os.environ.get("TETHER_TOOLS_MODE", "").strip()
     entries = [
         PluginEntry(
@@ -112,6 +163,8 @@ def builtin_entries(
                 config["keep_spill_files"] = True
             else:
                 config["spill_dir"] = str(shell_spill)
+            if sandbox is not None:
+                config["sandbox"] = sandbox.model_dump()
         entries.append(PluginEntry(id=plugin_id, name=module, config=config, origin="built-in"))
     return entries
 
@@ -125,14 +178,19 @@ async def start(
     home: Path | None = None,
     builtins: bool = True,
     without: frozenset[str] = frozenset(),
+    sandbox: SandboxChoice | None = None,
 ) -> Context:
     """A root context with the built-ins and the configured plugins mounted. `config_paths`
     default to `home/config.yml` then `cwd/tether.yml` (`home` defaults to `tether_home()`).
     Without `builtins` only the registry and the timeout policy (which enforces the tools'
     `timeout_ms`) are built in; configured plugins are still mounted. `without` names built-ins
     to leave out (the Temporal worker has no in-process agent loop for `subagents`).
+    `sandbox` (`--sandbox`, `Agent(sandbox=...)`) overrides the files' `sandbox:`
+    (`sandbox_settings`); the result is the shell's, also when a config file reconfigures the
+    shell without naming one.
 
-    Raises `tether.kernel.ConfigError` (one line) for any bad config.
+    Raises `tether.kernel.ConfigError` (one line) for any bad config, `ValueError` for a bad
+    `sandbox`.
     """
     if config_paths is not None:
         paths = list(config_paths)
@@ -141,10 +199,28 @@ async def start(
     else:
         paths = default_config_paths(cwd)
     config = load_config(paths)
+    settings = sandbox_settings(config, sandbox)
+    config = _with_shell_sandbox(config, settings, forced=sandbox is not None)
     ctx = Context()
-    entries = builtin_entries(cwd, agent=agent, keep_spill_files=keep_spill_files, home=home)
+    entries = builtin_entries(
+        cwd, agent=agent, keep_spill_files=keep_spill_files, home=home, sandbox=settings
+    )
     if not builtins:
         entries = [entry for entry in entries if entry.id in _CORE]
     entries = [entry for entry in entries if entry.id not in without]
     await boot(ctx, config, builtins=entries)
     return ctx
+
+
+def _with_shell_sandbox(
+    config: TetherConfig, settings: SandboxSettings, *, forced: bool
+) -> TetherConfig:
+    """A config file's `shell` entry gets the sandbox when it names none (always when forced)."""
+    sandbox = settings.model_dump()
+    plugins = tuple(
+        replace(entry, config={**entry.config, "sandbox": sandbox})
+        if entry.key == "shell" and (forced or "sandbox" not in entry.config)
+        else entry
+        for entry in config.plugins
+    )
+    return replace(config, plugins=plugins)

@@ -176,7 +176,14 @@ class TerminalPrompter:
 
     def _show(self, question: ApprovalQuestion) -> None:
         console = self._console
-        console.print(f"[bold yellow]? {escape(question.tool_name)}[/bold yellow] needs approval")
+        name = escape(question.tool_name)
+        if question.kind == "sandbox-escalation":
+            console.print(
+                f"[bold yellow]? {name}[/bold yellow] failed in the sandbox: run it once "
+                "[bold]outside[/bold] the sandbox?"
+            )
+        else:
+            console.print(f"[bold yellow]? {name}[/bold yellow] needs approval")
         diff = None
         if self._cwd is not None and question.tool_name in ("edit", "write"):
             diff = proposed_diff(question.tool_name, question.arguments, self._cwd)

@@ -107,12 +107,14 @@ async def open_agent(
     allow: Sequence[str],
     approver: Prompter | None = None,
     context_window: int | None = None,
+    sandbox: str | None = None,
 ) -> Agent | None:
     """Start the public `Agent` for a command — the built-ins that police an agent
     (`permissions`), the configured model (or `model` on its route), a new session or the
     resumed (repaired) one, the system prompt followed by the `AGENTS.md` / `CLAUDE.md`
-    instructions — and apply `--yolo` / `--allow` (`stack` closes it). None, with the one-line
-    error on stderr, when the config, a flag or the session cannot be used."""
+    instructions — and apply `--yolo` / `--allow`, with `--sandbox` over the configured sandbox
+    (`stack` closes it). None, with the one-line error on stderr, when the config, a flag or the
+    session cannot be used."""
     agent = Agent(
         model=model,
         cwd=cwd,
@@ -121,6 +123,7 @@ async def open_agent(
         on_event=on_event,
         approver=approver,
         context_window=context_window,
+        sandbox=sandbox,
     )
     try:
         await agent.start()

@@ -49,12 +49,16 @@ class TurnOutput:
         self.report = HeadlessReport(self.format, info, sys.stdout)
         self.report.start()
 
-    def on_entry(self, entry: LogEntry, data: dict[str, Any]) -> None:
+    def name_model(self, model: object) -> None:
+        """The model the report names (from a request context, or asked of the workers)."""
         report = self.report
-        if report is not None and entry.type == "request/context":
-            model = data.get("model")
-            if isinstance(model, str) and model != report.info.model:
-                report.info = replace(report.info, model=model)
+        if report is not None and isinstance(model, str) and model != report.info.model:
+            report.info = replace(report.info, model=model)
+
+    def on_entry(self, entry: LogEntry, data: dict[str, Any]) -> None:
+        if entry.type == "request/context":
+            self.name_model(data.get("model"))
+        report = self.report
         for event in self._events(entry.type, data, entry.at):
             self.renderer(event)
             if report is not None:

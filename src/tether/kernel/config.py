@@ -6,6 +6,7 @@ plugins:
     name: web          # entry point in group "tether.plugins", or `pkg.mod` / `pkg.mod:attr`
     config: {fetch_timeout_ms: 30000}
     disabled: false
+sandbox: workspace-write   # or {mode, writable_roots, network_access}: docs/sandbox.md
 ```
 
 Owns: reading a file (`yaml.safe_load`, after an iterative pass over the parser's events that
@@ -15,7 +16,9 @@ alias bomb), validating its shape into
 `PluginEntry`s, the layering rule (files in order, user first: an entry whose id is already
 known replaces it in place, so a project can reconfigure or disable a user plugin), and locating
 the files. Every bad input is one `ConfigError` line naming the file, the entry and the field.
-Does not own: resolving names, validating a plugin's own `config`, mounting (boot.py).
+`sandbox:` is carried as written, with the file it came from (`TetherConfig.sandbox`): the agent's
+boot validates and layers it (a later file's keys win). Does not own: resolving names, validating
+a plugin's own `config` or the sandbox's, mounting (boot.py).
 """
 
 from __future__ import annotations
@@ -73,9 +76,11 @@ class PluginEntry:
 
 @dataclass(frozen=True)
 class TetherConfig:
-    """The layered plugin entries, in order (disabled ones included)."""
+    """The layered plugin entries, in order (disabled ones included), and each file's
+    `sandbox:` value as `(file, value)`, in layering order."""
 
     plugins: tuple[PluginEntry, ...] = ()
+    sandbox: tuple[tuple[str, object], ...] = ()
 
 
 class _Entry(BaseModel):
@@ -100,17 +105,22 @@ def default_config_paths(project: Path, environ: Mapping[str, str] = os.environ)
 def load_config(paths: Sequence[Path]) -> TetherConfig:
     """Read and layer `paths` in order (missing files are skipped). Raises ConfigError."""
     merged: dict[str, PluginEntry] = {}
+    sandbox: list[tuple[str, object]] = []
     for path in paths:
-        for entry in _read(path):
+        entries, sandboxed = _read(path)
+        for entry in entries:
             merged[entry.key] = entry  # an existing key keeps its position
-    return TetherConfig(tuple(merged.values()))
+        if sandboxed is not None:
+            sandbox.append((str(path), sandboxed))
+    return TetherConfig(tuple(merged.values()), tuple(sandbox))
 
 
-def _read(path: Path) -> list[PluginEntry]:
+def _read(path: Path) -> tuple[list[PluginEntry], object]:
+    """A file's plugin entries and its `sandbox:` value (None when it has none)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return []
+        return [], None
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: cannot read the file: {error}") from error
     import yaml  # only when there is a file: it costs ~50 ms at startup
@@ -125,17 +135,20 @@ def _read(path: Path) -> list[PluginEntry]:
     except yaml.YAMLError as error:
         raise ConfigError(f"{path}: YAML syntax error: {error}") from error
     if document is None:
-        return []
+        return [], None
     if not isinstance(document, dict):
         raise ConfigError(
             f'{path}: the top level must be a mapping with a "plugins" list, got {_kind(document)}'
         )
     for key in document:
-        if key != "plugins":
-            raise ConfigError(f'{path}: unexpected top-level key "{key}" (allowed: plugins)')
+        if key not in ("plugins", "sandbox"):
+            raise ConfigError(
+                f'{path}: unexpected top-level key "{key}" (allowed: plugins, sandbox)'
+            )
+    sandbox = document.get("sandbox")
     items = document.get("plugins")
     if items is None:
-        return []
+        return [], sandbox
     if not isinstance(items, list):
         raise ConfigError(f"{path}: plugins: must be a list of plugin entries, got {_kind(items)}")
     entries: list[PluginEntry] = []
@@ -148,7 +161,7 @@ def _read(path: Path) -> list[PluginEntry]:
             )
         first_seen[entry.key] = index
         entries.append(entry)
-    return entries
+    return entries, sandbox
 
 
 def _check_shape(text: str, path: Path) -> None:

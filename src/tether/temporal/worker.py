@@ -71,6 +71,9 @@ class WorkerSettings:
     payload_threshold: int = DEFAULT_THRESHOLD
     inline_bytes: int = DEFAULT_INLINE_BYTES
     hold_patches: bool = False
+    sandbox: str | None = None
+    """`--sandbox`: the commands' sandbox over the configured one (every command is contained:
+    a SIGKILLed worker leaves none of its commands' processes running)."""
 
 
 def hold_patches(input: PatchActivationInput) -> bool:
@@ -95,6 +98,7 @@ async def run_worker(
         config_paths=None if settings.config is None else [settings.config],
         agent=True,
         without=frozenset({"subagents"}),  # a `task` child needs an in-process AgentLoop
+        sandbox=settings.sandbox,
     )
     try:
         await settle_tools(ctx, signal=AbortSignal.never())  # MCP servers' tools, before polling

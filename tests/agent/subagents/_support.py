@@ -140,7 +140,7 @@ class Rig:
         ctx = Context()
         await ctx.plugin(ToolRuntime)
         await ctx.plugin(timeout_policy)
-        await ctx.plugin(shell_plugin, {"grace_ms": GRACE_MS})
+        await ctx.plugin(shell_plugin, {"grace_ms": GRACE_MS, "cwd": str(work)})
         await ctx.plugin(jobs_plugin)
         await ctx.plugin(bash_plugin)
         await ctx.plugin(fs_plugin, {"root": str(work)})

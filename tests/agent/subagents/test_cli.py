@@ -33,7 +33,7 @@ from tether.testing.scripted_model import (
     tool_calls_reply,
 )
 
-from ._support import Router, bash_call, group_gone, results, task_call
+from ._support import Router, alive, bash_call, group_gone, results, task_call
 
 pytestmark = pytest.mark.slow
 
@@ -192,8 +192,8 @@ async def test_kill_9_mid_child_then_resume_repairs_the_child_log_then_the_paren
         if process.returncode is None:
             process.kill()
             await process.wait()
-        if sleeper is not None:  # it outlives a SIGKILLed parent: it has its own group
-            os.killpg(sleeper.pid, signal.SIGKILL)
+    assert sleeper is not None
+    await eventually(lambda: not alive(sleeper), what="the command ending with its tether")
     parent_id = top_session(cli)
     (child_id,) = children(cli, parent_id)
 

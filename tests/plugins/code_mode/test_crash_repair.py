@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import sys
 import textwrap
 from pathlib import Path
 
 from tether.agent.session import SessionStore
 
-from ..shell._support import pids, until
+from ..shell._support import until
 
 SCRIPT = textwrap.dedent(
     """
@@ -43,7 +42,7 @@ SCRIPT = textwrap.dedent(
         session.step_start(1, 1)
         session.tool_call(1, 1, "rc", "run_code", "{}")
         code = (
-            "await tools.bash({'command': 'echo $$ > pid; exec sleep 30', 'description': 'w'})"
+            "await tools.bash({'command': 'touch started; exec sleep 30', 'description': 'w'})"
         )
         await ctx.tools.execute(ToolExecutionInput(
             call_id="rc", name="run_code", agent=Agent(session),
@@ -73,15 +72,10 @@ async def test_a_killed_run_leaves_a_log_whose_open_children_are_repaired(
     assert child.stdout is not None
     session_id = (await child.stdout.readline()).decode().strip()
     try:
-        await until(lambda: bool(pids(project / "pid")))
+        await until((project / "started").exists)
     finally:
-        child.kill()
+        child.kill()  # SIGKILL: its contained command ends with it
         await child.wait()
-        for pid in pids(project / "pid"):
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
     log = SessionStore(root).open(session_id)
     try:

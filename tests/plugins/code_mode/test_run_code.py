@@ -16,12 +16,9 @@ Contract:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import os
 from pathlib import Path
 
-import psutil
 import pytest
 
 from tether import AbortController
@@ -41,19 +38,9 @@ from tether.tools import (
 )
 
 from ..hooks._support import FakeAgent, call_bash
-from ..shell._support import alive, pids, until
+from ..shell._support import alive, marker, sleeping, until
 from ._support import code_of, text_of
 from .conftest import MakeLab
-
-
-def group_members(pgid: int) -> list[int]:
-    """The live (not zombie) processes of process group `pgid`."""
-    members = []
-    for process in psutil.process_iter():
-        with contextlib.suppress(psutil.Error, ProcessLookupError):
-            if os.getpgid(process.pid) == pgid and process.status() != psutil.STATUS_ZOMBIE:
-                members.append(process.pid)
-    return members
 
 
 def text_of_message(message: UserMessage) -> str:
@@ -284,18 +271,17 @@ async def test_the_outer_abort_stops_everything_and_publishes_inner_results_firs
         return Allow()
 
     lab.ctx.on("tools/pre-execute", watch)
+    duration = marker()
     program = (
         "import asyncio\n"
         "await asyncio.gather(\n"
-        "    tools.bash({'command': 'sleep 30 & echo $$ > pid; wait', 'description': 'wait'}),\n"
+        f"    tools.bash({{'command': 'sleep {duration} & wait', 'description': 'wait'}}),\n"
         "    tools.read({'file_path': 'notes.txt'}),\n"
         ")\n"
         "await tools.nap({'ms': 1})\n"
     )
     running = asyncio.ensure_future(lab.run(program, signal=caller.signal))
-    await until(lambda: bool(pids(project / "pid")))
-    group = pids(project / "pid")[0]  # bash leads the group; its `sleep 30` is in it
-    assert len(group_members(group)) == 2
+    await until(lambda: len(sleeping(duration)) == 1)
 
     caller.abort()
     result = await running
@@ -307,7 +293,7 @@ async def test_the_outer_abort_stops_everything_and_publishes_inner_results_firs
     ]
     assert [e.call_id for e, _ in lab.results][-1] == "rc"
     assert pre_execute_after_abort == []
-    assert group_members(group) == []
+    assert sleeping(duration) == []
     assert [alive(pid) for pid in lab.worker_pids] == [False]
 
 

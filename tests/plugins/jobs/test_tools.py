@@ -27,14 +27,14 @@ from tether.plugins.shell import bash as bash_plugin
 from tether.plugins.shell import plugin as shell_plugin
 from tether.tools import ToolFailure, ToolRuntime, UserMessage
 
-from ..shell._support import alive, call, pids, text, until
+from ..shell._support import call, marker, sleeping, text, until
 
 
 @pytest.fixture
-async def ctx() -> AsyncIterator[Context]:
+async def ctx(tmp_path: Path) -> AsyncIterator[Context]:
     ctx = Context()
     await ctx.plugin(ToolRuntime)
-    await ctx.plugin(shell_plugin, {"grace_ms": 200})
+    await ctx.plugin(shell_plugin, {"grace_ms": 200, "cwd": str(tmp_path)})
     await ctx.plugin(jobs_plugin)
     await ctx.plugin(bash_plugin)
     yield ctx
@@ -61,16 +61,16 @@ async def test_a_background_command_returns_a_job_id_and_its_output_later(ctx: C
 
 
 async def test_a_wait_that_runs_out_is_a_success_and_the_job_keeps_running(
-    ctx: Context, tmp_path: Path
+    ctx: Context,
 ) -> None:
-    pidfile = tmp_path / "pid"
-    job_id = await background(ctx, f"echo $$ > {pidfile}; echo started; sleep 60")
-    await until(lambda: len(pids(pidfile)) == 1)
+    duration = marker()
+    job_id = await background(ctx, f"echo started; sleep {duration}")
+    await until(lambda: len(sleeping(duration)) == 1)
     result = await call(ctx, {"job_id": job_id, "wait_ms": 50}, name="job_output")
 
     assert not result.is_error
     assert text(result).endswith("[status: running]")
-    assert alive(pids(pidfile)[0])
+    assert len(sleeping(duration)) == 1
 
 
 async def test_reads_are_consuming(ctx: Context) -> None:
@@ -82,10 +82,10 @@ async def test_reads_are_consuming(ctx: Context) -> None:
     assert text(second) == "(no new output)\n[status: completed, exit code: 0]"
 
 
-async def test_job_kill_stops_the_process_group(ctx: Context, tmp_path: Path) -> None:
-    pidfile = tmp_path / "pids"
-    job_id = await background(ctx, f"sleep 60 & echo $! > {pidfile}; wait")
-    await until(lambda: len(pids(pidfile)) == 1)
+async def test_job_kill_stops_the_process_group(ctx: Context) -> None:
+    duration = marker()
+    job_id = await background(ctx, f"sleep {duration} & wait")
+    await until(lambda: len(sleeping(duration)) == 1)
 
     killed = await call(ctx, {"job_id": job_id, "reason": "not needed"}, name="job_kill")
     settled = await call(ctx, {"job_id": job_id, "wait": True}, name="job_output")
@@ -94,7 +94,7 @@ async def test_job_kill_stops_the_process_group(ctx: Context, tmp_path: Path) ->
     assert text(killed) == f"requested cancellation of job {job_id}"
     assert text(settled) == "(no new output)\n[status: killed, signal: SIGTERM]"
     assert text(again) == f"job {job_id} had already finished [status: killed, signal: SIGTERM]"
-    assert not alive(pids(pidfile)[0])
+    assert sleeping(duration) == []
 
 
 async def test_job_list_shows_the_callers_jobs(ctx: Context) -> None:
@@ -124,9 +124,9 @@ async def test_another_sessions_job_is_out_of_reach(ctx: Context) -> None:
 async def test_a_caller_abort_mid_wait_is_aborted_and_consumes_nothing(
     ctx: Context, tmp_path: Path
 ) -> None:
-    marker = tmp_path / "echoed"
-    job_id = await background(ctx, f"echo kept; touch {marker}; sleep 60")
-    await until(marker.exists)
+    echoed = tmp_path / "echoed"
+    job_id = await background(ctx, f"echo kept; touch {echoed}; sleep 60")
+    await until(echoed.exists)
     controller = AbortController()
     pending = asyncio.ensure_future(
         call(ctx, {"job_id": job_id, "wait": True}, name="job_output", signal=controller.signal)
@@ -154,25 +154,25 @@ async def test_unknown_and_empty_job_ids_are_refused(ctx: Context) -> None:
 async def test_disposing_the_jobs_plugin_kills_every_job(tmp_path: Path) -> None:
     ctx = Context()
     await ctx.plugin(ToolRuntime)
-    await ctx.plugin(shell_plugin, {"grace_ms": 200})
+    await ctx.plugin(shell_plugin, {"grace_ms": 200, "cwd": str(tmp_path)})
     jobs = await ctx.plugin(jobs_plugin)
     await ctx.plugin(bash_plugin)
-    pidfile = tmp_path / "pids"
-    await background(ctx, f"trap '' TERM; sleep 60 & echo $! >> {pidfile}; wait")
-    await background(ctx, f"sleep 60 & echo $! >> {pidfile}; wait")
-    await until(lambda: len(pids(pidfile)) == 2)
+    stubborn, plain = marker(), marker()
+    await background(ctx, f"trap '' TERM; sleep {stubborn} & wait")
+    await background(ctx, f"sleep {plain} & wait")
+    await until(lambda: len(sleeping(stubborn)) == len(sleeping(plain)) == 1)
 
     await jobs.dispose()
 
-    assert [pid for pid in pids(pidfile) if alive(pid)] == []
+    assert sleeping(stubborn) == sleeping(plain) == []
     assert ctx.get("jobs") is None
     await ctx.dispose()
 
 
-async def test_the_job_limit_applies_to_background_bash() -> None:
+async def test_the_job_limit_applies_to_background_bash(tmp_path: Path) -> None:
     ctx = Context()
     await ctx.plugin(ToolRuntime)
-    await ctx.plugin(shell_plugin, {"grace_ms": 200})
+    await ctx.plugin(shell_plugin, {"grace_ms": 200, "cwd": str(tmp_path)})
     await ctx.plugin(jobs_plugin, {"max_concurrent_jobs_per_owner": 1})
     await ctx.plugin(bash_plugin)
     await background(ctx, "sleep 60")

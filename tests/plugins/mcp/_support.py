@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import Any, Final
 
+import psutil
+
 from tether import AbortController, AbortSignal, ToolExecutionInput, ToolExecutionResult
 from tether.kernel import Context
 from tether.tools.arrivals import settle_tools
@@ -34,6 +36,36 @@ def stdio_entry(record: Path, **extra: Any) -> dict[str, Any]:
         "cancel_grace_ms": LOADED_MACHINE_MS,
         **extra,
     }
+
+
+def server_processes(record: Path) -> list[psutil.Process]:
+    """The live processes of the toolbox server that writes `record` (bwrap's included), as the
+    host sees them: a contained server's own pid (in `record`) is its namespace's."""
+    found = []
+    for process in psutil.process_iter():
+        try:
+            if process.status() != psutil.STATUS_ZOMBIE and str(record) in process.cmdline():
+                found.append(process)
+        except psutil.Error:
+            continue
+    return found
+
+
+def gone(processes: list[psutil.Process]) -> bool:
+    """Whether none of `processes` still runs (a zombie has ended)."""
+    for process in processes:
+        try:
+            if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
+                return False
+        except psutil.Error:
+            continue
+    return True
+
+
+def server_process(record: Path) -> psutil.Process:
+    """The toolbox's Python process itself (not the bwrap around it)."""
+    (found,) = [p for p in server_processes(record) if p.cmdline()[1:2] == [TOOLBOX]]
+    return found
 
 
 def events(record: Path, kind: str | None = None) -> list[dict[str, Any]]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 from typing import Any, cast
 
@@ -16,8 +15,16 @@ from tether.plugins import timeout_policy
 from tether.plugins.mcp.client import McpClients
 from tether.tools import ToolRuntime
 
-from ...processes import group_gone
-from ._support import LOADED_MACHINE_MS, events, settled, stdio_entry, wait_for
+from ._support import (
+    LOADED_MACHINE_MS,
+    events,
+    gone,
+    server_process,
+    server_processes,
+    settled,
+    stdio_entry,
+    wait_for,
+)
 
 pytestmark = pytest.mark.timeout(150)
 
@@ -83,8 +90,7 @@ async def test_an_abort_before_the_write_is_aborted_before_dispatch_and_sends_no
     try:
         clients = cast(McpClients, ctx.get("mcp"))
         connection = clients.connections["box"]
-        [start] = events(record, "start")
-        os.kill(start["pid"], 9)
+        server_process(record).kill()
         await wait_for(lambda: connection.status == "reconnecting")
         controller = AbortController()
         running = asyncio.ensure_future(
@@ -116,11 +122,11 @@ async def test_a_server_ignoring_a_cancel_is_restarted_and_its_process_group_is_
     entry = stdio_entry(record, cancel_grace_ms=500, on_unconfirmed_cancel="restart")
     ctx = await _context({"box": entry})
     try:
-        [first] = events(record, "start")
+        first = server_processes(record)
         result = await _abort_once_called(ctx, record, "mcp__box__stubborn", {"seconds": 60})
         assert result.code == "ABORTED"
         assert cast(dict[str, Any], result.meta)["mcp"]["cancel"] == "unconfirmed"
-        await wait_for(lambda: group_gone(first["pgid"]))
+        await wait_for(lambda: gone(first))
         clients = cast(McpClients, ctx.get("mcp"))
         await wait_for(lambda: clients.connections["box"].status == "connected")
         assert len(events(record, "start")) == 2
@@ -146,8 +152,7 @@ async def test_a_server_killed_mid_call_ends_the_call_connection_lost_and_reconn
             )
         )
         await wait_for(lambda: len(events(record, "call")) == 1)
-        [start] = events(record, "start")
-        os.kill(start["pid"], 9)
+        server_process(record).kill()
         async with asyncio.timeout(LOADED_MACHINE_MS / 1000):  # not the hour the call asked for
             result = await running
         assert isinstance(result, ToolFailure)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import shlex
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -12,9 +13,15 @@ import psutil
 
 from tether.core.signals import AbortController, AbortSignal
 from tether.kernel import Context
+from tether.plugins.sandbox import KernelSupport
 from tether.tools import ToolExecutionInput, ToolExecutionResult
 
 from ...patience import PATIENCE_S
+from ...users import PYTHON_FOR_ALL
+
+UNCONTAINED = KernelSupport(None, False, False, False, "no namespaces in this test")
+"""What a machine without namespaces offers: `SubprocessService(support=UNCONTAINED)` runs the
+fallback (subreaper, tags, orphan ledger) and refuses sandboxed commands."""
 
 
 def alive(pid: int) -> bool:
@@ -91,3 +98,26 @@ def sleeping(duration: str) -> list[psutil.Process]:
 def exists(pid: int) -> bool:
     """The pid names any process at all, a zombie included (false once it has been reaped)."""
     return psutil.pid_exists(pid)
+
+
+_DAEMON = (
+    "import os, sys\n"
+    "if os.fork(): sys.exit(0)\n"
+    "os.setsid()\n"
+    "if os.fork(): sys.exit(0)\n"
+    "fd = os.open(os.devnull, os.O_RDWR)\n"
+    "[os.dup2(fd, n) for n in (0, 1, 2)]\n"
+    "os.execvp('sleep', ['sleep', sys.argv[1]])\n"
+)
+
+ESCAPES: dict[str, str] = {
+    "setsid -f": "setsid -f sleep {d}",
+    "double fork": "(setsid sleep {d} &)",
+    "env -i": "setsid -f env -i sleep {d}",
+    "nohup": "nohup sleep {d} > /dev/null 2>&1 &",
+    "set -m job": "set -m; sleep {d} &",
+    "disown": "sleep {d} > /dev/null 2>&1 & disown",
+    "daemonizing python": f"{PYTHON_FOR_ALL} -c {shlex.quote(_DAEMON)} {{d}}",
+}
+"""Every way out of a command the issue names, each starting `sleep <d>` (a Python every user
+can run for the daemon: the suite's own may be under root's home)."""

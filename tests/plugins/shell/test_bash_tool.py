@@ -29,10 +29,11 @@ from tether.plugins.shell import plugin as shell_plugin
 from tether.plugins.shell._ledger import owner_name
 from tether.tools import ToolFailure, ToolRuntime
 
-from ._support import alive, call, pids, text, until
+from ._support import call, marker, sleeping, text, until
 
 
 async def mounted(
+    cwd: Path,
     shell_config: dict[str, object] | None = None,
     bash_config: dict[str, object] | None = None,
     *,
@@ -42,7 +43,7 @@ async def mounted(
     await ctx.plugin(ToolRuntime)
     if policy:
         await ctx.plugin(timeout_policy)
-    await ctx.plugin(shell_plugin, {"grace_ms": 200, **(shell_config or {})})
+    await ctx.plugin(shell_plugin, {"grace_ms": 200, "cwd": str(cwd), **(shell_config or {})})
     await ctx.plugin(bash_plugin, bash_config)
     return ctx
 
@@ -90,30 +91,29 @@ async def test_the_value_carries_the_exit_facts(ctx: Context) -> None:
         "timeout_ms": 120_000,
         "stdout": {"text": "hi", "truncated": False},
         "stderr": {"text": "", "truncated": False},
+        "sandbox": "workspace-write",
     }
 
 
-async def test_a_caller_abort_mid_command_is_aborted_and_kills_the_group(
-    ctx: Context, tmp_path: Path
-) -> None:
-    pidfile = tmp_path / "pids"
+async def test_a_caller_abort_mid_command_is_aborted_and_kills_the_group(ctx: Context) -> None:
+    duration = marker()
     controller = AbortController()
-    command = f"echo $$ > {pidfile}; sleep 60 & echo $! >> {pidfile}; wait"
+    command = f"sleep {duration} & wait"
     pending = asyncio.ensure_future(
         call(ctx, {"command": command, "description": "Sleep"}, signal=controller.signal)
     )
-    await until(lambda: len(pids(pidfile)) == 2)
+    await until(lambda: len(sleeping(duration)) == 1)
     controller.abort()
     result = await pending
 
     assert code_of(result) == "ABORTED"
     assert text(result) == "Error: tool call aborted"
     assert result.error.info.name == "AbortError"  # type: ignore[union-attr]
-    assert [pid for pid in pids(pidfile) if alive(pid)] == []
+    assert sleeping(duration) == []
 
 
-async def test_output_over_the_cap_shows_its_tail_and_the_spill_file() -> None:
-    ctx = await mounted({"max_output_bytes": 100})
+async def test_output_over_the_cap_shows_its_tail_and_the_spill_file(tmp_path: Path) -> None:
+    ctx = await mounted(tmp_path, {"max_output_bytes": 100})
     result = await call(ctx, {"command": "seq 1 20000", "description": "Count"})
     full = "".join(f"{n}\n" for n in range(1, 20001))
     body, notice = text(result).rsplit("\n", 1)
@@ -127,7 +127,7 @@ async def test_output_over_the_cap_shows_its_tail_and_the_spill_file() -> None:
 
 async def test_a_spill_dir_holds_the_full_output_until_the_shell_closes(tmp_path: Path) -> None:
     spill_dir = tmp_path / "run" / "spill"
-    ctx = await mounted({"max_output_bytes": 100, "spill_dir": str(spill_dir)})
+    ctx = await mounted(tmp_path, {"max_output_bytes": 100, "spill_dir": str(spill_dir)})
     result = await call(ctx, {"command": "seq 1 20000", "description": "Count"})
     notice = text(result).rsplit("\n", 1)[1]
     spill = Path(notice.removeprefix("[output truncated; full output: ").removesuffix("]"))
@@ -151,14 +151,14 @@ async def test_mounting_removes_the_spill_directories_a_dead_tether_left(tmp_pat
         directory.mkdir(parents=True)
         (directory / "f.log").write_text("x")
 
-    ctx = await mounted({"spill_dir": str(spill_dir)})
+    ctx = await mounted(tmp_path, {"spill_dir": str(spill_dir)})
 
     assert sorted(p.name for p in spill_dir.iterdir()) == sorted([live.name, other.name])
     await ctx.dispose()
 
 
-async def test_the_timeout_policy_does_not_apply_to_bash() -> None:
-    ctx = await mounted(policy=True)
+async def test_the_timeout_policy_does_not_apply_to_bash(tmp_path: Path) -> None:
+    ctx = await mounted(tmp_path, policy=True)
     definition = ctx.tools.get("bash")
     result = await call(ctx, {"command": "sleep 60", "description": "Wait", "timeout_ms": 100})
 
@@ -247,16 +247,16 @@ async def test_a_missing_workdir_is_an_error_naming_enoent(ctx: Context, tmp_pat
     assert text(result) == f"Error: spawn failed: ENOENT: No such file or directory: '{missing}'"
 
 
-async def test_background_runs_need_the_jobs_plugin() -> None:
-    ctx = await mounted()
+async def test_background_runs_need_the_jobs_plugin(tmp_path: Path) -> None:
+    ctx = await mounted(tmp_path)
     result = await call(ctx, {"command": "sleep 1", "description": "x", "run_in_background": True})
 
     assert text(result) == 'Error: background jobs unavailable: load the "jobs" plugin'
     await ctx.dispose()
 
 
-async def test_background_runs_can_be_disabled() -> None:
-    ctx = await mounted(bash_config={"enable_run_in_background": False})
+async def test_background_runs_can_be_disabled(tmp_path: Path) -> None:
+    ctx = await mounted(tmp_path, bash_config={"enable_run_in_background": False})
     (schema,) = ctx.tools.schemas()
     result = await call(ctx, {"command": "true", "description": "x", "run_in_background": True})
 

@@ -33,7 +33,7 @@ from tether.plugins.shell import (
 )
 from tether.plugins.shell import plugin as shell_plugin
 
-from ._support import alive, pids, until
+from ._support import alive, marker, sleeping, until
 
 
 def test_resolve_fills_the_defaults() -> None:
@@ -93,9 +93,9 @@ async def test_the_shell_plugin_rejects_bad_config_when_mounted() -> None:
     await ctx.dispose()
 
 
-async def test_the_seam_runs_commands_without_the_bash_tool() -> None:
+async def test_the_seam_runs_commands_without_the_bash_tool(tmp_path: Path) -> None:
     ctx = Context()
-    await ctx.plugin(shell_plugin)
+    await ctx.plugin(shell_plugin, {"cwd": str(tmp_path)})
     result = await ctx.shell.run(
         ShellRequest(command="echo hi; exit 4"), signal=AbortSignal.never()
     )
@@ -136,10 +136,21 @@ async def test_an_upstream_timeout_reason_is_an_abort_not_our_timeout(
     assert (result.timed_out, result.aborted) == (False, True)
 
 
-async def test_a_command_that_kills_itself_is_neither_timed_out_nor_aborted(
+async def test_a_contained_command_that_kills_itself_reports_128_plus_the_signal(
     executor: LocalBashExecutor,
 ) -> None:
     result = await executor.run(ShellRequest(command="kill -KILL $$"), signal=AbortSignal.never())
+
+    assert (result.signal_name, result.exit_code) == (None, 137)  # as bwrap and shells say it
+    assert (result.timed_out, result.aborted) == (False, False)
+
+
+async def test_an_uncontained_command_that_kills_itself_reports_the_signal(
+    fallback_executor: LocalBashExecutor,
+) -> None:
+    result = await fallback_executor.run(
+        ShellRequest(command="kill -KILL $$"), signal=AbortSignal.never()
+    )
 
     assert (result.signal_name, result.exit_code) == ("SIGKILL", None)
     assert (result.timed_out, result.aborted) == (False, False)
@@ -158,21 +169,21 @@ async def test_a_run_with_an_already_aborted_signal_spawns_nothing(
 
 
 async def test_cancelling_the_awaiting_task_still_terminates_and_awaits_the_group(
-    executor: LocalBashExecutor, tmp_path: Path
+    executor: LocalBashExecutor,
 ) -> None:
-    pidfile = tmp_path / "pids"
+    duration = marker()
     task = asyncio.ensure_future(
         executor.run(
-            ShellRequest(command=f"sleep 60 & echo $! > {pidfile}; wait"),
+            ShellRequest(command=f"sleep {duration} & wait"),
             signal=AbortSignal.never(),
         )
     )
-    await until(lambda: len(pids(pidfile)) == 1)
+    await until(lambda: len(sleeping(duration)) == 1)
     task.cancel()
 
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert not alive(pids(pidfile)[0])
+    assert sleeping(duration) == []
     assert executor.subprocesses.live == 0
 
 
@@ -187,8 +198,8 @@ async def test_the_child_gets_the_fixed_overlay_and_request_env(
     assert result.stdout.text == "1 dumb cat cat x\n"
 
 
-async def test_a_background_process_has_no_timeout() -> None:
-    executor = LocalBashExecutor(ShellConfig(timeout_ms=20, grace_ms=200))
+async def test_a_background_process_has_no_timeout(tmp_path: Path) -> None:
+    executor = LocalBashExecutor(ShellConfig(timeout_ms=20, grace_ms=200, cwd=str(tmp_path)))
     process = await executor.start(
         ShellRequest(command="sleep 0.2; echo done"), signal=AbortSignal.never()
     )

@@ -30,6 +30,8 @@ from tether.plugins.shell.subprocesses import SubprocessService
 from ...patience import PATIENCE_S
 from ._support import alive, pids, until
 
+pytestmark = pytest.mark.usefixtures("uncontained")  # the fallback (no namespaces)
+
 
 @pytest.fixture
 def group() -> Iterator[subprocess.Popen[bytes]]:

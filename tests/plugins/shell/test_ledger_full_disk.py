@@ -22,6 +22,8 @@ from tether.tools import ToolRuntime
 
 from ...agent._disk import SmallDisk
 
+pytestmark = pytest.mark.usefixtures("uncontained")  # the fallback (no namespaces)
+
 
 @pytest.fixture
 def disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[SmallDisk]:
@@ -44,7 +46,14 @@ def disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[SmallDisk]
 async def ctx(disk: SmallDisk) -> AsyncIterator[Context]:
     root = Context()
     await root.plugin(ToolRuntime)
-    await root.plugin(shell_plugin, {"grace_ms": 200, "orphan_ledger_dir": str(disk.path / "run")})
+    await root.plugin(
+        shell_plugin,
+        {
+            "grace_ms": 200,
+            "orphan_ledger_dir": str(disk.path / "run"),
+            "sandbox": "danger-full-access",
+        },
+    )
     await root.plugin(jobs_plugin)
     await root.plugin(bash_plugin)
     yield root

@@ -18,6 +18,8 @@ from tether.plugins.shell._tree import entry
 
 from ._support import until
 
+pytestmark = pytest.mark.usefixtures("uncontained")  # the fallback (no namespaces)
+
 _PR_GET_CHILD_SUBREAPER = 37
 
 

@@ -1,4 +1,6 @@
-"""Contract of the subprocess layer (spec §3.4), with real processes.
+"""Contract of the subprocess layer (spec §3.4), with real processes — as it runs where namespaces
+cannot be created (the fallback; every test is `uncontained`). The contained layer, where the
+kernel ends a command's processes, is `test_containment.py`.
 
 - A process runs in its own process group; terminating it sends SIGTERM to the group and to
   descendants that escaped it (found by the tag in their environment), then, after `grace_ms`,
@@ -28,6 +30,8 @@ from tether.plugins.shell._collect import CaptureLimits
 from tether.plugins.shell._process import ExitStatus, SpawnSpec, Subprocess
 
 from ._support import alive, pids, until
+
+pytestmark = pytest.mark.usefixtures("uncontained")  # the fallback (no namespaces)
 
 GRACE_MS = 200
 CAP = CaptureLimits(64_000, 1_000_000)

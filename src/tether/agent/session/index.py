@@ -1,8 +1,8 @@
 """The listing index: what `SessionStore.list_sessions` and `sweep` remember between runs.
 
 Owns `<root>/.sessions-index.json`, a cache with one entry per session directory: the published
-log's identity (inode, size, mtime) with its summary (id, creation time, cwd, title, origin), and the
-directory's mtime when a sweep last found it clean (a published log, no temp file). With it,
+log's identity (inode, size, mtime) with its summary (id, creation time, cwd, title, origin), and
+the directory's mtime when a sweep last found it clean (a published log, no temp file). With it,
 listing 10,000 sessions costs two `stat`s per session instead of reading every file, and a
 sweep looks only into directories that changed.
 

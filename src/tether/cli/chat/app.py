@@ -88,6 +88,7 @@ class ChatOptions:
     continue_: bool = False
     yolo: bool = False
     allow: tuple[str, ...] = ()
+    sandbox: str | None = None
     context_window: int = DEFAULT_CONTEXT_WINDOW
     show_reasoning: bool = False
 
@@ -144,6 +145,7 @@ async def run_chat(options: ChatOptions) -> int:
             allow=options.allow,
             approver=app.prompter,
             context_window=options.context_window,
+            sandbox=options.sandbox,
         )
         if agent is None:
             return 2

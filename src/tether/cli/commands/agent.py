@@ -35,6 +35,7 @@ from ...plugins.permissions import Permissions
 from ...tools.arrivals import settle_tools
 from ..output import HeadlessReport, RunInfo
 from ..render import TurnRenderer
+from ..sandbox_option import SandboxOpt
 from ..session import exit_code, install_interrupts, latest_session, notice, open_agent
 
 __all__ = ["chat", "run"]
@@ -134,6 +135,7 @@ async def run(
     cwd: CwdOpt = None,
     yolo: YoloOpt = False,
     allow: AllowOpt = (),
+    sandbox: SandboxOpt = None,
     continue_: ContinueOpt = False,
     resume: ResumeOpt = None,
     output_format: OutputFormatOpt = "text",
@@ -188,6 +190,7 @@ async def run(
             on_event=on_event,
             yolo=yolo,
             allow=allow,
+            sandbox=sandbox,
         )
         if agent is None:
             return 2
@@ -240,6 +243,7 @@ async def chat(
     ] = None,
     yolo: YoloOpt = False,
     allow: AllowOpt = (),
+    sandbox: SandboxOpt = None,
     context_window: Annotated[
         int | None,
         cyclopts.Parameter(
@@ -280,6 +284,7 @@ async def chat(
             continue_=continue_,
             yolo=yolo,
             allow=allow,
+            sandbox=sandbox,
             context_window=window,
             show_reasoning=show_reasoning,
         )

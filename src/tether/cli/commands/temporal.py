@@ -48,6 +48,7 @@ import cyclopts
 
 from ...agent.session import SessionError, SessionStore
 from ...kernel import tether_home
+from ..sandbox_option import SandboxOpt
 from ..temporal_output import OutputFormat, TurnOutput
 from .agent import OutputFormatOpt
 
@@ -126,6 +127,7 @@ async def worker(
             "taken yet (the first phase of a rolling deploy; docs/temporal.md).",
         ),
     ] = False,
+    sandbox: SandboxOpt = None,
 ) -> int:
     """Run a Temporal worker for this workspace: session workflows, model steps and tool calls
     on `--task-queue`. Ctrl-C (or SIGTERM) stops it; running tool calls get `--graceful-s` to
@@ -157,6 +159,7 @@ async def worker(
         payload_store=payload_store,
         inline_bytes=inline_bytes,
         hold_patches=hold_patches,
+        sandbox=sandbox,
     )
     stop = asyncio.Event()
     _on_stop_signals(stop)
@@ -389,8 +392,8 @@ async def _run(
             result = await session.turn(
                 text, on_ask=tell, on_notice=_notice, on_entry=output.on_entry
             )
-            if output.model is None and output_format != "text":  # a turn that named no model
-                output.model = (await session.status()).model
+            if output.report is not None and not output.report.info.model:  # none recorded
+                output.name_model((await session.status()).model)
             return output.finish(result, session_id=session.session_id)
     except SessionUnavailable as exc:
         _notice(str(exc))

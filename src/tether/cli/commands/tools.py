@@ -23,6 +23,7 @@ from ...kernel import ConfigError
 from ...tools import ToolExecutionInput, ToolFailure
 from ...tools.arrivals import settle_tools
 from ..boot import start
+from ..sandbox_option import SandboxOpt
 
 __all__ = ["app", "call", "list_tools"]
 
@@ -70,6 +71,7 @@ async def call(
     timeout_ms: Annotated[float | None, cyclopts.Parameter(name="--timeout-ms")] = None,
     config: ConfigOpt = None,
     cwd: CwdOpt = None,
+    sandbox: SandboxOpt = None,
 ) -> int:
     """Run one tool call through the full pipeline and print its result and code.
 
@@ -81,6 +83,8 @@ async def call(
         The arguments as a JSON object.
     timeout_ms
         Abort the call after this many milliseconds (the caller's own budget).
+    sandbox
+        Where commands may write: read-only, workspace-write (default) or danger-full-access.
     """
     workdir = (cwd or Path.cwd()).resolve()
     try:
@@ -96,8 +100,9 @@ async def call(
             cwd=workdir,
             config_paths=None if config is None else [config],
             keep_spill_files=True,
+            sandbox=sandbox,
         )
-    except ConfigError as exc:
+    except (ConfigError, ValueError) as exc:
         print(f"tether: {exc}", file=sys.stderr)
         return 2
     controller = AbortController()

@@ -35,6 +35,12 @@ agent (looked up through the call's scope) or its definition's own validator ref
 arguments, an `Ask` becomes `Allow` and dispatch answers `UNKNOWN_TOOL` / `INVALID_ARGS` before
 any body runs. (Arguments that are not JSON never get here: the agent loop answers them.)
 
+Leaving the sandbox: `escalate(request)` asks a `sandbox-escalation` question (the `bash` tool
+asks it when a command failed in a way the sandbox may have caused: may it run once outside?).
+Only a prompter answers it (`allow-once` or a rejection; no session rule is offered); without
+one it is `unavailable` whatever `non_interactive` says. It is audited like an `Ask`, with
+`kind: sandbox-escalation` in both events.
+
 Pre-flight: before an `Ask` is answered, `approval/preflight` listeners (serial, `(exec) -> str |
 None`) may name the error the call would fail with anyway (the fs plugin: an edit of a file never
 read); the call is then denied with that text and nobody is asked.
@@ -100,6 +106,7 @@ __all__ = [
     "ApprovalConfig",
     "ApprovalQuestion",
     "Prompter",
+    "QuestionKind",
     "Rejection",
     "fingerprint",
 ]
@@ -131,6 +138,11 @@ def fingerprint(arguments: JsonValue | None) -> str:
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+QuestionKind: TypeAlias = Literal["tool", "sandbox-escalation"]
+"""`tool`: may this call run (an `Ask`); `sandbox-escalation`: a command failed in the sandbox,
+may it run once more outside it (`Approval.escalate`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ApprovalQuestion:
     """What a prompter shows. `session_rule` is None when "allow for this session" is not
@@ -145,6 +157,7 @@ class ApprovalQuestion:
     fingerprint: str
     lasting_rules: tuple[str, ...] = ()
     saved_to: str | None = None
+    kind: QuestionKind = "tool"
 
 
 class Prompter(Protocol):
@@ -389,6 +402,30 @@ class Approval(Service):
             saved_to=saved_to if lasting else None,
         )
 
+    async def escalate(self, request: ApprovalRequest) -> ApprovalOutcome:
+        """Ask whether a command the sandbox may have stopped (`request.reason` says how) may
+        run once outside it — a `sandbox-escalation` question. Only a person answers it: without
+        a prompter the answer is `unavailable`, whatever `non_interactive` says (a policy, or
+        `--yolo`, never takes a command out of the sandbox). Audited like `request`, with `kind`.
+        Never raises but for the cancellation of the awaiting task."""
+        exec = self._calls.get(request.call_id)
+        arguments = exec.arguments if exec is not None and exec.name == request.tool_name else None
+        question = replace(
+            self._question(
+                request.tool_name, request.call_id, arguments, request.reason, suggest=False
+            ),
+            kind="sandbox-escalation",
+        )
+        audit = _Audit(request.agent, question)
+        audit.asked()
+        outcome: ApprovalOutcome
+        if self._prompter is None:
+            outcome, answered_by = "unavailable", "policy"
+        else:
+            outcome, answered_by, _ = await self._answer(request, question, None)
+        audit.decided(outcome, answered_by, None, self._reasons.get(request.call_id))
+        return outcome
+
     async def _answer(
         self, request: ApprovalRequest, question: ApprovalQuestion, rules: _SessionRules | None
     ) -> tuple[ApprovalOutcome, str, _Added | None]:
@@ -459,6 +496,8 @@ class _Audit:
     def asked(self) -> None:
         q = self._question
         data: dict[str, object] = {"call_id": q.call_id, "tool_name": q.tool_name}
+        if q.kind != "tool":
+            data["kind"] = q.kind
         if q.reason is not None:
             data["reason"] = q.reason
         data["fingerprint"] = q.fingerprint
@@ -483,6 +522,8 @@ class _Audit:
             "answered_by": answered_by,
             "fingerprint": q.fingerprint,
         }
+        if q.kind != "tool":
+            data["kind"] = q.kind
         if added is not None and added.session is not None:
             data["session_rule"] = added.session
         if added is not None and added.saved:

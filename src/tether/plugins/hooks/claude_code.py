@@ -13,6 +13,10 @@ Mount: `await ctx.plugin(tether.plugins.hooks.claude_code, {...})` (entry point
     default_timeout_ms       600000: a hook's timeout when it sets no `timeout` (seconds)
     stderr_summary_max_chars 500: how much stderr a `hook/result` event keeps
     tool_names               Claude Code name → tether tool name (`DEFAULT_TOOL_NAMES`)
+    sandbox                  danger-full-access: hooks are the user's own configuration, so
+                             they are contained (their own PID namespace, ended with tether)
+                             but not sandboxed; a mode or `{mode, writable_roots,
+                             network_access}` sandboxes them (docs/sandbox.md)
 
 Files are read once, at mount. A file that exists (or is configured) but cannot be used — not
 readable, not JSON, not an object, a `hooks` that is not an object, an invalid regex matcher —
@@ -100,6 +104,7 @@ from ...tools.results import (
     text_content,
     user_message,
 )
+from ..sandbox.policy import SandboxMode, SandboxSettings
 from ..shell.seam import ShellRequest
 from .claude_config import ClaudeHookSet, ConfiguredHook, HookConfigError, parse_claude_hooks
 from .environment import ENV_FILE_SCRIPT, env_file_changes, settings_env
@@ -148,6 +153,7 @@ class Config(BaseModel):
     default_timeout_ms: float = 600_000
     stderr_summary_max_chars: int = 500
     tool_names: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_TOOL_NAMES))
+    sandbox: SandboxSettings = SandboxSettings(mode=SandboxMode.DANGER_FULL_ACCESS.value)
 
     @field_validator("default_timeout_ms")
     @classmethod
@@ -309,6 +315,7 @@ class ClaudeCodeBridge:
         self._config = config
         self._hooks = hooks
         self._project_dir = str(project_dir)
+        self._sandbox = config.sandbox.policy(self._project_dir)
         self._names = ToolNames(config.tool_names)
         self._selected: dict[tuple[str, str], tuple[tuple[str | None, ConfiguredHook], ...]] = {}
         self._env = dict(env or {})
@@ -504,6 +511,7 @@ class ClaudeCodeBridge:
             workdir=_agent_cwd(agent) or self._project_dir,
             stdout_max_bytes=4_000_000,
             env={**agent_env, "CLAUDE_ENV_FILE": str(env_file)},
+            sandbox=self._sandbox,
         )
         try:
             result = await self._shell.run(request, signal=signal)
@@ -601,6 +609,7 @@ class ClaudeCodeBridge:
                 env=hook_env,
                 default_timeout_ms=self._config.default_timeout_ms,
                 expected_event_name=point,
+                sandbox=self._sandbox,
             )
             journal.result(
                 point, configured.handler_id, run.output, run.duration_ms, cancelled=run.aborted

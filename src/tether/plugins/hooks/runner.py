@@ -29,6 +29,7 @@ from typing import Final, Protocol
 from ...core.errors import error_message
 from ...core.signals import AbortSignal
 from ...core.timeout import format_ms
+from ..sandbox.policy import FULL_ACCESS, SandboxPolicy
 from ..shell.seam import ShellRequest, ShellRunResult
 from .output import HookOutput, parse_hook_output
 
@@ -79,6 +80,7 @@ async def run_hook(
     trailing_newline: bool = True,
     expected_event_name: str | None = None,
     now: Callable[[], float] = time.monotonic,
+    sandbox: SandboxPolicy = FULL_ACCESS,
 ) -> HookRun:
     """Run `hook` with `payload` on stdin and decode what it said (see the module note)."""
     started = now()
@@ -92,6 +94,7 @@ async def run_hook(
                 timeout_ms=timeout_ms,
                 stdin=stdin,
                 env={} if env is None else env,
+                sandbox=sandbox,
             ),
             signal=signal,
         )

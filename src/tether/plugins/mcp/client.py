@@ -88,7 +88,9 @@ class McpClients:
         self._ctx.on("tools/execute", self._record_cancel, prepend=True)
         self._ctx.on(TOOLS_SETTLE, self.settled)
         for name, server in servers.items():
-            self.connections[name] = ServerConnection(name, server, self._publish)
+            self.connections[name] = ServerConnection(
+                name, server, self._publish, workspace=self._config.project_dir
+            )
         for connection in self.connections.values():
             connection.begin()
 

@@ -19,6 +19,7 @@ from typing import Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ...kernel.errors import describe_validation_error
+from ..sandbox.policy import SandboxMode, SandboxSettings
 
 __all__ = [
     "DEFAULT_CANCEL_GRACE_MS",
@@ -58,6 +59,8 @@ class ServerConfig(BaseModel):
     on_unconfirmed_cancel: Literal["keep", "restart"] = "keep"
     progress_timeout_ms: float | None = Field(default=None, gt=0)
     """With it, a call ends MCP_PROGRESS_TIMEOUT after this long without progress or answer."""
+    sandbox: SandboxSettings = SandboxSettings(mode=SandboxMode.DANGER_FULL_ACCESS.value)
+    """A stdio server is always contained; by default not sandboxed (docs/sandbox.md)."""
 
     @model_validator(mode="after")
     def _transport(self) -> ServerConfig:
@@ -134,9 +137,14 @@ def _check_name(name: str) -> None:
 
 
 def load_mcp_json(path: Path) -> dict[str, ServerConfig]:
-    """The `mcpServers` of one file. Raises `McpConfigError` naming the file and the entry."""
+    """The `mcpServers` of one file; an empty file has none (a sandbox's placeholder for a
+    missing `.mcp.json` is one: `tether.plugins.sandbox.protected`). Raises `McpConfigError`
+    naming the file and the entry."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        if not text.strip():
+            return {}
+        document = json.loads(text)
     except OSError as exc:
         raise McpConfigError(f"{path}: cannot read it: {exc.strerror or exc}") from None
     except json.JSONDecodeError as exc:

@@ -1,12 +1,13 @@
 """One MCP server's connection: start, list, reconnect with backoff, stop, restart.
 
 Owns `ServerConnection`. A runner task holds the SDK transport (`stdio_client` or
-`streamable_http_client`) and `ClientSession`, entered and left in that one task. Stopping leaves
-them, so the SDK runs the spec's stdio shutdown (close stdin, wait, SIGTERM the process group,
-wait, SIGKILL). When the server's stream ends (it died), in-flight calls end `MCP_CONNECTION_LOST`
-(the SDK fails their waiters), and the runner reconnects after a backoff (0.25 s doubling to 30 s;
-at once for a `restart`). A server that never connected is `failed` and is not retried. Calls
-themselves live in `calls.py`. Imports the `mcp` SDK: load it lazily.
+`streamable_http_client`) and `ClientSession`, entered and left in that one task. A stdio server
+is spawned contained (`contained.py`: its own PID namespace, ended with it and with tether).
+Stopping leaves them, so the SDK runs the spec's stdio shutdown (close stdin, wait, SIGTERM the
+process group, wait, SIGKILL). When the server's stream ends (it died), in-flight calls end
+`MCP_CONNECTION_LOST` (the SDK fails their waiters), and the runner reconnects after a backoff
+(0.25 s doubling to 30 s; at once for a `restart`). A server that never connected is `failed`
+and is not retried. Calls themselves live in `calls.py`. Imports the `mcp` SDK: load it lazily.
 
 Starting is in the background (`begin`): nothing waits for a server but what needs its tools
 (`settled`, through the `tools/settle` event); stopping a server that is still starting does not
@@ -32,7 +33,9 @@ from mcp.client.streamable_http import streamable_http_client
 
 from ...core.errors import error_message
 from ...core.signals import AbortSignal
+from ..sandbox.plan import SandboxUnavailable
 from .config import McpConfigError, ServerConfig
+from .contained import contained_command
 from .stderr import StderrRelay, printable
 from .wire import TetherDispatcher, WatchedRead, WatchedWrite
 
@@ -57,9 +60,13 @@ class ServerConnection:
         name: str,
         config: ServerConfig,
         on_tools: Callable[[ServerConnection], None],
+        *,
+        workspace: str | None = None,
     ) -> None:
         self.name = name
         self.config = config
+        self.workspace = workspace
+        """Where a relative `cwd` starts, and what a `workspace-write` sandbox keeps writable."""
         self.status: Status = "starting"
         self.error: str | None = None
         self.tools: tuple[types.Tool, ...] = ()
@@ -267,15 +274,23 @@ class ServerConnection:
                 yield streams
             return
         assert config.command is not None
-        params = StdioServerParameters(
-            command=config.command,
-            args=list(config.args),
-            env=None if config.env is None else dict(config.env),
+        with contained_command(
+            config.command,
+            config.args,
             cwd=config.cwd,
-        )
-        errlog = sys.stderr if self._stderr is None else self._stderr.file
-        async with stdio_client(params, errlog=errlog) as streams:
-            yield streams
+            env=config.env,
+            sandbox=config.sandbox,
+            workspace=self.workspace,
+        ) as spawned:
+            errlog = sys.stderr if self._stderr is None else self._stderr.file
+            params = StdioServerParameters(
+                command=spawned.command,
+                args=list(spawned.args),
+                env=None if config.env is None else dict(config.env),
+                cwd=spawned.cwd,
+            )
+            async with stdio_client(params, errlog=errlog) as streams:
+                yield streams
 
     async def _on_message(self, message: object) -> None:
         if isinstance(message, types.ToolListChangedNotification):
@@ -320,8 +335,8 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, BaseExceptionGroup):
         inner = exc.exceptions[0] if exc.exceptions else exc
         return _describe(inner)
-    if isinstance(exc, McpConfigError):
-        return str(exc)
+    if isinstance(exc, McpConfigError | SandboxUnavailable):
+        return exc.message if isinstance(exc, SandboxUnavailable) else str(exc)
     if isinstance(exc, FileNotFoundError):
         return f"command not found: {exc.filename}"
     return f"{type(exc).__name__}: {error_message(exc)}"

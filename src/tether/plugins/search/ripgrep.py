@@ -21,6 +21,7 @@ from typing import Final
 
 from ...core.binaries import bundled_binary
 from ...core.signals import AbortSignal
+from ..sandbox.policy import FULL_ACCESS
 from ..shell.errors import ToolCallAborted
 from ..shell.seam import ShellExecutor, ShellRequest
 from .errors import SEARCH_FAILED, SEARCH_INVALID_ARGS, SEARCH_TIMEOUT, SearchError
@@ -110,6 +111,7 @@ async def run_rg(
         workdir=workdir,
         timeout_ms=timeout_ms,
         stdout_max_bytes=max_output_bytes,
+        sandbox=FULL_ACCESS,  # rg only reads; contained, and runs where no sandbox can be had
     )
     result = await shell.run(request, signal=signal)
     if result.aborted:

@@ -7,6 +7,7 @@ Plugins: `tether.plugins.shell.plugin` (`shell`, provides `ctx.shell`) and
     seam.py          request/result types and the `ShellExecutor` protocol
     local.py         `LocalBashExecutor` (resolve, run, start) and `BackgroundProcess`
     subprocesses.py  `SubprocessService`: spawning, the live-group table, disposal
+    processes.py     `run_process`: the contained, sandboxed, abort-aware process API of tools
     _process.py      one process group: settlement, SIGTERM → grace → SIGKILL
     _spawn.py        starting a child: pipes, Popen in a new session, reaping, stdin
     _group.py        group and process liveness, signalling (exact: pid + start time)
@@ -27,6 +28,8 @@ from .errors import ToolCallAborted as ToolCallAborted
 from .local import BASH_TIMEOUT as BASH_TIMEOUT
 from .local import BackgroundProcess as BackgroundProcess
 from .local import LocalBashExecutor as LocalBashExecutor
+from .processes import PROCESS_TIMEOUT as PROCESS_TIMEOUT
+from .processes import run_process as run_process
 from .seam import Collected as Collected
 from .seam import ExitStatus as ExitStatus
 from .seam import OutputDelta as OutputDelta
@@ -40,6 +43,7 @@ from .subprocesses import SubprocessService as SubprocessService
 
 __all__ = [
     "BASH_TIMEOUT",
+    "PROCESS_TIMEOUT",
     "BackgroundProcess",
     "Collected",
     "ExitStatus",
@@ -56,4 +60,5 @@ __all__ = [
     "SpawnAbortedError",
     "SubprocessService",
     "ToolCallAborted",
+    "run_process",
 ]

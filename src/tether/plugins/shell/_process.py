@@ -2,6 +2,13 @@
 
 Design note
 -----------
+Two kinds. A *contained* process (spawned with a `Jail`, `tether.plugins.sandbox.confine`) is
+`bwrap` running the command in its own PID namespace: everything the command starts ends with its
+leader, with its namespace, or with tether (`_namespace.py`), so nothing below about descendants,
+tags, looks or the subreaper applies to it — its escalation is SIGTERM to the command's group,
+then SIGKILL to the namespace, and it has settled once bwrap has exited and the pipes closed. The
+rest of this note is the *uncontained* process, the fallback where namespaces cannot be created.
+
 Contract. A `Subprocess` is spawned in its own session (`start_new_session=True`, so its pid is
 its process group id). Its `done` future resolves exactly once, with the leader's `ExitStatus`,
 when the process has *settled*: the leader has exited and been reaped, both output pipes are
@@ -52,8 +59,10 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import errno
 import logging
 import os
+import shutil
 import signal as signals
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -61,10 +70,13 @@ from types import MappingProxyType
 from typing import Final
 
 from ...core.signals import AbortSignal
+from ..sandbox.plan import Jail
+from ..sandbox.policy import FULL_ACCESS, SandboxPolicy
 from ._collect import CaptureLimits, SpillDirectory, StreamCollector
 from ._descendants import Leader, claim
 from ._env import child_environment
 from ._group import group_alive, running, signal_exact, signal_group
+from ._namespace import kill_namespace, status_of, terminate_namespace
 from ._reaper import is_subreaper, reap
 from ._spawn import STDERR, STDOUT, Launched
 from ._tree import TAG_VARIABLE, ProcessEntry, boot_ticks, direct_children, read_tree
@@ -82,6 +94,17 @@ _KILL_ROUNDS: Final = 3
 
 _UNREAPED_LEADERS: set[int] = set()
 """Leaders of this process that have not been reaped yet (tether's known children)."""
+
+
+def _check_program(program: str, cwd: str, env: Mapping[str, str]) -> None:
+    """Raise `FileNotFoundError` as `exec` would for a program that cannot be found (inside a
+    jail, bwrap could only report it as an exit code)."""
+    if os.sep in program:
+        found = os.path.exists(os.path.join(cwd, program))
+    else:
+        found = shutil.which(program, path=env.get("PATH", os.defpath)) is not None
+    if not found:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
 
 
 class Phase(enum.Enum):
@@ -128,6 +151,10 @@ class SpawnSpec:
     grace_ms: float = 3000
     ends_with_leader: bool = False
     """When the leader exits, stop every process the command left running before settling."""
+    sandbox: SandboxPolicy = FULL_ACCESS
+    """Full access is containment only; a sandboxed mode is enforced by the subprocess service."""
+    workspace: str | None = None
+    """The workspace a `workspace-write` sandbox keeps writable (default: `cwd`)."""
 
 
 class Subprocess:
@@ -135,12 +162,14 @@ class Subprocess:
 
     __slots__ = (
         "__weakref__",
+        "_contained",
         "_done",
         "_drain_timer",
         "_ends_with_leader",
         "_exited",
         "_grace_s",
         "_group_gone",
+        "_jail",
         "_killer",
         "_launched",
         "_leader",
@@ -181,31 +210,67 @@ class Subprocess:
         self._tag = new_tag()
         self._leader = Leader(0, None)
         self._members: dict[int, ProcessEntry] = {}
+        self._jail: Jail | None = None
+        self._contained = False
         self.phase = Phase.RUNNING
         self.stop_reason = None
         self.pid = 0
 
     @classmethod
     def spawn(
-        cls, spec: SpawnSpec, spill_dir: SpillDirectory, *, tag: str | None = None
+        cls,
+        spec: SpawnSpec,
+        spill_dir: SpillDirectory,
+        *,
+        tag: str | None = None,
+        jail: Jail | None = None,
     ) -> Subprocess:
         """Start `spec` in a new session (synchronously: there is no window in which a
-        cancellation could leave a half-started process); `tag`: its `TETHER_PROCESS_TAG`
-        (default: a new one). Raises `OSError` when it cannot be spawned (bad cwd, missing
-        program)."""
+        cancellation could leave a half-started process). With a `jail` (`confine()`), it runs
+        contained, as the jail says, and the jail is released when it exits; without one, it
+        runs under the fallback: `tag` is its `TETHER_PROCESS_TAG` (default: a new one). Raises
+        `OSError` when it cannot be spawned (bad cwd, missing program)."""
         self = cls(spec, spill_dir)
-        if tag is not None:
-            self._tag = tag
         env = child_environment(spec.env)
-        env[TAG_VARIABLE] = self._tag
-        not_before = boot_ticks()
-        self._launched = Launched.start(
-            spec.argv, cwd=spec.cwd, env=env, stdin=spec.stdin, events=self
-        )
-        self.pid = pid = self._launched.pid
-        _UNREAPED_LEADERS.add(pid)
-        self._leader = Leader(pid, not_before)
+        if jail is None:
+            if tag is not None:
+                self._tag = tag
+            env[TAG_VARIABLE] = self._tag
+            not_before = boot_ticks()
+            self._launched = Launched.start(
+                spec.argv, cwd=spec.cwd, env=env, stdin=spec.stdin, events=self
+            )
+            self.pid = pid = self._launched.pid
+            _UNREAPED_LEADERS.add(pid)
+            self._leader = Leader(pid, not_before)
+            return self
+        for name, value in jail.env.items():
+            if name not in spec.env:
+                env[name] = value
+        try:
+            _check_program(spec.argv[0], spec.cwd, env)
+            self._launched = Launched.start(
+                jail.argv,
+                cwd=spec.cwd,
+                env=env,
+                stdin=spec.stdin,
+                events=self,
+                pass_fds=jail.pass_fds,
+            )
+        except BaseException:
+            jail.release()
+            raise
+        jail.spawned()
+        self._jail = jail
+        self._contained = True
+        self.pid = self._launched.pid
+        self._leader = Leader(self.pid, None)
         return self
+
+    @property
+    def contained(self) -> bool:
+        """It runs in its own PID namespace (its processes end with its leader, by the kernel)."""
+        return self._contained
 
     # -- facts ---------------------------------------------------------------------------------
 
@@ -226,6 +291,8 @@ class Subprocess:
 
     def group_gone(self) -> bool:
         """True once no member of the group is alive (checked now; remembered once seen)."""
+        if self._contained:
+            return self.leader_exited  # the namespace ended with it
         if not self._group_gone and self.leader_exited and not group_alive(self.pid):
             self._group_gone = True
         return self._group_gone
@@ -274,6 +341,8 @@ class Subprocess:
     def _look(self) -> list[ProcessEntry]:
         """Look at the tree now; the command's running processes besides the leader. Never
         raises: if the look fails (logged), the processes already known are returned."""
+        if self._contained:
+            return []  # contained: nothing to look for
         try:
             found = claim(read_tree(), {self._tag: self._leader})
             self.observe(found.get(self._tag, ()))
@@ -283,6 +352,8 @@ class Subprocess:
 
     def _left_behind(self) -> bool:
         """After the leader exited: might the command have left a process running?"""
+        if self._contained:
+            return False
         try:
             os.killpg(self.pid, 0)
         except ProcessLookupError:
@@ -318,6 +389,8 @@ class Subprocess:
     def terminate(self) -> None:
         """Start the SIGTERM → grace → SIGKILL escalation once; a gone group whose other
         processes are gone too is left alone."""
+        if self._contained and self.leader_exited:
+            return
         if self._killer is not None or (self._group_gone and not self._look()):
             return
         self._killer = self._loop.create_task(self._escalate())
@@ -347,6 +420,9 @@ class Subprocess:
     # -- termination ---------------------------------------------------------------------------
 
     async def _escalate(self) -> None:
+        if self._contained:
+            await self._escalate_contained()
+            return
         members = self._look()
         self._signal(signals.SIGTERM)
         for process in members:
@@ -361,6 +437,18 @@ class Subprocess:
             for process in members:
                 signal_exact(process, signals.SIGKILL)
             await self._wait_gone(_KILL_CONFIRM_S, members)
+
+    async def _escalate_contained(self) -> None:
+        """SIGTERM to the command's group, `grace_ms`, then SIGKILL to its namespace
+        (`_namespace.py`); done when bwrap has exited (its namespace is gone then)."""
+        if self.leader_exited:
+            return
+        terminate_namespace(self.pid)
+        for timeout_s in (self._grace_s, *(_KILL_CONFIRM_S,) * _KILL_ROUNDS):
+            await asyncio.wait((self._exited,), timeout=timeout_s)
+            if self.leader_exited:
+                return
+            kill_namespace(self.pid)
 
     def _signal(self, sig: signals.Signals) -> None:
         if self._group_gone:
@@ -411,6 +499,11 @@ class Subprocess:
         if self.phase is not Phase.RUNNING:
             return
         _UNREAPED_LEADERS.discard(self.pid)
+        jail, self._jail = self._jail, None
+        if jail is not None:
+            jail.release()
+        if self._contained:
+            returncode = status_of(returncode, stopped=self._killer is not None)
         self._returncode = returncode
         self.phase = Phase.DRAINING
         self._exited.set_result(None)
@@ -451,6 +544,11 @@ class Subprocess:
 
     def kill_now(self) -> None:
         """At interpreter exit: SIGKILL whatever is left, synchronously (the exit hook)."""
+        if self._contained:
+            if self._launched is not None and not self.leader_exited:
+                kill_namespace(self.pid)
+                self._launched.kill_and_reap_now()
+            return
         members = self._look() if self.pid else []
         if self._launched is not None and not self.leader_exited:
             self._launched.kill_and_reap_now()

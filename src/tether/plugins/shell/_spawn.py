@@ -76,9 +76,10 @@ class Launched:
         env: Mapping[str, str],
         stdin: bytes | None,
         events: ProcessEvents,
+        pass_fds: Sequence[int] = (),
     ) -> Launched:
-        """Spawn `argv` in a new session. Raises `OSError` (bad cwd, missing program); no
-        descriptor is leaked then."""
+        """Spawn `argv` in a new session (`pass_fds` stay open in the child). Raises `OSError`
+        (bad cwd, missing program); no descriptor is leaked then."""
         loop = asyncio.get_running_loop()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
@@ -92,6 +93,7 @@ class Launched:
                 cwd=cwd,
                 env=env,
                 start_new_session=True,
+                pass_fds=tuple(pass_fds),
             )
         except BaseException:
             for fd in (out_r, err_r, in_w):

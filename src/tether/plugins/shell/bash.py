@@ -22,7 +22,8 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Mapping
-from typing import Any, Final, Literal
+from dataclasses import replace
+from typing import Any, Final, Literal, NotRequired, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
@@ -31,12 +32,22 @@ from ...core.json import JsonValue
 from ...core.timeout import format_ms
 from ...kernel import Context
 from ...tools import ToolDefinition, ToolOutput, ToolRunContext, define_tool
+from ...tools.approval import ApprovalOutcome, ApprovalRequest
 from ...tools.results import ContentBlock, text_content
 from ..jobs.model import JobHooks, JobOutcome, JobStart, JobStatus
 from ..jobs.registry import JobRegistry
+from ..sandbox.denials import sandbox_denial
+from ..sandbox.policy import FULL_ACCESS, SandboxMode, SandboxPolicy
 from .errors import SpawnAbortedError, ToolCallAborted
 from .render import StreamValue, render_background_read, render_foreground, stream_value
-from .seam import ProcessStatus, ShellExecutor, ShellProcess, ShellRequest
+from .seam import (
+    ProcessStatus,
+    ResolvedShellRequest,
+    ShellExecutor,
+    ShellProcess,
+    ShellRequest,
+    ShellRunResult,
+)
 
 __all__ = ["BashParameters", "Config", "apply", "bash_tool", "inject", "name"]
 
@@ -112,6 +123,11 @@ class ForegroundValue(TypedDict):
     timeout_ms: float
     stdout: StreamValue
     stderr: StreamValue
+    sandbox: str
+    """The sandbox it ran in (`workspace-write`...); `danger-full-access` after an escape the
+    user approved."""
+    sandbox_note: NotRequired[str]
+    """Why it may have failed because of the sandbox, and what was decided."""
 
 
 class BackgroundValue(TypedDict):
@@ -133,6 +149,7 @@ def _render(_args: object, value: JsonValue) -> list[ContentBlock]:
         signal_name=v["signal"],
         timed_out=v["timed_out"],
         timeout_ms=v["timeout_ms"],
+        note=v.get("sandbox_note"),
     )
     return list(text_content(text))
 
@@ -193,6 +210,89 @@ async def _outcome(process: ShellProcess) -> JobOutcome:
     return JobOutcome(JobStatus.COMPLETED, f"exit code: {status.exit_code or 0}")
 
 
+async def _run(
+    shell: ShellExecutor, request: ResolvedShellRequest, exec: ToolRunContext
+) -> ShellRunResult:
+    try:
+        result = await shell.run(request, signal=exec.signal)
+    except SpawnAbortedError:
+        raise ToolCallAborted() from None
+    if result.aborted:
+        raise ToolCallAborted()
+    return result
+
+
+def _foreground(result: ShellRunResult, sandbox: SandboxPolicy) -> ForegroundValue:
+    return {
+        "kind": "foreground",
+        "exit_code": result.exit_code,
+        "signal": result.signal_name,
+        "timed_out": result.timed_out,
+        "aborted": result.aborted,
+        "timeout_ms": result.timeout_ms,
+        "stdout": stream_value(result.stdout),
+        "stderr": stream_value(result.stderr),
+        "sandbox": sandbox.describe(),
+    }
+
+
+def _denial(request: ResolvedShellRequest, result: ShellRunResult) -> str | None:
+    """The sandbox's note when the command failed in a way the sandbox may have caused."""
+    if result.timed_out or (result.exit_code == 0 and result.signal_name is None):
+        return None
+    writable = (
+        ()
+        if request.sandbox.mode is not SandboxMode.WORKSPACE_WRITE
+        else (
+            request.workspace,
+            *request.sandbox.writable_roots,
+        )
+    )
+    return sandbox_denial(
+        request.sandbox,
+        exit_code=result.exit_code,
+        output=f"{result.stdout.text}\n{result.stderr.text}",
+        writable=writable,
+    )
+
+
+_ESCAPED: Final = "The user allowed running it once outside the sandbox; this is that run's result"
+_UNESCAPED: Final[dict[str, str]] = {
+    "rejected": "The user declined to run it outside the sandbox",
+    "cancelled": "The question to run it outside the sandbox was cancelled",
+    "unavailable": (
+        "Nobody can approve running it outside the sandbox here: if the task needs it, say so; "
+        "the user can add the path to the sandbox's writable_roots or run tether with "
+        "--sandbox danger-full-access"
+    ),
+}
+
+
+class _Escalation(Protocol):
+    """What the `approval` service offers for leaving the sandbox once (`Approval.escalate`)."""
+
+    @property
+    def interactive(self) -> bool: ...
+
+    async def escalate(self, request: ApprovalRequest) -> ApprovalOutcome: ...
+
+
+async def _ask_to_escape(ctx: Context, exec: ToolRunContext, note: str) -> ApprovalOutcome:
+    """Ask the user (only a person: never a policy, never `--yolo`) whether the command may run
+    once outside the sandbox."""
+    approval = ctx.get("approval")
+    if (
+        exec.agent is None
+        or exec.signal.aborted
+        or not callable(getattr(approval, "escalate", None))
+        or not getattr(approval, "interactive", False)
+    ):
+        return "unavailable"
+    escalation: _Escalation = approval  # type: ignore[assignment]
+    request = ApprovalRequest(exec.agent, exec.name, exec.call_id, note, exec.signal)
+    return await escalation.escalate(request)
+
+
 def bash_tool(ctx: Context, config: Config) -> ToolDefinition:
     """The `bash` definition bound to `ctx` (`ctx.shell` now, `ctx.jobs` at call time)."""
     shell: ShellExecutor = ctx.shell
@@ -245,22 +345,20 @@ def bash_tool(ctx: Context, config: Config) -> ToolDefinition:
                 "run_in_background is disabled for this deployment "
                 "(enable_run_in_background: false)"
             )
-        try:
-            result = await shell.run(request, signal=exec.signal)
-        except SpawnAbortedError:
-            raise ToolCallAborted() from None
-        if result.aborted:
-            raise ToolCallAborted()
-        return {
-            "kind": "foreground",
-            "exit_code": result.exit_code,
-            "signal": result.signal_name,
-            "timed_out": result.timed_out,
-            "aborted": result.aborted,
-            "timeout_ms": result.timeout_ms,
-            "stdout": stream_value(result.stdout),
-            "stderr": stream_value(result.stderr),
-        }
+        resolved = shell.resolve(request)
+        result = await _run(shell, resolved, exec)
+        value = _foreground(result, resolved.sandbox)
+        note = _denial(resolved, result)
+        if note is None:
+            return value
+        outcome = await _ask_to_escape(ctx, exec, note)
+        if outcome != "allowed-once":
+            value["sandbox_note"] = f"{note}. {_UNESCAPED[outcome]}"
+            return value
+        escaped = replace(resolved, sandbox=FULL_ACCESS)
+        value = _foreground(await _run(shell, escaped, exec), FULL_ACCESS)
+        value["sandbox_note"] = f"{note}. {_ESCAPED}"
+        return value
 
     return define_tool(
         name="bash",

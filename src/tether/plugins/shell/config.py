@@ -12,6 +12,7 @@ import math
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 
 from ...core.timeout import MAX_TIMER_DELAY_MS
+from ..sandbox.policy import SandboxSettings
 
 __all__ = ["ShellConfig"]
 
@@ -29,7 +30,10 @@ class ShellConfig(BaseModel):
     the private spill directory (`tether-shell-<pid>-*`) is made instead of the system's
     temporary directory — the agent boot sets `$TETHER_HOME/run/spill`, which the file tools may
     read, so the `read` of a truncated command's full output works; directories a dead tether
-    left there are removed when the next shell mounts."""
+    left there are removed when the next shell mounts; `sandbox`: the sandbox of a request
+    that does not name its own (default `workspace-write` with the workspace `cwd`; a mode name
+    or `{mode, writable_roots, network_access}`, `tether.plugins.sandbox.SandboxSettings`).
+    Every command is contained in any mode (docs/sandbox.md)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -42,6 +46,7 @@ class ShellConfig(BaseModel):
     orphan_ledger_dir: str | None = None
     keep_spill_files: bool = False
     spill_dir: str | None = None
+    sandbox: SandboxSettings = SandboxSettings()
 
     @field_validator(
         "timeout_ms", "max_timeout_ms", "max_output_bytes", "max_spill_bytes", "grace_ms"

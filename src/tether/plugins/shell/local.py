@@ -11,9 +11,15 @@ No state persists between calls: bash is non-login and reads no rc files.
 
 No process escapes a command: when bash exits (a normal finish, a timeout, an abort, a `kill()`),
 every process the command started that still runs — in its process group or not (`setsid -f`,
-a double fork, `nohup setsid ... &`, a `set -m` job, `disown`) — is stopped (SIGTERM, then
-SIGKILL after `grace_ms`) before the run returns or the background process settles. A
-background command's processes live until it ends or is killed. (`_process.py`, `_reaper.py`.)
+a double fork, `nohup setsid ... &`, a `set -m` job, `disown`) — is gone before the run returns
+or the background process settles: the kernel ends its PID namespace (`_namespace.py`), or, where
+namespaces cannot be created, tether stops them (SIGTERM, then SIGKILL after `grace_ms`;
+`_process.py`, `_reaper.py`). A background command's processes live until it ends or is killed.
+
+The sandbox of a request is its own (`ShellRequest.sandbox`) or the config's, with the workspace
+`cwd` (the process's current directory when unset); a sandbox that cannot be had raises
+`tether.plugins.sandbox.SandboxUnavailable` from `run` and `start`. Placeholders a killed tether's
+sandboxed commands left in the writable roots are removed when the executor is built.
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ from typing import Final
 
 from ...core.signals import AbortSignal
 from ...core.timeout import TimeoutReason, clamp_timeout, deadline
+from ..sandbox.policy import SandboxMode, SandboxPolicy
+from ..sandbox.protected import remove_placeholders
 from ._collect import CaptureLimits
 from ._ledger import GroupLedger, reap_orphans, sweep_spill_directories
 from ._process import ExitStatus, SpawnSpec, Subprocess
@@ -42,7 +50,7 @@ from .seam import (
 )
 from .subprocesses import SubprocessService
 
-__all__ = ["BASH_TIMEOUT", "BackgroundProcess", "LocalBashExecutor"]
+__all__ = ["BASH_TIMEOUT", "BackgroundProcess", "LocalBashExecutor", "run_result"]
 
 BASH_TIMEOUT: Final = "BASH_TIMEOUT"
 """The code of the foreground deadline (`timeout_of(signal, BASH_TIMEOUT)`)."""
@@ -69,6 +77,7 @@ class LocalBashExecutor:
                 ledger = GroupLedger(directory)
             if config.spill_dir is not None:
                 sweep_spill_directories(config.spill_dir)
+            _sweep_placeholders(config)
             subprocesses = SubprocessService(
                 ledger=ledger,
                 keep_spill_files=config.keep_spill_files,
@@ -110,6 +119,10 @@ class LocalBashExecutor:
         base = config.cwd if config.cwd is not None else os.getcwd()
         workdir = base if request.workdir is None else os.path.join(base, request.workdir)
         stdin = request.stdin.encode() if isinstance(request.stdin, str) else request.stdin
+        if request.sandbox is None:
+            sandbox = config.sandbox.policy(base)
+        else:
+            sandbox = SandboxPolicy.of(request.sandbox)
         return ResolvedShellRequest(
             command=request.command,
             workdir=workdir,
@@ -117,6 +130,8 @@ class LocalBashExecutor:
             stdout_max_bytes=math.ceil(cap),
             stdin=stdin,
             env=request.env,
+            sandbox=sandbox,
+            workspace=base,
         )
 
     def _spawn_spec(self, request: ResolvedShellRequest, stdout_max_bytes: int) -> SpawnSpec:
@@ -133,6 +148,8 @@ class LocalBashExecutor:
             stderr=CaptureLimits(config.max_output_bytes, config.max_spill_bytes),
             grace_ms=config.grace_ms,
             ends_with_leader=True,
+            sandbox=request.sandbox,
+            workspace=request.workspace,
         )
 
     async def run(
@@ -153,17 +170,7 @@ class LocalBashExecutor:
                 self._spawn_spec(spec, spec.stdout_max_bytes), signal=limit.signal
             )
             status = await process.settled()
-        reason = process.stop_reason
-        timed_out = isinstance(reason, TimeoutReason) and reason.code == BASH_TIMEOUT
-        return ShellRunResult(
-            exit_code=status.exit_code,
-            signal_name=status.signal_name,
-            timed_out=timed_out,
-            aborted=reason is not None and not timed_out,
-            timeout_ms=spec.timeout_ms,
-            stdout=process.stdout.result(),
-            stderr=process.stderr.result(),
-        )
+        return run_result(process, status, timeout_ms=spec.timeout_ms, timeout_code=BASH_TIMEOUT)
 
     async def start(
         self, request: ShellRequest | ResolvedShellRequest, *, signal: AbortSignal
@@ -185,6 +192,35 @@ class LocalBashExecutor:
     async def aclose(self) -> None:
         """Kill and await every process this executor's service owns."""
         await self._subprocesses.aclose()
+
+
+def run_result(
+    process: Subprocess, status: ExitStatus, *, timeout_ms: float, timeout_code: str
+) -> ShellRunResult:
+    """A settled foreground process as a result: `timed_out` when its own deadline
+    (`timeout_code`) stopped it, `aborted` when another reason did."""
+    reason = process.stop_reason
+    timed_out = isinstance(reason, TimeoutReason) and reason.code == timeout_code
+    return ShellRunResult(
+        exit_code=status.exit_code,
+        signal_name=status.signal_name,
+        timed_out=timed_out,
+        aborted=reason is not None and not timed_out,
+        timeout_ms=timeout_ms,
+        stdout=process.stdout.result(),
+        stderr=process.stderr.result(),
+    )
+
+
+def _sweep_placeholders(config: ShellConfig) -> None:
+    """Remove the placeholders a killed tether's sandboxed commands left in the writable roots
+    (`tether.plugins.sandbox.protected`; never while a command of any tether runs there)."""
+    if config.sandbox.mode != SandboxMode.WORKSPACE_WRITE.value:
+        return
+    base = config.cwd if config.cwd is not None else os.getcwd()
+    policy = config.sandbox.policy(base)
+    for root in (base, *policy.writable_roots):
+        remove_placeholders(os.path.realpath(root))
 
 
 class BackgroundProcess:

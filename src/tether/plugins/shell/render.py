@@ -60,10 +60,12 @@ def render_foreground(
     signal_name: str | None,
     timed_out: bool,
     timeout_ms: float,
+    note: str | None = None,
 ) -> str:
     """`echo failing; exit 3` ⇒ `failing\\n[exit code: 3]`; `sleep 60` with timeout 100 ⇒
     `(no output)\\n[timed out after 100ms]\\n[killed by signal: SIGTERM]`; a clean exit adds
-    nothing."""
+    nothing. A `note` (the sandbox's, `tether.plugins.sandbox.denials`) is a `[<note>]` line
+    before the markers."""
     body = render_stream(stdout)
     err = render_stream(stderr)
     if err:
@@ -72,7 +74,7 @@ def render_foreground(
         body += f"[stderr]\n{err}"
     if not body:
         body = "(no output)"
-    markers = []
+    markers = [] if note is None else [f"[{note}]"]
     if timed_out:
         markers.append(f"[timed out after {format_ms(timeout_ms)}ms]")
     if signal_name is not None:

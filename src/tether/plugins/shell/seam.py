@@ -21,6 +21,7 @@ from types import MappingProxyType
 from typing import Protocol
 
 from ...core.signals import AbortSignal
+from ..sandbox.policy import SandboxMode, SandboxPolicy
 from ._collect import Collected
 from ._process import ExitStatus
 
@@ -46,7 +47,8 @@ class ShellRequest:
     """A command to run with `bash -c`. `timeout_ms` (foreground only), `workdir` (relative paths
     are resolved against the executor's cwd) and `stdout_max_bytes` default to the executor's
     config; `stdin` is written then closed (None: /dev/null); `env` overlays the child's scrubbed
-    environment (`None` removes a variable)."""
+    environment (`None` removes a variable); `sandbox` is the command's sandbox (a policy or a
+    mode; None: the executor's). Every command is contained, whatever its sandbox."""
 
     command: str
     workdir: str | None = None
@@ -54,6 +56,7 @@ class ShellRequest:
     stdout_max_bytes: int | None = None
     stdin: str | bytes | None = None
     env: Mapping[str, str | None] = field(default_factory=_no_env)
+    sandbox: SandboxPolicy | SandboxMode | str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -66,6 +69,9 @@ class ResolvedShellRequest:
     stdout_max_bytes: int
     stdin: bytes | None
     env: Mapping[str, str | None]
+    sandbox: SandboxPolicy
+    workspace: str
+    """What a `workspace-write` sandbox keeps writable (the executor's cwd)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

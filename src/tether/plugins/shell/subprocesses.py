@@ -1,17 +1,21 @@
 """The subprocess service: spawns process groups and owns every one of them until it is gone.
 
-Owns: argument checks before spawning, the translation of spawn failures into `ShellError` (with the
-errno name, e.g. `ENOENT`), the table of live groups (a process leaves it once its group is seen
-gone and no process it left behind still runs; one that outlived its leader stays until the service
-is closed), the private spill directory, the optional orphan ledger (`_ledger.py`: a command's tag
-is recorded before it is spawned, its group right after), the look at the tree every half second
-while a process is live (each process records the processes of its command, `_descendants.py`; the
-escaped ones go to the ledger, so a later tether can stop them if this one is SIGKILLed), `aclose()`
-(terminate every live group and await its settlement and termination, then delete the spill
-directory unless `keep_spill_files`) and a host-exit hook that SIGKILLs whatever is still alive when
-the interpreter exits without closing the service. Creating a service makes this process the child
-subreaper (`_reaper.py`). Does not own what to run (the bash executor) or how one process is stopped
-(`_process.py`).
+Owns: the choice of containment for each spawn (`tether.plugins.sandbox.confine` with the kernel's
+support, probed once: contained in a PID namespace, or — where namespaces cannot be created —
+uncontained under the fallback described below, said once in the log; a sandbox that cannot be had
+raises `SandboxUnavailable`), argument checks before spawning, the translation of spawn failures
+into `ShellError` (with the errno name, e.g. `ENOENT`), the table of live groups (a process leaves
+it once its group is seen gone and no process it left behind still runs; one that outlived its
+leader stays until the service is closed), the private spill directory, the optional orphan ledger
+(`_ledger.py`: a command's tag is recorded before it is spawned, its group right after), the look at
+the tree every half second while a process is live (each process records the processes of its
+command, `_descendants.py`; the escaped ones go to the ledger, so a later tether can stop them if
+this one is SIGKILLed), `aclose()` (terminate every live group and await its settlement and
+termination, then delete the spill directory unless `keep_spill_files`) and a host-exit hook that
+SIGKILLs whatever is still alive when the interpreter exits without closing the service. The
+fallback — the child subreaper (`_reaper.py`), the looks, the tags and the ledger — runs only for
+uncontained processes, and the subreaper only where containment is unavailable. Does not own what to
+run (the bash executor) or how one process is stopped (`_process.py`).
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ from typing import Final
 
 from ...core.signals import AbortSignal
 from ...core.timeout import MAX_TIMER_DELAY_MS
+from ..sandbox.plan import confine
+from ..sandbox.probe import KernelSupport, kernel_support
 from ._collect import SpillDirectory
 from ._descendants import claim
 from ._ledger import GroupLedger
@@ -40,6 +46,7 @@ _log = logging.getLogger("tether.shell")
 
 _ALL_LIVE: Final[weakref.WeakSet[Subprocess]] = weakref.WeakSet()
 _hook_installed = False
+_warned = False
 _LOOK_EVERY_S: Final = 0.5
 """How often the tree is looked at while processes are live."""
 
@@ -74,6 +81,22 @@ def _install_exit_hook() -> None:
         atexit.register(_kill_at_exit)
 
 
+def _warn_uncontained(support: KernelSupport) -> None:
+    """The one line, once per process, that says processes are not contained, why, and what
+    still holds."""
+    global _warned
+    if _warned:
+        return
+    _warned = True
+    _log.warning(
+        "tether: processes are not contained (%s). What still holds: a command's processes are "
+        "stopped when it ends (tether is their subreaper and follows them by a tag), and those a "
+        "killed tether leaves are stopped by the next tether (the orphan ledger); a sandboxed "
+        "command is refused (--sandbox danger-full-access runs commands without a sandbox)",
+        support.problem,
+    )
+
+
 def _spawn_failure(exc: OSError) -> ShellError:
     code = errno.errorcode.get(exc.errno or 0, "EIO")
     where = f": {exc.filename!r}" if exc.filename is not None else ""
@@ -85,7 +108,7 @@ def _spawn_failure(exc: OSError) -> ShellError:
 class SubprocessService:
     """Spawns and owns process groups. Close it with `await service.aclose()`."""
 
-    __slots__ = ("_closed", "_ledger", "_live", "_look_timer", "_spill")
+    __slots__ = ("_closed", "_ledger", "_live", "_look_timer", "_spill", "_support")
 
     def __init__(
         self,
@@ -93,13 +116,22 @@ class SubprocessService:
         ledger: GroupLedger | None = None,
         keep_spill_files: bool = False,
         spill_parent: str | None = None,
+        support: KernelSupport | None = None,
     ) -> None:
-        become_subreaper()
+        self._support = support = kernel_support() if support is None else support
+        if not support.contain:
+            _warn_uncontained(support)
+            become_subreaper()
         self._live: set[Subprocess] = set()
         self._spill = SpillDirectory(keep=keep_spill_files, parent=spill_parent)
         self._closed = False
         self._ledger = ledger
         self._look_timer: asyncio.TimerHandle | None = None
+
+    @property
+    def support(self) -> KernelSupport:
+        """What the kernel offers its processes (containment, the sandbox)."""
+        return self._support
 
     @property
     def live(self) -> int:
@@ -120,6 +152,20 @@ class SubprocessService:
             raise RuntimeError("the subprocess service is closed; it spawns nothing new")
         if signal.aborted:
             raise SpawnAbortedError(signal.reason)
+        jail = confine(
+            spec.argv,
+            policy=spec.sandbox,
+            workspace=spec.workspace or spec.cwd,
+            workdir=spec.cwd,
+            support=self._support,
+        )
+        if jail is not None:  # contained: the kernel holds its processes, nothing to track
+            try:
+                process = Subprocess.spawn(spec, self._spill, jail=jail)
+            except OSError as exc:
+                raise _spawn_failure(exc) from exc
+            self._own(process, signal)
+            return process
         tag = new_tag()
         if self._ledger is not None:
             self._ledger.expect(tag)  # before the spawn: a kill from here on leaves it findable
@@ -129,16 +175,19 @@ class SubprocessService:
             if self._ledger is not None:
                 self._ledger.discard(tag)
             raise _spawn_failure(exc) from exc
-        _install_exit_hook()
-        _ALL_LIVE.add(process)
-        self._live.add(process)
+        self._own(process, signal)
         if self._ledger is not None:
             self._ledger.add(process.pid, tag=tag)
-        process.done.add_done_callback(lambda _: self._settled(process))
-        process.add_abort(signal)
         if self._look_timer is None:
             self._look_timer = asyncio.get_running_loop().call_later(_LOOK_EVERY_S, self._look)
         return process
+
+    def _own(self, process: Subprocess, signal: AbortSignal) -> None:
+        _install_exit_hook()
+        _ALL_LIVE.add(process)
+        self._live.add(process)
+        process.done.add_done_callback(lambda _: self._settled(process))
+        process.add_abort(signal)
 
     def _settled(self, process: Subprocess) -> None:
         if process.finished():
@@ -147,7 +196,7 @@ class SubprocessService:
     def _look(self) -> None:
         """Every `_LOOK_EVERY_S` while processes are live: record each one's descendants."""
         self._look_timer = None
-        live = list(self._live)
+        live = [process for process in self._live if not process.contained]
         if not live:
             return
         try:
@@ -160,7 +209,7 @@ class SubprocessService:
                     self._forget(process)
         except Exception:
             _log.warning("looking for the descendants of running commands failed", exc_info=True)
-        if self._live and not self._closed:
+        if any(not p.contained for p in self._live) and not self._closed:
             loop = asyncio.get_running_loop()
             self._look_timer = loop.call_later(_LOOK_EVERY_S, self._look)
 

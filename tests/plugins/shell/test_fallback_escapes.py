@@ -1,14 +1,16 @@
-"""No process escapes a bash command (issue 11 §7), with real processes.
+"""No process escapes a bash command — the fallback, where namespaces cannot be created (issue
+11 §7; issue 24: the kernel's containment is `test_containment.py`), with real processes.
 
-Contract: when a command ends — it finishes, times out, is aborted, or (in the background) is
-killed or finishes — every process it started that still runs is stopped before the run returns
-or the background process settles, including processes that left its process group and were
-re-parented (tether is their child subreaper): `setsid -f`, a double fork with `setsid`,
+Every test here runs uncontained (`TETHER_BWRAP` empty, full access), so tether's own bookkeeping
+holds the guarantee. Contract: when a command ends — it finishes, times out, is aborted, or (in the
+background) is killed or finishes — every process it started that still runs is stopped before the
+run returns or the background process settles, including processes that left its process group and
+were re-parented (tether is their child subreaper): `setsid -f`, a double fork with `setsid`,
 `nohup setsid ... &`, a `set -m` job, `disown` after `setsid`, and a plain `&` job. Tether reaps
-the ones it adopted (no zombie is left). A background command's processes live until that
-command ends; a foreground command finishing beside it does not touch them. An escaped process
-that exits on its own while its command runs is reaped too, and being the subreaper never takes
-the exit status of a child asyncio waits for.
+the ones it adopted (no zombie is left). A background command's processes live until that command
+ends; a foreground command finishing beside it does not touch them. An escaped process that exits
+on its own while its command runs is reaped too, and being the subreaper never takes the exit
+status of a child asyncio waits for.
 
 Each test's escaped process is `sleep 60.<9 random digits>`, found by its exact argv.
 """
@@ -17,16 +19,43 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
 from tether.core.signals import AbortController, AbortSignal
 from tether.kernel import Context
+from tether.plugins.jobs import plugin as jobs_plugin
 from tether.plugins.jobs.model import JobStatus
 from tether.plugins.jobs.registry import JobRegistry
 from tether.plugins.shell import LocalBashExecutor, ShellRequest
+from tether.plugins.shell import bash as bash_plugin
+from tether.plugins.shell import plugin as shell_plugin
+from tether.tools import ToolRuntime
 
 from ._support import call, exists, marker, sleeping, text, until
+from .conftest import GRACE_MS
+
+
+@pytest.fixture
+def executor(fallback_executor: LocalBashExecutor) -> LocalBashExecutor:
+    return fallback_executor
+
+
+@pytest.fixture
+async def ctx(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Context]:
+    """Tools, jobs, bash and a shell on a machine without `bwrap` (full access)."""
+    monkeypatch.setenv("TETHER_BWRAP", "")
+    ctx = Context()
+    await ctx.plugin(ToolRuntime)
+    config = {"grace_ms": GRACE_MS, "cwd": str(tmp_path), "sandbox": "danger-full-access"}
+    await ctx.plugin(shell_plugin, config)
+    await ctx.plugin(jobs_plugin)
+    await ctx.plugin(bash_plugin)
+    yield ctx
+    await ctx.dispose()
+
 
 PATTERNS = {
     "setsid -f": "setsid -f sleep {d}",

