@@ -6,17 +6,25 @@ import os
 
 import psutil
 
-__all__ = ["group_gone"]
+__all__ = ["group_gone", "group_members"]
+
+
+def group_members(pgid: int) -> list[str]:
+    """The processes still running in process group `pgid` (a group this test started), each as
+    `pid status argv (parent ppid)`, so a failing assertion says what was left. Zombies have
+    ended: a contained command's namespace init is reaped by whoever adopts it, after bwrap
+    exits."""
+    found = []
+    for process in psutil.process_iter():
+        try:
+            if os.getpgid(process.pid) != pgid or process.status() == psutil.STATUS_ZOMBIE:
+                continue
+            found.append(f"{process.pid} {process.status()} {process.cmdline()} ({process.ppid()})")
+        except (psutil.Error, ProcessLookupError):
+            continue
+    return found
 
 
 def group_gone(pgid: int) -> bool:
-    """Whether no process is left running in process group `pgid` (a group this test started).
-    Zombies are gone: a contained command's namespace init is reaped by whoever adopts it, after
-    bwrap exits."""
-    for process in psutil.process_iter():
-        try:
-            if os.getpgid(process.pid) == pgid and process.status() != psutil.STATUS_ZOMBIE:
-                return False
-        except (psutil.Error, ProcessLookupError):
-            continue
-    return True
+    """Whether no process is left running in process group `pgid`."""
+    return group_members(pgid) == []

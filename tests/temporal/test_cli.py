@@ -185,7 +185,7 @@ def test_run_on_temporal_with_json_output_prints_one_result_object(
         tmp_path, *args, "--output-format", "json", "--resume", record["session_id"]
     )
     assert again.returncode == 0, again.stderr
-    assert json.loads(again.stdout)["model"] == "scripted"
+    assert json.loads(again.stdout)["tether"]["model"] == "scripted"
 
 
 def test_run_on_temporal_with_stream_json_prints_the_turn_as_it_happens(

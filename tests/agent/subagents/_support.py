@@ -41,7 +41,7 @@ from tether.testing.scripted_model import (
 from tether.tools import ToolRuntime
 
 from ...patience import PATIENCE_S
-from ...processes import group_gone
+from ...processes import group_gone, group_members
 
 __all__ = [
     "GRACE_MS",
@@ -52,6 +52,7 @@ __all__ = [
     "child_running",
     "first_user_text",
     "group_gone",
+    "group_members",
     "results",
     "task_call",
     "types",

@@ -24,7 +24,7 @@ from tether.agent.loop import AgentLoop, AgentSettings
 from tether.testing.scripted_model import hang, reply, text, text_reply, tool_calls_reply
 
 from ...patience import PATIENCE_S
-from ._support import Rig, alive, bash_call, child_running, group_gone, results, task_call
+from ._support import Rig, alive, bash_call, child_running, group_members, results, task_call
 
 pytestmark = pytest.mark.slow
 
@@ -56,7 +56,7 @@ async def test_aborting_the_caller_mid_child_bash_kills_it_before_the_call_ends(
     outcome = await turn
 
     assert not alive(sleeper)  # gone when the call's result was recorded, not eventually
-    assert group_gone(group)
+    assert group_members(group) == []
     assert outcome.kind == "aborted"
     assert results(parent.session.events) == [("t1", ABORTED)]
     (child_id,) = rig.children_of(parent.session.id)
@@ -207,7 +207,7 @@ async def test_job_kill_stops_a_background_child_and_it_settles_once_disposed(ri
 
     assert not killed.is_error
     assert not alive(sleeper)
-    assert group_gone(group)
+    assert group_members(group) == []
     value: Any = read.value
     (child_id,) = rig.children_of(parent.session.id)
     assert (value["job"]["status"], value["job"]["detail"], value["text"]) == (

@@ -23,7 +23,7 @@ from tether.plugins.mcp.client import McpClients
 from tether.tools import ToolRuntime
 
 from ..shell._support import marker, sleeping
-from ._support import TOOLBOX, wait_for
+from ._support import TOOLBOX, settled, wait_for
 
 pytestmark = pytest.mark.timeout(150)
 
@@ -32,6 +32,7 @@ async def _context(servers: dict[str, Any]) -> Context:
     ctx = Context()
     await ctx.plugin(ToolRuntime)
     await ctx.plugin(mcp_plugin, {"servers": servers})
+    await settled(ctx)  # servers start in the background
     return ctx
 
 
