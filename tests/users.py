@@ -79,7 +79,8 @@ def _nobody_problem() -> str | None:
     if probe.returncode != 0:
         return (
             f"nobody cannot run this interpreter ({sys.executable}: it lives in a directory only "
-            "root may read); the suite's other interpreter covers the unprivileged case"
+            "root may read); the unprivileged case runs where the checkout and the interpreter "
+            "are readable by every user"
         )
     return None
 
