@@ -9,7 +9,9 @@ would spin a CPU); then the scope catches its own cancellation.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -22,8 +24,13 @@ from .conftest import ABORTED_JSON, call, raw_tool
 WIND_DOWN_S = 1.0
 
 
-def _slow_to_stop(stopped: list[str]) -> Any:
+def _slow_to_stop(stopped: list[str], on_start: Callable[[], object] = lambda: None) -> Any:
+    """A body that winds down for `WIND_DOWN_S` after its abort; `on_start` runs as it starts
+    (a test cancels a started call then, not after a delay a loaded machine may not reach the
+    body in)."""
+
     async def body(args: Any, exec: ToolRunContext) -> str:
+        on_start()
         await exec.signal.wait()
         await asyncio.sleep(WIND_DOWN_S)  # cleanup that takes a while after the abort
         stopped.append("stopped")
@@ -47,9 +54,12 @@ async def test_a_cancelled_move_on_after_catches_its_own_cancellation_after_the_
 ) -> None:
     stopped: list[str] = []
     published = _published(ctx)
-    ctx.tools.register(raw_tool("slow", _slow_to_stop(stopped)))
+    with anyio.move_on_after(math.inf) as scope:
 
-    with anyio.move_on_after(0.05) as scope:
+        def expire() -> None:  # its deadline passes once the body runs
+            scope.deadline = anyio.current_time()
+
+        ctx.tools.register(raw_tool("slow", _slow_to_stop(stopped, expire)))
         await ctx.tools.execute(call("slow"))
 
     assert scope.cancel_called
@@ -61,7 +71,6 @@ async def test_a_cancelled_move_on_after_catches_its_own_cancellation_after_the_
 async def test_draining_a_body_under_a_cancelled_anyio_scope_uses_almost_no_cpu(
     ctx: Context,
 ) -> None:
-    ctx.tools.register(raw_tool("slow", _slow_to_stop([])))
     wall_start = cpu_start = 0.0
 
     with anyio.CancelScope() as scope:
@@ -72,7 +81,7 @@ async def test_draining_a_body_under_a_cancelled_anyio_scope_uses_almost_no_cpu(
             wall_start, cpu_start = time.monotonic(), time.process_time()
             scope.cancel()
 
-        loop.call_later(0.05, cancel)
+        ctx.tools.register(raw_tool("slow", _slow_to_stop([], lambda: loop.call_soon(cancel))))
         await ctx.tools.execute(call("slow"))
     cpu = time.process_time() - cpu_start
     wall = time.monotonic() - wall_start
@@ -86,17 +95,15 @@ async def test_a_cancelled_task_group_awaits_a_running_call_before_it_exits(
 ) -> None:
     stopped: list[str] = []
     published = _published(ctx)
-    ctx.tools.register(raw_tool("slow", _slow_to_stop(stopped)))
     started = anyio.Event()
+    ctx.tools.register(raw_tool("slow", _slow_to_stop(stopped, started.set)))
 
     async def run_call() -> None:
-        started.set()
         await ctx.tools.execute(call("slow"))
 
     async with anyio.create_task_group() as group:
         group.start_soon(run_call)
-        await started.wait()
-        await anyio.sleep(0.01)
+        await started.wait()  # the body runs
         group.cancel_scope.cancel()
 
     assert stopped == ["stopped"]

@@ -87,6 +87,20 @@ async def _cooperative(args: Any, exec: ToolRunContext) -> str:
     return "unreachable"
 
 
+Body = Callable[[Any, ToolRunContext], Coroutine[Any, Any, str]]
+
+
+def _announcing(started: asyncio.Event) -> Body:
+    """`_cooperative` that sets `started` once its body runs (a test aborts a started call then,
+    not after a fixed delay a loaded machine may not have reached the body in)."""
+
+    async def body(args: Any, exec: ToolRunContext) -> str:
+        started.set()
+        return await _cooperative(args, exec)
+
+    return body
+
+
 def _sync(args: Any, exec: ToolRunContext) -> str:
     return "from a thread"
 
@@ -112,10 +126,13 @@ def test_quick_suspending_and_sync_bodies_succeed(factory: LoopFactory) -> None:
 @pytest.mark.parametrize("factory", LOOPS)
 def test_a_caller_abort_ends_a_started_call_aborted(factory: LoopFactory) -> None:
     async def main(ctx: Context) -> Any:
-        ctx.tools.register(raw_tool("slow", _cooperative))
+        started = asyncio.Event()
+        ctx.tools.register(raw_tool("slow", _announcing(started)))
         caller = AbortController()
-        asyncio.get_running_loop().call_later(0.01, caller.abort)
-        return (await ctx.tools.execute(call("slow", signal=caller.signal))).to_json()
+        running = asyncio.ensure_future(ctx.tools.execute(call("slow", signal=caller.signal)))
+        await started.wait()
+        caller.abort()
+        return (await running).to_json()
 
     assert _run(factory, main) == ABORTED_JSON
 
@@ -125,9 +142,11 @@ def test_a_cancelled_awaiting_task_publishes_aborted_then_raises(factory: LoopFa
     async def main(ctx: Context) -> tuple[Any, bool]:
         published: list[Any] = []
         ctx.on("tools/result", lambda exec, result: published.append(result.to_json()))
-        ctx.tools.register(raw_tool("slow", _cooperative))
+        started = asyncio.Event()
+        ctx.tools.register(raw_tool("slow", _announcing(started)))
         runner = asyncio.ensure_future(ctx.tools.execute(call("slow")))
-        asyncio.get_running_loop().call_later(0.01, runner.cancel)
+        await started.wait()
+        runner.cancel()
         try:
             await runner
         except asyncio.CancelledError:

@@ -116,22 +116,35 @@ async def test_a_run_past_its_timeout_is_timed_out_not_aborted(
     assert (result.exit_code, result.signal_name, result.timeout_ms) == (None, "SIGTERM", 50)
 
 
+async def _abort_once_started(controller: AbortController, marker: Path, *reason: object) -> None:
+    """Abort once the command has written `marker` (it runs), not after a fixed delay."""
+    await until(marker.exists)
+    controller.abort(*reason)
+
+
 async def test_a_run_aborted_by_its_caller_is_aborted_not_timed_out(
-    executor: LocalBashExecutor,
+    executor: LocalBashExecutor, tmp_path: Path
 ) -> None:
     controller = AbortController()
-    asyncio.get_running_loop().call_later(0.05, controller.abort)
-    result = await executor.run(ShellRequest(command="sleep 60"), signal=controller.signal)
+    aborting = asyncio.ensure_future(_abort_once_started(controller, tmp_path / "started"))
+    result = await executor.run(
+        ShellRequest(command="touch started; sleep 60"), signal=controller.signal
+    )
+    await aborting
 
     assert (result.timed_out, result.aborted, result.signal_name) == (False, True, "SIGTERM")
 
 
 async def test_an_upstream_timeout_reason_is_an_abort_not_our_timeout(
-    executor: LocalBashExecutor,
+    executor: LocalBashExecutor, tmp_path: Path
 ) -> None:
     controller = AbortController()
-    asyncio.get_running_loop().call_later(0.05, controller.abort, TimeoutReason("TOOL_TIMEOUT", 50))
-    result = await executor.run(ShellRequest(command="sleep 60"), signal=controller.signal)
+    reason = TimeoutReason("TOOL_TIMEOUT", 50)
+    aborting = asyncio.ensure_future(_abort_once_started(controller, tmp_path / "started", reason))
+    result = await executor.run(
+        ShellRequest(command="touch started; sleep 60"), signal=controller.signal
+    )
+    await aborting
 
     assert (result.timed_out, result.aborted) == (False, True)
 
