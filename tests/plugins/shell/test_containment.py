@@ -28,6 +28,7 @@ from tether.plugins.jobs.model import JobStatus
 from tether.plugins.jobs.registry import JobRegistry
 from tether.plugins.shell import LocalBashExecutor, ShellRequest
 
+from ...processes import group_members
 from ._support import ESCAPES, call, marker, sleeping, text, until
 
 
@@ -114,13 +115,17 @@ async def test_a_command_that_ignores_sigterm_is_killed_after_the_grace(
             ShellRequest(command=f"trap '' TERM; sleep {duration}"), signal=controller.signal
         )
     )
-    await until(lambda: len(sleeping(duration)) == 1, within_s=30)
+    await until(lambda: len(sleeping(duration)) == 1)
+    (sleeper,) = sleeping(duration)
+    group = os.getpgid(sleeper.pid)  # the namespace's init leads it (pid 1 inside)
 
     controller.abort()
     result = await run
 
     assert (result.aborted, result.signal_name, result.exit_code) == (True, "SIGKILL", None)
     assert sleeping(duration) == []
+    # bwrap was killed while its init ran: the result waited for init's own exit too
+    assert group_members(group) == []
 
 
 async def test_a_command_that_handles_sigterm_gets_it_and_exits_in_its_own_way(

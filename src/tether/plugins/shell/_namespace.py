@@ -20,6 +20,14 @@ children: it is stopped first (SIGSTOP: it forks nothing more), its descendants 
 only then does bwrap get its signal (SIGTERM then SIGCONT, so it dies of it at once, or SIGKILL).
 A command stopped before it started therefore reads as killed by SIGTERM, like one that got it.
 
+A namespace's init that bwrap did not reap (bwrap was killed while init ran) is re-parented to
+the host's init and finishes its exit on its own: the kernel kills the namespace's processes and
+waits for them before init's exit completes. So after killing bwrap, its exit alone does not say
+the namespace is gone; `kill_namespace` and `terminate_namespace` return a pidfd for each init
+they killed (opened while bwrap was stopped, so the pid is still init's), which becomes readable
+once init has exited — once nothing of the namespace runs. The caller waits for them
+(`wait_inits_gone`) and closes them.
+
 The status: bwrap reports a command killed by signal N as exit code 128 + N, like a shell. When
 tether stopped the command, such a code is read back as the signal (`SIGTERM`, `SIGKILL`); a
 command that exits 143 on its own, or kills itself, reports the code.
@@ -32,13 +40,20 @@ pid is reused for a new group leader, between the read and the signal).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal as signals
 import time
 from typing import Final
 
-__all__ = ["kill_namespace", "namespace_inits", "status_of", "terminate_namespace"]
+__all__ = [
+    "kill_namespace",
+    "namespace_inits",
+    "status_of",
+    "terminate_namespace",
+    "wait_inits_gone",
+]
 
 _SIGNAL_BASE: Final = 128
 _SIGNAL_MAX: Final = 64
@@ -63,30 +78,69 @@ def namespace_inits(bwrap_pid: int) -> list[int]:
     return _children(bwrap_pid)
 
 
-def terminate_namespace(bwrap_pid: int) -> None:
+def terminate_namespace(bwrap_pid: int) -> list[int]:
     """SIGTERM to the command's process group once the command runs; until then, the whole
-    half-made namespace ends (see the module note) with bwrap killed by SIGTERM."""
+    half-made namespace ends (see the module note) with bwrap killed by SIGTERM. Returns pidfds
+    of the inits it killed (see the module note)."""
     running = [init for init in namespace_inits(bwrap_pid) if _children(init)]
     for init in running:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(init, signals.SIGTERM)
     if not running:
-        _end(bwrap_pid, signals.SIGTERM)
+        return _end(bwrap_pid, signals.SIGTERM)
+    return []
 
 
-def kill_namespace(bwrap_pid: int) -> None:
+def kill_namespace(bwrap_pid: int) -> list[int]:
     """SIGKILL every process of the namespace (its init first: the kernel kills the rest) and
-    bwrap."""
-    _end(bwrap_pid, signals.SIGKILL)
+    bwrap. Returns pidfds of the inits it killed (see the module note)."""
+    return _end(bwrap_pid, signals.SIGKILL)
 
 
-def _end(bwrap_pid: int, sig: signals.Signals) -> None:
-    """Stop bwrap, SIGKILL its descendants, then end bwrap itself with `sig`."""
+async def wait_inits_gone(pidfds: list[int], timeout_s: float) -> None:
+    """Wait until every init behind `pidfds` has exited (each pidfd readable), at most
+    `timeout_s`; close them all."""
+    loop = asyncio.get_running_loop()
+    waits: list[asyncio.Future[None]] = []
+    try:
+        for fd in pidfds:
+            gone: asyncio.Future[None] = loop.create_future()
+            loop.add_reader(fd, _resolve, gone)
+            waits.append(gone)
+        if waits:
+            await asyncio.wait(waits, timeout=timeout_s)
+    finally:
+        for fd in pidfds:
+            loop.remove_reader(fd)
+            os.close(fd)
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def _pidfd(pid: int) -> int | None:
+    """A pidfd for `pid` (None where the kernel or Python has none, or it is gone)."""
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None:
+        return None
+    try:
+        fd: int = opener(pid)
+    except OSError:
+        return None
+    return fd
+
+
+def _end(bwrap_pid: int, sig: signals.Signals) -> list[int]:
+    """Stop bwrap, SIGKILL its descendants, then end bwrap itself with `sig`; pidfds of its
+    inits, opened while it was stopped."""
     try:
         os.kill(bwrap_pid, signals.SIGSTOP)
     except (ProcessLookupError, PermissionError):
-        return
+        return []
     _wait_stopped(bwrap_pid)
+    inits = [fd for fd in map(_pidfd, _children(bwrap_pid)) if fd is not None]
     stack = list(_children(bwrap_pid))
     while stack:
         pid = stack.pop()
@@ -97,6 +151,7 @@ def _end(bwrap_pid: int, sig: signals.Signals) -> None:
         os.kill(bwrap_pid, sig)
         if sig != signals.SIGKILL:
             os.kill(bwrap_pid, signals.SIGCONT)
+    return inits
 
 
 def _wait_stopped(pid: int) -> None:

@@ -76,7 +76,7 @@ from ._collect import CaptureLimits, SpillDirectory, StreamCollector
 from ._descendants import Leader, claim
 from ._env import child_environment
 from ._group import group_alive, running, signal_exact, signal_group
-from ._namespace import kill_namespace, status_of, terminate_namespace
+from ._namespace import kill_namespace, status_of, terminate_namespace, wait_inits_gone
 from ._reaper import is_subreaper, reap
 from ._spawn import STDERR, STDOUT, Launched
 from ._tree import TAG_VARIABLE, ProcessEntry, boot_ticks, direct_children, read_tree
@@ -443,12 +443,16 @@ class Subprocess:
         (`_namespace.py`); done when bwrap has exited (its namespace is gone then)."""
         if self.leader_exited:
             return
-        terminate_namespace(self.pid)
-        for timeout_s in (self._grace_s, *(_KILL_CONFIRM_S,) * _KILL_ROUNDS):
-            await asyncio.wait((self._exited,), timeout=timeout_s)
-            if self.leader_exited:
-                return
-            kill_namespace(self.pid)
+        inits = terminate_namespace(self.pid)
+        try:
+            for timeout_s in (self._grace_s, *(_KILL_CONFIRM_S,) * _KILL_ROUNDS):
+                await asyncio.wait((self._exited,), timeout=timeout_s)
+                if self.leader_exited:
+                    break
+                inits += kill_namespace(self.pid)
+        finally:
+            # bwrap killed before it reaped its init: the namespace is gone once init is
+            await wait_inits_gone(inits, _KILL_CONFIRM_S * _KILL_ROUNDS)
 
     def _signal(self, sig: signals.Signals) -> None:
         if self._group_gone:
@@ -546,7 +550,8 @@ class Subprocess:
         """At interpreter exit: SIGKILL whatever is left, synchronously (the exit hook)."""
         if self._contained:
             if self._launched is not None and not self.leader_exited:
-                kill_namespace(self.pid)
+                for pidfd in kill_namespace(self.pid):  # the kernel ends the rest; not awaited
+                    os.close(pidfd)
                 self._launched.kill_and_reap_now()
             return
         members = self._look() if self.pid else []
