@@ -3,10 +3,11 @@
 Owns what `_process.py` needs to stop a command that runs in its own PID namespace under `bwrap`
 (`tether.plugins.sandbox`). tether's child is `bwrap`; bwrap's child is the namespace's init (pid
 1 inside, its session and process-group leader: `--new-session`), whose child is the command.
-When the command's leader exits, init exits and the kernel kills (and waits for) every other
-process of the namespace before init's exit completes; bwrap then exits with the command's status.
-When bwrap dies, init gets SIGKILL (`--die-with-parent`), with the same effect. So the processes of
-a contained command are never looked for: they end with it, by construction.
+When the command's leader exits, init reports its status to bwrap, which exits with it at once;
+bwrap's death SIGKILLs init (`--die-with-parent`), and the kernel kills (and waits for) every other
+process of the namespace before init's exit completes. So the processes of a contained command are
+never looked for: they end with it, by construction — and the command has settled once init has
+exited (`_process.py` waits on a pidfd of init, whose host pid bwrap writes to `--info-fd`).
 
     SIGTERM      `killpg(init)`: the command's process group (init, as pid 1 of its namespace,
                  ignores a signal it has no handler for); processes that left the group get

@@ -60,6 +60,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import errno
+import json
 import logging
 import os
 import shutil
@@ -169,6 +170,8 @@ class Subprocess:
         "_exited",
         "_grace_s",
         "_group_gone",
+        "_info",
+        "_init_gone",
         "_jail",
         "_killer",
         "_launched",
@@ -211,6 +214,8 @@ class Subprocess:
         self._leader = Leader(0, None)
         self._members: dict[int, ProcessEntry] = {}
         self._jail: Jail | None = None
+        self._info: int | None = None  # a contained command: bwrap's `--info-fd`, read end
+        self._init_gone: asyncio.Task[None] | None = None
         self._contained = False
         self.phase = Phase.RUNNING
         self.stop_reason = None
@@ -247,19 +252,26 @@ class Subprocess:
         for name, value in jail.env.items():
             if name not in spec.env:
                 env[name] = value
+        info, info_w = os.pipe()  # bwrap writes its init's host pid there (`--info-fd`)
+        os.set_blocking(info, False)  # read once bwrap exited; never wait for a writer
         try:
             _check_program(spec.argv[0], spec.cwd, env)
+            argv = [jail.argv[0], "--info-fd", str(info_w), *jail.argv[1:]]
             self._launched = Launched.start(
-                jail.argv,
+                argv,
                 cwd=spec.cwd,
                 env=env,
                 stdin=spec.stdin,
                 events=self,
-                pass_fds=jail.pass_fds,
+                pass_fds=(*jail.pass_fds, info_w),
             )
         except BaseException:
+            os.close(info)
             jail.release()
             raise
+        finally:
+            os.close(info_w)
+        self._info = info
         jail.spawned()
         self._jail = jail
         self._contained = True
@@ -508,6 +520,12 @@ class Subprocess:
             jail.release()
         if self._contained:
             returncode = status_of(returncode, stopped=self._killer is not None)
+            init = self._namespace_init()
+            if init is not None:  # bwrap exited on the command's status; its init may still run
+                self._init_gone = self._loop.create_task(
+                    wait_inits_gone([init], _KILL_CONFIRM_S * _KILL_ROUNDS)
+                )
+                self._init_gone.add_done_callback(lambda _: self._maybe_settle())
         self._returncode = returncode
         self.phase = Phase.DRAINING
         self._exited.set_result(None)
@@ -518,6 +536,35 @@ class Subprocess:
             self._killer.add_done_callback(self._killer_done)
         self._maybe_settle()
 
+    def _namespace_init(self) -> int | None:
+        """A pidfd for the namespace's init, from bwrap's `--info-fd` (`{"child-pid": N}`), or
+        None when bwrap wrote none (it failed first) or init is already gone. bwrap exits as soon
+        as its init reports the command's status, while init is still ending the namespace (the
+        kernel kills and waits for its processes before init's exit completes; bwrap's death
+        SIGKILLs init): the command has settled only once init has exited. Residual: init was
+        reaped by the host and its pid reused in between, which costs a bounded wait."""
+        info, self._info = self._info, None
+        if info is None:
+            return None
+        try:
+            data = os.read(info, 4096)
+        except OSError:
+            data = b""
+        finally:
+            os.close(info)
+        try:
+            pid = int(json.loads(data)["child-pid"])
+        except (ValueError, KeyError, TypeError):
+            return None
+        opener = getattr(os, "pidfd_open", None)
+        if opener is None:
+            return None
+        try:
+            fd: int = opener(pid)
+        except OSError:
+            return None  # gone already
+        return fd
+
     def _drain_expired(self) -> None:
         self._drain_timer = None
         if self._launched is not None:
@@ -527,6 +574,8 @@ class Subprocess:
         if self.phase is not Phase.DRAINING or self._open_pipes:
             return
         if self._killer is not None and not self._killer.done():
+            return
+        if self._init_gone is not None and not self._init_gone.done():
             return
         self.phase = Phase.SETTLED
         if self._drain_timer is not None:
