@@ -51,6 +51,7 @@ from typing import Final
 __all__ = [
     "kill_namespace",
     "namespace_inits",
+    "pidfd_of",
     "status_of",
     "terminate_namespace",
     "wait_inits_gone",
@@ -121,7 +122,7 @@ def _resolve(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
-def _pidfd(pid: int) -> int | None:
+def pidfd_of(pid: int) -> int | None:
     """A pidfd for `pid` (None where the kernel or Python has none, or it is gone)."""
     opener = getattr(os, "pidfd_open", None)
     if opener is None:
@@ -141,7 +142,7 @@ def _end(bwrap_pid: int, sig: signals.Signals) -> list[int]:
     except (ProcessLookupError, PermissionError):
         return []
     _wait_stopped(bwrap_pid)
-    inits = [fd for fd in map(_pidfd, _children(bwrap_pid)) if fd is not None]
+    inits = [fd for fd in map(pidfd_of, _children(bwrap_pid)) if fd is not None]
     stack = list(_children(bwrap_pid))
     while stack:
         pid = stack.pop()

@@ -77,7 +77,13 @@ from ._collect import CaptureLimits, SpillDirectory, StreamCollector
 from ._descendants import Leader, claim
 from ._env import child_environment
 from ._group import group_alive, running, signal_exact, signal_group
-from ._namespace import kill_namespace, status_of, terminate_namespace, wait_inits_gone
+from ._namespace import (
+    kill_namespace,
+    pidfd_of,
+    status_of,
+    terminate_namespace,
+    wait_inits_gone,
+)
 from ._reaper import is_subreaper, reap
 from ._spawn import STDERR, STDOUT, Launched
 from ._tree import TAG_VARIABLE, ProcessEntry, boot_ticks, direct_children, read_tree
@@ -556,14 +562,7 @@ class Subprocess:
             pid = int(json.loads(data)["child-pid"])
         except (ValueError, KeyError, TypeError):
             return None
-        opener = getattr(os, "pidfd_open", None)
-        if opener is None:
-            return None
-        try:
-            fd: int = opener(pid)
-        except OSError:
-            return None  # gone already
-        return fd
+        return pidfd_of(pid)  # None: gone already
 
     def _drain_expired(self) -> None:
         self._drain_timer = None
