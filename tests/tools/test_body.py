@@ -17,7 +17,7 @@ import pytest
 
 from tether import ToolRunContext
 from tether.kernel import Context
-from tether.tools.body import EAGER_DEPTH, BodyTask
+from tether.tools.body import EAGER_DEPTH, is_body_task
 
 from .conftest import call, error_json, raw_tool, success_json
 
@@ -61,7 +61,8 @@ async def test_a_body_runs_in_its_own_task_not_the_callers(ctx: Context) -> None
 
     await ctx.tools.execute(call())
 
-    assert isinstance(tasks[0], BodyTask)
+    assert tasks[0] is not None
+    assert is_body_task(tasks[0])
     assert tasks[0] is not asyncio.current_task()
 
 

@@ -26,7 +26,7 @@ from tether import (
 from tether.kernel import Context
 from tether.plugins import timeout_policy
 from tether.tools import ToolRuntime
-from tether.tools.body import BodyTask
+from tether.tools.body import is_body_task
 
 from .conftest import ABD_JSON, ABORTED_JSON, call, error_json, raw_tool, success_json
 
@@ -249,7 +249,7 @@ async def test_cancelling_a_body_task_before_its_first_step_orphans_nothing(
     before = asyncio.all_tasks()
     runner = asyncio.create_task(ctx.tools.execute(call("parent")))
     await asyncio.sleep(0)  # the call ran up to its body task (3.12+: its first step too)
-    bodies = [t for t in asyncio.all_tasks() - before if isinstance(t, BodyTask)]
+    bodies = [t for t in asyncio.all_tasks() - before if is_body_task(t)]
     assert len(bodies) == 1
 
     bodies[0].cancel()

@@ -21,7 +21,7 @@ from tether import AbortController, ToolExecutionInput, ToolExecutionResult, Too
 from tether.kernel import Context
 from tether.plugins import timeout_policy
 from tether.tools import ToolRuntime
-from tether.tools.body import BodyTask
+from tether.tools.body import is_body_task
 
 from .conftest import raw_tool
 
@@ -141,7 +141,7 @@ async def _load(seed: int) -> None:
         assert _code(results[0]) in _allowed(plan, cancelled), (plan, results[0].to_json())
         assert plan.controller.signal.listener_count == 0, plan
     assert handler_calls == []
-    assert not [t for t in asyncio.all_tasks() - before if isinstance(t, BodyTask)]
+    assert not [t for t in asyncio.all_tasks() - before if is_body_task(t)]
 
 
 def _input(plan: Plan, arguments: dict[str, float]) -> ToolExecutionInput:

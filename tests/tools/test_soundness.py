@@ -466,4 +466,6 @@ def test_a_fatal_exception_in_a_first_step_is_published_then_raised_and_retrieve
 
     assert [r.to_json() for r in published] == [error_json("stop")]
     unretrieved = [r.getMessage() for r in caplog.records if "tool fatal" in r.getMessage()]
-    assert unretrieved == []  # e.g. "Task exception was never retrieved ... <BodyTask ...>"
+    assert (
+        unretrieved == []
+    )  # e.g. "Task exception was never retrieved ... <Task ... name='tool fatal ...'>"

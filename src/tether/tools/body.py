@@ -1,7 +1,7 @@
 """How a tool body runs: in a task of its own, started eagerly where asyncio can, never interrupted.
 
-Owns `BodyTask`, `BodyRun`, `start_body`, `body_outcome` and the one path every synchronous body
-takes (`run_sync_body`).
+Owns `BodyTask`, `BodyRun`, `start_body` and the one path every synchronous body takes
+(`run_sync_body`).
 
 Contract. A body runs in its own `BodyTask`, so the task awaiting `execute()` is never the task
 the body runs in: cancelling that task cannot throw `CancelledError` into the body. The pipeline
@@ -24,10 +24,13 @@ inside the constructor, with the task as the current task and in a copy of the c
 so a body that finishes without suspending costs no loop iteration. That first step (until the
 body first suspends) runs on the caller's stack, exactly as with `asyncio.eager_task_factory`;
 so that it never has much less stack than a task started with `create_task` would, a body starts
-eagerly only when the caller is at most `EAGER_STACK` frames deep and fewer than `EAGER_DEPTH`
-eager starts are nested on the thread — otherwise it starts as a plain task, on a fresh stack, on
-the next loop iteration. An eagerly started body's first step therefore has at least
-`sys.getrecursionlimit() - EAGER_STACK - 8` frames; a plain one about the limit minus 8.
+eagerly only when the caller of the pipeline (`execute()`, or the scheduler's `dispatch()`) is at
+most `EAGER_STACK` frames deep (`shallow_stack`, measured there because the walk is cheapest from
+the entry point) and fewer than `EAGER_DEPTH` eager starts are nested on the thread — otherwise it
+starts as a plain task, on a fresh stack, on the next loop iteration. Between that caller and the
+body lie the pipeline's own frames: 7, and one more per `tools/execute` wrapper. An eagerly
+started body's first step therefore has at least `sys.getrecursionlimit() - EAGER_STACK - 8 -
+<wrappers>` frames; a plain one about the limit minus 8.
 
 A `KeyboardInterrupt` or `SystemExit` from a body never escapes its task's step (where asyncio
 would re-raise it out of the event loop before the call's result exists, or, in an eager first
@@ -48,19 +51,23 @@ import inspect
 import sys
 import threading
 from collections.abc import Callable, Coroutine
-from typing import Any, Final
+from types import FrameType
+from typing import Any, Final, TypeAlias
 
 from ..core.signals import AbortSignal
 
 __all__ = [
+    "BODY_TASK_PREFIX",
+    "EAGER",
     "EAGER_DEPTH",
     "EAGER_STACK",
     "BodyRun",
     "BodyTask",
     "Fatal",
-    "body_outcome",
+    "is_body_task",
     "run_sync_body",
     "settled",
+    "shallow_stack",
     "start_body",
 ]
 
@@ -70,16 +77,33 @@ EAGER_DEPTH: Final = 16
 EAGER_STACK: Final = 64
 """The deepest caller (in Python frames) whose body still starts eagerly."""
 
-_EAGER: Final = sys.version_info >= (3, 12)
-_depth = threading.local()
-_currentframe: Final = inspect.currentframe
+EAGER: Final = sys.version_info >= (3, 12)
+"""Whether bodies can start eagerly here (asyncio's public `eager_start`, Python >= 3.12)."""
+
+_EAGER_STACK_STEPS: Final = range(EAGER_STACK)
 
 
-class BodyTask(asyncio.Task[object]):
-    """The task a tool body runs in. Its name says which call it runs (`tool <name> <call_id>`),
-    so asyncio's own diagnostics (debug mode, "Task was destroyed but it is pending") name it."""
+class _Nesting(threading.local):
+    depth = 0
+    """Eager starts in progress on this thread (one inside another's first step)."""
 
-    __slots__ = ()
+
+_nesting: Final = _Nesting()
+
+
+BodyTask: TypeAlias = "asyncio.Task[object]"
+"""The task a tool body runs in: a plain `asyncio.Task` (a subclass would lose asyncio's C fast
+paths: on 3.11 every step of it costs about 0.5 µs more). Its name says which call it runs
+(`tool <name> <call_id>`), so asyncio's own diagnostics (debug mode, "Task was destroyed but it
+is pending") name it, and `is_body_task` recognises it."""
+
+BODY_TASK_PREFIX: Final = "tool "
+"""How a body task's name begins."""
+
+
+def is_body_task(task: asyncio.Task[Any]) -> bool:
+    """Whether `task` is a tool body's task (by its name, `tool <name> <call_id>`)."""
+    return task.get_name().startswith(BODY_TASK_PREFIX)
 
 
 class Fatal:
@@ -98,13 +122,29 @@ class BodyRun:
     the next loop iteration, as if it awaited the task — and nothing but the run resolves it
     (cancelling it leaves the body alone). `started` is set just before the body's coroutine is
     first resumed and never reset: False once the task is done means the body never ran.
+
+    `start_body` fills a run the caller made, so a caller can keep its own per-call state on a
+    subclass and make one object per call, not two (the pipeline's relay is one).
     """
 
-    __slots__ = ("settle", "started", "task")
+    __slots__ = ("coro", "settle", "started", "task")
 
+    coro: Coroutine[Any, Any, object]
     task: BodyTask
-    settle: asyncio.Future[None]
+    settle: asyncio.Future[None] | None
+    """None when the body finished in an eager first step (nothing to wait for)."""
     started: bool
+
+    def _task_done(self, _: object) -> None:
+        """The task is done. Normally `_run` resolved `settle` already; not if the task was
+        cancelled before its first step (the body never started: close it, so it is not reported
+        as never awaited)."""
+        coro = self.coro
+        if inspect.getcoroutinestate(coro) == inspect.CORO_CREATED:
+            coro.close()
+        settle = self.settle
+        if settle is not None and not settle.done():
+            settle.set_result(None)
 
 
 def start_body(
@@ -112,69 +152,67 @@ def start_body(
     loop: asyncio.AbstractEventLoop,
     name: str,
     signal: AbortSignal,
-) -> BodyRun:
-    """Start `coro` in a new `BodyTask` on `loop` (the running loop), eagerly where possible.
+    run: BodyRun,
+    eager: bool,
+) -> None:
+    """Start `coro` in a new `BodyTask` on `loop` (the running loop) and fill `run` with it:
+    eagerly when `eager` (the caller's stack is shallow: `shallow_stack`), asyncio can (3.12+)
+    and fewer than `EAGER_DEPTH` eager starts are nested; otherwise as a plain task.
 
     `signal` is the body's own signal: if it has aborted by the time the task's first step runs,
-    the body is not entered. When the returned run's task is done, the body finished (or was
+    the body is not entered. When `run.task` is done on return, the body finished (or was
     skipped) in its first step.
     """
-    run = BodyRun()
     run.started = False
-    settle: asyncio.Future[None] = loop.create_future()
-    run.settle = settle
-    runner = _run(coro, run, signal)
-    if not _EAGER:
-        task = BodyTask(runner, loop=loop, name=name)
+    run.coro = coro
+    if EAGER and eager and _nesting.depth < EAGER_DEPTH:
+        # The first step runs now, inside the constructor: no awaiter can be cancelled before
+        # it, and a body that finishes in it needs no settle future at all.
+        run.settle = None
+        runner = _run(coro, run, signal)
+        depth = _nesting.depth
+        _nesting.depth = depth + 1
+        try:
+            task = asyncio.Task(runner, loop=loop, name=name, eager_start=True)  # type: ignore[call-arg]
+        finally:
+            _nesting.depth = depth
+        run.task = task
+        if task.done():
+            return
+        run.settle = loop.create_future()
     else:
-        depth: int = getattr(_depth, "n", 0)
-        if depth >= EAGER_DEPTH or _deeper_than(EAGER_STACK):
-            task = BodyTask(runner, loop=loop, name=name)
-        else:
-            _depth.n = depth + 1
-            try:
-                task = BodyTask(runner, loop=loop, name=name, eager_start=True)  # type: ignore[call-arg]
-            finally:
-                _depth.n = depth
-    run.task = task
-    if not task.done():
-        task.add_done_callback(lambda _: _settled(coro, settle))
-    return run
+        run.settle = loop.create_future()
+        task = asyncio.Task(_run(coro, run, signal), loop=loop, name=name)
+        run.task = task
+    task.add_done_callback(run._task_done)
 
 
-def _deeper_than(frames: int) -> bool:
-    """Whether the calling thread's stack is more than `frames` Python frames deep."""
-    frame = _currentframe()
-    for _ in range(frames):
+def shallow_stack(frame: FrameType | None) -> bool:
+    """Whether the stack below `frame` (the caller's current frame, `inspect.currentframe()`)
+    is at most `EAGER_STACK` frames deep: then a body started eagerly from there has nearly the
+    stack a plain task would. A walk of `f_back` (public; it materialises only the frames it
+    passes that have no frame object yet, so it is cheapest from the pipeline's entry point)."""
+    for _ in _EAGER_STACK_STEPS:
         if frame is None:
-            return False
+            return True
         frame = frame.f_back
-    return frame is not None
+    return frame is None
 
 
 async def _run(coro: Coroutine[Any, Any, object], run: BodyRun, signal: AbortSignal) -> object:
-    settle = run.settle
     try:
-        if settle.done() or signal._aborted:  # cancelled before the first step: never start
-            coro.close()
+        settle = run.settle  # None while an eager first step runs
+        if (settle is not None and settle.done()) or signal._aborted:
+            coro.close()  # cancelled before the first step: never start
             return None
         run.started = True
         return await coro
     except (KeyboardInterrupt, SystemExit) as exc:
         return Fatal(exc)
     finally:
-        if not settle.done():
+        settle = run.settle
+        if settle is not None and not settle.done():
             settle.set_result(None)
-
-
-def _settled(coro: Coroutine[Any, Any, object], settle: asyncio.Future[None]) -> None:
-    """The task is done. Normally `_run` resolved `settle` already; not if the task was cancelled
-    before its first step (the body never started: close it, so it is not reported as never
-    awaited)."""
-    if inspect.getcoroutinestate(coro) == inspect.CORO_CREATED:
-        coro.close()
-    if not settle.done():
-        settle.set_result(None)
 
 
 def settled(future: asyncio.Future[Any], loop: asyncio.AbstractEventLoop) -> asyncio.Future[None]:
@@ -225,19 +263,6 @@ def _call_sync(fn: Callable[..., object], *args: object) -> object:
         raise RuntimeError(
             f"the tool body raised StopIteration{f': {exc}' if str(exc) else ''}"
         ) from exc
-
-
-def body_outcome(task: BodyTask) -> tuple[object, BaseException | None]:
-    """What a done body task ended with: `(value, None)` for a return, `(None, exc)` for a raise
-    (`CancelledError` when the task ended cancelled, the `KeyboardInterrupt`/`SystemExit` it
-    carried as `Fatal`). Marks the exception as retrieved."""
-    try:
-        value = task.result()
-    except BaseException as exc:  # the body's own outcome, classified by the pipeline
-        return None, exc
-    if type(value) is Fatal:
-        return None, value.exc
-    return value, None
 
 
 def is_fatal(exc: BaseException) -> bool:

@@ -56,6 +56,7 @@ from asyncio import get_running_loop as _running_loop
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
+from inspect import currentframe as _currentframe
 from types import CoroutineType
 from typing import Final, Literal, Protocol, TypeAlias
 
@@ -66,7 +67,18 @@ from ..core.timeout import TimeoutReason
 from ..kernel.agent_scope import AgentScope
 from ..kernel.events import EventTable, Listener, waterfall
 from .approval import ApprovalRequest
-from .body import BodyTask, body_outcome, is_fatal, run_sync_body, settled, start_body
+from .body import (
+    BODY_TASK_PREFIX,
+    EAGER,
+    BodyRun,
+    BodyTask,
+    Fatal,
+    is_fatal,
+    run_sync_body,
+    settled,
+    shallow_stack,
+    start_body,
+)
 from .decisions import Accept, Allow, Ask, Deny
 from .definition import ToolDefinition
 from .errors import ToolNotFoundError
@@ -217,6 +229,8 @@ class Pipeline:
         call, early = self._create(input)
         if early is not None:
             return self.finish(call, early)
+        if EAGER:  # measured here, where the walk passes the fewest frames not yet materialised
+            call.eager = shallow_stack(_currentframe())
         try:
             if self._live_guards or _PRE in call.listeners:
                 reached = await self._policy(call)
@@ -226,8 +240,11 @@ class Pipeline:
                 reached = None
             result, needs_post = await self._dispatch(call) if reached is None else reached
             if needs_post and _POST in call.listeners:
-                return await self.finalize(call, result)
-            _raise_if_cancelled(call, result)
+                return await self._finalize(call, result, call.awaiter)
+            task = call.awaiter  # _raise_if_cancelled, inline: execute() runs in one task
+            if task is not None and task.cancelling() > call.cancel_baseline:
+                call.outcome = result
+                raise asyncio.CancelledError
             if needs_post:
                 call.stage = FINALIZE
                 if call.caller_signal._aborted or call.interrupted:
@@ -274,6 +291,7 @@ class Pipeline:
             call.listeners = self._events.admitted(scope)
         task = _current_task()
         if task is not None:
+            call.awaiter = task
             call.cancel_baseline = task.cancelling()
         try:
             call.arguments = snapshot(input.arguments)
@@ -393,6 +411,8 @@ class Pipeline:
         awaited in a task of its own (the scheduler's): cancellation counts from here."""
         task = _current_task()
         call.cancel_baseline = 0 if task is None else task.cancelling()
+        if EAGER:
+            call.eager = shallow_stack(_currentframe())
         result, needs_post = await self._dispatch(call)
         return Dispatched("post-result" if needs_post else "final-result", result)
 
@@ -485,6 +505,12 @@ class Pipeline:
     async def finalize(self, call: Call, result: ToolExecutionResult) -> ToolExecutionResult:
         """Spec §1.12–§1.13: post-execute and its decision, then `finish`. If the awaiting task
         is being cancelled, raises its `CancelledError` before publishing anything."""
+        return await self._finalize(call, result, _current_task())
+
+    async def _finalize(
+        self, call: Call, result: ToolExecutionResult, task: asyncio.Task[object] | None
+    ) -> ToolExecutionResult:
+        """`finalize`, run by `task` (the task awaiting it)."""
         call.stage = FINALIZE
         call.outcome = result
         listeners = call.listeners.get(_POST)
@@ -502,7 +528,9 @@ class Pipeline:
                 result = failure_from(exc)
                 _raise_if_cancelled(call, result)
                 return self.finish(call, result)
-        _raise_if_cancelled(call, result)
+        if task is not None and task.cancelling() > call.cancel_baseline:  # _raise_if_cancelled
+            call.outcome = result
+            raise asyncio.CancelledError
         if call.caller_signal._aborted or call.interrupted:
             result = supersede(call, result)
         return self.finish(call, result)
@@ -529,6 +557,7 @@ class Pipeline:
                 final = materialize(failure_from(exc))
         call.stage = PUBLISHED
         call.outcome = final
+        call.awaiter = None  # a view kept after the call keeps no task alive
         observers = call.listeners.get(_RESULT)
         if observers is not None:
             for observer in observers:
@@ -548,19 +577,20 @@ class Pipeline:
         return final
 
 
-class _Relay:
+class _Relay(BodyRun):
     """The body's per-call signal follows the wrapper's and the caller's until the body settles;
-    an abort that reaches a running body also starts its slow-stop watch (tools.slow_stop)."""
+    an abort that reaches a running body also starts its slow-stop watch (tools.slow_stop).
+    It is also the call's `BodyRun` (one object per call instead of two)."""
 
     __slots__ = (
         "_after_s",
         "_call",
         "_caller",
         "_caller_key",
+        "_watched",
         "_wrapper",
         "_wrapper_key",
         "signal",
-        "task",
     )
 
     def __init__(
@@ -572,7 +602,7 @@ class _Relay:
         after_s: float | None,
     ) -> None:
         self.signal = signal
-        self.task: BodyTask | None = None
+        self._watched: BodyTask | None = None
         self._call = call
         self._after_s = after_s
         relay = self.abort
@@ -584,16 +614,16 @@ class _Relay:
     def abort(self, reason: object) -> None:
         """Abort the body's signal; if the body is running, start watching how long it takes."""
         self.signal._abort(reason)
-        if self.task is not None:
+        if self._watched is not None:
             self.watch()
 
     def watch(self) -> None:
-        """Watch the running body stop (once; a no-op without a body task or a threshold)."""
-        task = self.task
+        """Watch the running body stop (once; a no-op without a running body or a threshold)."""
+        task = self._watched
         after_s = self._after_s
         if task is None or task.done() or after_s is None:
             return
-        self.task = None  # one watch per call
+        self._watched = None  # one watch per call
         call = self._call
         watch = SlowStopWatch(after_s, call.view, call.name, call.call_id, call.listeners)
         watch.task = task
@@ -624,15 +654,17 @@ async def _run_body(
     )
     loop = _running_loop()
     body_signal = relay.signal
-    run = start_body(coro, loop, f"tool {call.name} {call.call_id}", body_signal)  # type: ignore[arg-type]
-    task = run.task
+    name = f"{BODY_TASK_PREFIX}{call.name} {call.call_id}"
+    start_body(coro, loop, name, body_signal, relay, call.eager)  # type: ignore[arg-type]
+    task = relay.task
     cancelled: BaseException | None = None
     if task.done():
         relay.detach()
     else:
-        settle = run.settle
+        settle = relay.settle
+        assert settle is not None  # a body still running has one
         settle.add_done_callback(relay.detach)  # the per-call signal freezes when it settles
-        relay.task = task
+        relay._watched = task
         if body_signal._aborted:  # aborted while the first step ran
             relay.watch()
         try:
@@ -641,10 +673,15 @@ async def _run_body(
             body_signal._abort(AbortError())  # also if the body just ended: it ends aborted
             relay.watch()
             cancelled = await _drain(task, loop, exc)
-    if not run.started:
+    if not relay.started:
         call.body_invoked = False
-    value, raised = body_outcome(task)
-    return value, raised, cancelled
+    try:  # what the body ended with (marks an exception as retrieved)
+        value = task.result()
+    except BaseException as exc:  # the body's own outcome, classified by `_base`
+        return None, exc, cancelled
+    if type(value) is Fatal:  # a KeyboardInterrupt/SystemExit, carried as the task's value
+        return None, value.exc, cancelled
+    return value, None, cancelled
 
 
 async def _drain(
