@@ -14,9 +14,10 @@ Contract:
   call waits for, whatever happens to the awaiting task.
 - A cancelled awaiter is a caller abort: a deadline that fires while the body drains afterwards
   does not make it a timeout. A deadline that fired first stays `TOOL_TIMEOUT`.
-- A body started eagerly never has much less stack than a task would; a body's
-  `KeyboardInterrupt`/`SystemExit` is published as a failure, then reaches the caller, and leaves
-  nothing unretrieved.
+- A body's eager first step (3.12+) shares its caller's stack, as asyncio's eager tasks do: a
+  body that recurses past the limit there fails with its `RecursionError` (one result); after its
+  first suspension it has a fresh stack. A body's `KeyboardInterrupt`/`SystemExit` is published as
+  a failure, then reaches the caller, and leaves nothing unretrieved.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ from tether import (
 from tether.kernel import Context
 from tether.plugins import timeout_policy
 from tether.tools import ToolRuntime
-from tether.tools.body import EAGER_STACK
+from tether.tools.body import EAGER_DEPTH
 
 from .conftest import ABD_JSON, ABORTED_JSON, call, error_json, raw_tool, success_json
 
@@ -234,18 +235,48 @@ async def test_a_wrapper_failing_after_the_drained_body_keeps_the_callers_cancel
 # -- 3. a body that has not started when its call is cancelled never starts ---------------------
 
 
-async def _at_depth(frames: int, make: Callable[[], Awaitable[Any]]) -> Any:
-    """Await `make()` from a coroutine chain `frames` deep (deeper than EAGER_STACK: the body
-    then starts as a plain task on every Python, as it always does on 3.11)."""
-    if frames == 0:
-        return await make()
-    return await _at_depth(frames - 1, make)
+async def _past_eager_nesting(ctx: Context, make: Callable[[], Awaitable[Any]]) -> Any:
+    """Await `make()` inside EAGER_DEPTH nested tool bodies, each calling the next in its first
+    step: the body `make()` starts then is a plain task on every Python (as every body is on
+    3.11), whose first step comes on a later loop iteration. Returns what `make()` returned, or
+    raises what it raised, once the nesting has unwound."""
+    outcome: list[tuple[bool, Any]] = []
+
+    async def nest(args: Any, exec: ToolRunContext) -> str:
+        level = int(str(args["level"]))
+        if level < EAGER_DEPTH:
+            await ctx.tools.execute(call("nest", {"level": level + 1}, call_id=f"nest{level + 1}"))
+            return "nested"
+        try:
+            outcome.append((True, await make()))
+        except BaseException as exc:
+            outcome.append((False, exc))
+            raise
+        return "innermost"
+
+    ctx.tools.register(raw_tool("nest", nest))
+    await ctx.tools.execute(call("nest", {"level": 1}, call_id="nest1"))
+    [(returned, value)] = outcome
+    if not returned:
+        raise value
+    return value
+
+
+def _published_for(ctx: Context, name: str) -> list[ToolExecutionResult]:
+    results: list[ToolExecutionResult] = []
+
+    def observe(exec: ToolExecution, result: ToolExecutionResult) -> None:
+        if exec.name == name:
+            results.append(result)
+
+    ctx.on("tools/result", observe)
+    return results
 
 
 async def test_cancelling_the_awaiter_before_the_bodys_first_step_never_starts_the_body(
     ctx: Context,
 ) -> None:
-    published = _published(ctx)
+    published = _published_for(ctx, "echo")
     started: list[str] = []
     loop = asyncio.get_running_loop()
 
@@ -254,16 +285,15 @@ async def test_cancelling_the_awaiter_before_the_bodys_first_step_never_starts_t
         return "ran"
 
     async def cancel_me_before_the_body_runs(exec: ToolDispatchExecution, next: Next) -> Any:
-        task = asyncio.current_task()
-        assert task is not None
-        loop.call_soon(task.cancel)  # runs before the body task's first step
+        if exec.name == "echo":
+            task = asyncio.current_task()
+            assert task is not None
+            loop.call_soon(task.cancel)  # runs before the body task's first step
         return await next()
 
     ctx.on("tools/execute", cancel_me_before_the_body_runs)
     ctx.tools.register(raw_tool("echo", body))
-    runner = asyncio.create_task(
-        _at_depth(EAGER_STACK + 8, lambda: ctx.tools.execute(call("echo")))
-    )
+    runner = asyncio.create_task(_past_eager_nesting(ctx, lambda: ctx.tools.execute(call("echo"))))
 
     with pytest.raises(asyncio.CancelledError):
         await runner
@@ -274,7 +304,7 @@ async def test_cancelling_the_awaiter_before_the_bodys_first_step_never_starts_t
 async def test_a_caller_abort_before_the_bodys_first_step_never_starts_the_body(
     ctx: Context,
 ) -> None:
-    published = _published(ctx)
+    published = _published_for(ctx, "echo")
     started: list[str] = []
     caller = AbortController()
     loop = asyncio.get_running_loop()
@@ -285,14 +315,15 @@ async def test_a_caller_abort_before_the_bodys_first_step_never_starts_the_body(
         return "ran"
 
     async def abort_before_the_body_runs(exec: ToolDispatchExecution, next: Next) -> Any:
-        loop.call_soon(caller.abort)
+        if exec.name == "echo":
+            loop.call_soon(caller.abort)
         return await next()
 
     ctx.on("tools/execute", abort_before_the_body_runs)
     ctx.tools.register(raw_tool("echo", body))
 
-    result = await _at_depth(
-        EAGER_STACK + 8, lambda: ctx.tools.execute(call("echo", signal=caller.signal))
+    result = await _past_eager_nesting(
+        ctx, lambda: ctx.tools.execute(call("echo", signal=caller.signal))
     )
 
     assert started == []
@@ -416,27 +447,63 @@ async def test_a_deadline_firing_while_a_cancelled_awaiters_body_drains_is_abort
     assert [r.to_json() for r in published] == [ABORTED_JSON]
 
 
-# -- 6. an eager first step never has much less stack than a task -------------------------------
+# -- 6. an eager first step shares its caller's stack, as asyncio's eager tasks do ---------------
 
 
 def _recurse(n: int) -> int:
     return 0 if n == 0 else 1 + _recurse(n - 1)
 
 
-async def test_a_call_from_deep_in_the_stack_gets_the_stack_a_task_would(ctx: Context) -> None:
+async def _from_depth(frames: int, make: Callable[[], Awaitable[Any]]) -> Any:
+    """Await `make()` from a coroutine chain `frames` deep."""
+    if frames == 0:
+        return await make()
+    return await _from_depth(frames - 1, make)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="3.11 starts every body on a fresh stack")
+async def test_a_first_step_that_recurses_past_what_a_deep_caller_left_fails_with_its_own_error(
+    ctx: Context,
+) -> None:
+    published = _published(ctx)
     limit = sys.getrecursionlimit()
 
     async def body(args: Any, exec: ToolRunContext) -> int:
-        return _recurse(limit - 100)  # fits on a fresh task's stack, not on a deep caller's
+        return _recurse(limit - 100)  # fits on a fresh stack, not on what a deep caller left
 
     ctx.tools.register(raw_tool("deep", body))
 
-    async def from_depth(frames: int) -> ToolExecutionResult:
-        if frames == 0:
-            return await ctx.tools.execute(call("deep"))
-        return await from_depth(frames - 1)
+    result = await _from_depth(limit - 150, lambda: ctx.tools.execute(call("deep")))
 
-    result = await from_depth(limit - 150)
+    message = str(result.to_json()["error"]["message"])  # type: ignore[index]
+    assert message.startswith("maximum recursion depth exceeded")
+    assert [r.to_json() for r in published] == [result.to_json()]
+
+
+async def test_after_its_first_suspension_a_body_has_a_fresh_stack(ctx: Context) -> None:
+    limit = sys.getrecursionlimit()
+
+    async def body(args: Any, exec: ToolRunContext) -> int:
+        await asyncio.sleep(0)
+        return _recurse(limit - 100)
+
+    ctx.tools.register(raw_tool("deep", body))
+
+    result = await _from_depth(limit - 150, lambda: ctx.tools.execute(call("deep")))
+
+    assert result.to_json() == success_json(str(limit - 100))
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="3.12+ starts a body eagerly")
+async def test_on_3_11_a_body_always_starts_on_a_fresh_stack(ctx: Context) -> None:
+    limit = sys.getrecursionlimit()
+
+    async def body(args: Any, exec: ToolRunContext) -> int:
+        return _recurse(limit - 100)
+
+    ctx.tools.register(raw_tool("deep", body))
+
+    result = await _from_depth(limit - 150, lambda: ctx.tools.execute(call("deep")))
 
     assert result.to_json() == success_json(str(limit - 100))
 

@@ -21,16 +21,21 @@ check that keeps a cancelled call from starting its body in between.
 Mechanism. On Python >= 3.12 the task starts eagerly through the standard library's public API
 (`Task(..., eager_start=True)`, what `asyncio.eager_task_factory` does): the body's first step runs
 inside the constructor, with the task as the current task and in a copy of the caller's context,
-so a body that finishes without suspending costs no loop iteration. That first step (until the
-body first suspends) runs on the caller's stack, exactly as with `asyncio.eager_task_factory`;
-so that it never has much less stack than a task started with `create_task` would, a body starts
-eagerly only when the caller of the pipeline (`execute()`, or the scheduler's `dispatch()`) is at
-most `EAGER_STACK` frames deep (`shallow_stack`, measured there because the walk is cheapest from
-the entry point) and fewer than `EAGER_DEPTH` eager starts are nested on the thread — otherwise it
-starts as a plain task, on a fresh stack, on the next loop iteration. Between that caller and the
-body lie the pipeline's own frames: 7, and one more per `tools/execute` wrapper. An eagerly
-started body's first step therefore has at least `sys.getrecursionlimit() - EAGER_STACK - 8 -
-<wrappers>` frames; a plain one about the limit minus 8.
+so a body that finishes without suspending costs no loop iteration. Past `EAGER_DEPTH` eager starts
+nested on one thread (a body that calls a tool in its first step, and so on) a body starts as a
+plain task instead, on the next loop iteration; on 3.11 every body is a plain task.
+
+The stack. A body's first step — until it first suspends — runs on its caller's stack, exactly as
+with `asyncio.eager_task_factory`: it has the recursion limit minus the caller's depth minus the
+pipeline's own frames (7, and one per `tools/execute` wrapper), where a plain task would have
+nearly the whole limit. A caller about to exhaust the stack therefore leaves its body less of it:
+a body that recurses past the limit in its first step fails with its `RecursionError`, as its own
+failure (one result, as always). After its first suspension a body runs on a fresh stack, as any
+task. Nesting alone takes at most about 160 frames of it: each level of calls inside first steps
+adds about 10, and past `EAGER_DEPTH` levels a body starts on a fresh stack. (Measuring the
+caller's depth to fall back to a plain start costs a walk of `frame.f_back` on every call — about
+0.5 µs, 4% of a full pipeline — since the only cheaper ways to read it are private; this module
+does not do that.)
 
 A `KeyboardInterrupt` or `SystemExit` from a body never escapes its task's step (where asyncio
 would re-raise it out of the event loop before the call's result exists, or, in an eager first
@@ -51,7 +56,6 @@ import inspect
 import sys
 import threading
 from collections.abc import Callable, Coroutine
-from types import FrameType
 from typing import Any, Final, TypeAlias
 
 from ..core.signals import AbortSignal
@@ -60,27 +64,20 @@ __all__ = [
     "BODY_TASK_PREFIX",
     "EAGER",
     "EAGER_DEPTH",
-    "EAGER_STACK",
     "BodyRun",
     "BodyTask",
     "Fatal",
     "is_body_task",
     "run_sync_body",
     "settled",
-    "shallow_stack",
     "start_body",
 ]
 
 EAGER_DEPTH: Final = 16
 """Nested eager starts allowed on one thread before a body starts as a plain task."""
 
-EAGER_STACK: Final = 64
-"""The deepest caller (in Python frames) whose body still starts eagerly."""
-
 EAGER: Final = sys.version_info >= (3, 12)
 """Whether bodies can start eagerly here (asyncio's public `eager_start`, Python >= 3.12)."""
-
-_EAGER_STACK_STEPS: Final = range(EAGER_STACK)
 
 
 class _Nesting(threading.local):
@@ -153,11 +150,10 @@ def start_body(
     name: str,
     signal: AbortSignal,
     run: BodyRun,
-    eager: bool,
 ) -> None:
     """Start `coro` in a new `BodyTask` on `loop` (the running loop) and fill `run` with it:
-    eagerly when `eager` (the caller's stack is shallow: `shallow_stack`), asyncio can (3.12+)
-    and fewer than `EAGER_DEPTH` eager starts are nested; otherwise as a plain task.
+    eagerly where asyncio can (3.12+) and fewer than `EAGER_DEPTH` eager starts are nested,
+    otherwise as a plain task.
 
     `signal` is the body's own signal: if it has aborted by the time the task's first step runs,
     the body is not entered. When `run.task` is done on return, the body finished (or was
@@ -165,7 +161,7 @@ def start_body(
     """
     run.started = False
     run.coro = coro
-    if EAGER and eager and _nesting.depth < EAGER_DEPTH:
+    if EAGER and _nesting.depth < EAGER_DEPTH:
         # The first step runs now, inside the constructor: no awaiter can be cancelled before
         # it, and a body that finishes in it needs no settle future at all.
         run.settle = None
@@ -185,18 +181,6 @@ def start_body(
         task = asyncio.Task(_run(coro, run, signal), loop=loop, name=name)
         run.task = task
     task.add_done_callback(run._task_done)
-
-
-def shallow_stack(frame: FrameType | None) -> bool:
-    """Whether the stack below `frame` (the caller's current frame, `inspect.currentframe()`)
-    is at most `EAGER_STACK` frames deep: then a body started eagerly from there has nearly the
-    stack a plain task would. A walk of `f_back` (public; it materialises only the frames it
-    passes that have no frame object yet, so it is cheapest from the pipeline's entry point)."""
-    for _ in _EAGER_STACK_STEPS:
-        if frame is None:
-            return True
-        frame = frame.f_back
-    return frame is None
 
 
 async def _run(coro: Coroutine[Any, Any, object], run: BodyRun, signal: AbortSignal) -> object:

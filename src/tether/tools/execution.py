@@ -196,9 +196,6 @@ class Call:
     let it through): treated like a caller abort."""
     awaiter: asyncio.Task[Any] | None = None
     """The task running `execute()` (every stage of it runs there), captured at creation."""
-    eager: bool = False
-    """Whether the body may start eagerly: Python >= 3.12 and the caller of `execute()` (or of
-    `dispatch()`) was at most `body.EAGER_STACK` frames deep (`body.shallow_stack`)."""
     cancel_baseline: int = 0
     """`cancelling()` of the task running the call's stage when it began (creation; `dispatch`
     in a task of its own): more later means that task is being cancelled."""

@@ -56,7 +56,6 @@ from asyncio import get_running_loop as _running_loop
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
-from inspect import currentframe as _currentframe
 from types import CoroutineType
 from typing import Final, Literal, Protocol, TypeAlias
 
@@ -69,14 +68,12 @@ from ..kernel.events import EventTable, Listener, waterfall
 from .approval import ApprovalRequest
 from .body import (
     BODY_TASK_PREFIX,
-    EAGER,
     BodyRun,
     BodyTask,
     Fatal,
     is_fatal,
     run_sync_body,
     settled,
-    shallow_stack,
     start_body,
 )
 from .decisions import Accept, Allow, Ask, Deny
@@ -229,8 +226,6 @@ class Pipeline:
         call, early = self._create(input)
         if early is not None:
             return self.finish(call, early)
-        if EAGER:  # measured here, where the walk passes the fewest frames not yet materialised
-            call.eager = shallow_stack(_currentframe())
         try:
             if self._live_guards or _PRE in call.listeners:
                 reached = await self._policy(call)
@@ -411,8 +406,6 @@ class Pipeline:
         awaited in a task of its own (the scheduler's): cancellation counts from here."""
         task = _current_task()
         call.cancel_baseline = 0 if task is None else task.cancelling()
-        if EAGER:
-            call.eager = shallow_stack(_currentframe())
         result, needs_post = await self._dispatch(call)
         return Dispatched("post-result" if needs_post else "final-result", result)
 
@@ -655,7 +648,7 @@ async def _run_body(
     loop = _running_loop()
     body_signal = relay.signal
     name = f"{BODY_TASK_PREFIX}{call.name} {call.call_id}"
-    start_body(coro, loop, name, body_signal, relay, call.eager)  # type: ignore[arg-type]
+    start_body(coro, loop, name, body_signal, relay)  # type: ignore[arg-type]
     task = relay.task
     cancelled: BaseException | None = None
     if task.done():
