@@ -136,9 +136,8 @@ class BodyRun:
         """The task is done. Normally `_run` resolved `settle` already; not if the task was
         cancelled before its first step (the body never started: close it, so it is not reported
         as never awaited)."""
-        coro = self.coro
-        if inspect.getcoroutinestate(coro) == inspect.CORO_CREATED:
-            coro.close()
+        if not self.started:  # never entered (closing a closed coroutine does nothing)
+            self.coro.close()
         settle = self.settle
         if settle is not None and not settle.done():
             settle.set_result(None)

@@ -17,7 +17,6 @@ vs `ABORTED` from them.
 
 from __future__ import annotations
 
-import asyncio
 import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -194,8 +193,6 @@ class Call:
     interrupted: bool = False
     """The caller's cancellation of the awaiting task reached the pipeline (every wrapper scope
     let it through): treated like a caller abort."""
-    awaiter: asyncio.Task[Any] | None = None
-    """The task running `execute()` (every stage of it runs there), captured at creation."""
     cancel_baseline: int = 0
     """`cancelling()` of the task running the call's stage when it began (creation; `dispatch`
     in a task of its own): more later means that task is being cancelled."""

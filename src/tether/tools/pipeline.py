@@ -223,7 +223,8 @@ class Pipeline:
 
     async def execute(self, input: ToolExecutionInput) -> ToolExecutionResult:
         """Run one call through every stage. Never raises for tool or policy failures."""
-        call, early = self._create(input)
+        task = _current_task()  # every stage of execute() runs in this task
+        call, early = self._create(input, task)
         if early is not None:
             return self.finish(call, early)
         try:
@@ -235,8 +236,8 @@ class Pipeline:
                 reached = None
             result, needs_post = await self._dispatch(call) if reached is None else reached
             if needs_post and _POST in call.listeners:
-                return await self._finalize(call, result, call.awaiter)
-            task = call.awaiter  # _raise_if_cancelled, inline: execute() runs in one task
+                return await self._finalize(call, result, task)
+            # _raise_if_cancelled, inline
             if task is not None and task.cancelling() > call.cancel_baseline:
                 call.outcome = result
                 raise asyncio.CancelledError
@@ -256,12 +257,14 @@ class Pipeline:
 
     def create(self, input: ToolExecutionInput) -> Prepared:
         """Spec §1.1–§1.2: read the input once, capture the finalizer, snapshot the arguments."""
-        call, early = self._create(input)
+        call, early = self._create(input, _current_task())
         if early is not None:
             return Prepared("final-result", call, early)
         return Prepared("dispatch", call)
 
-    def _create(self, input: ToolExecutionInput) -> tuple[Call, ToolExecutionResult | None]:
+    def _create(
+        self, input: ToolExecutionInput, task: asyncio.Task[object] | None
+    ) -> tuple[Call, ToolExecutionResult | None]:
         call_id = input.call_id
         root_call_id = input.root_call_id
         name = input.name
@@ -284,9 +287,7 @@ class Pipeline:
         else:
             call.scope = scope
             call.listeners = self._events.admitted(scope)
-        task = _current_task()
         if task is not None:
-            call.awaiter = task
             call.cancel_baseline = task.cancelling()
         try:
             call.arguments = snapshot(input.arguments)
@@ -550,7 +551,6 @@ class Pipeline:
                 final = materialize(failure_from(exc))
         call.stage = PUBLISHED
         call.outcome = final
-        call.awaiter = None  # a view kept after the call keeps no task alive
         observers = call.listeners.get(_RESULT)
         if observers is not None:
             for observer in observers:

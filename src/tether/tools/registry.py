@@ -49,6 +49,7 @@ declared.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 from collections.abc import Callable, Mapping
@@ -425,11 +426,11 @@ class ToolRuntime(Service, Pipeline):
         )
 
     def _create_code_only(
-        self, input: ToolExecutionInput
+        self, input: ToolExecutionInput, task: asyncio.Task[object] | None
     ) -> tuple[Call, ToolExecutionResult | None]:
         """`_create` under `code` mode (spec tool-runtime §1.1 step 9): a model-direct call to a
         visible tool other than `run_code` ends here, before any policy stage."""
-        call, early = Pipeline._create(self, input)
+        call, early = Pipeline._create(self, input, task)
         if early is not None or call.parent is not None or call.name == RUN_CODE:
             return call, early
         if self._find(call.name, call.scope) is None:
