@@ -160,12 +160,12 @@ def start_body(
     """
     run.started = False
     run.coro = coro
-    if EAGER and _nesting.depth < EAGER_DEPTH:
+    depth = _nesting.depth
+    if EAGER and depth < EAGER_DEPTH:
         # The first step runs now, inside the constructor: no awaiter can be cancelled before
         # it, and a body that finishes in it needs no settle future at all.
         run.settle = None
         runner = _run(coro, run, signal)
-        depth = _nesting.depth
         _nesting.depth = depth + 1
         try:
             task = asyncio.Task(runner, loop=loop, name=name, eager_start=True)  # type: ignore[call-arg]
