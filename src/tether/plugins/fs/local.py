@@ -43,6 +43,7 @@ from .beneath import DIRECTORY_FLAGS, open_directory, split_beneath
 from .errors import (
     FS_AMBIGUOUS_EDIT,
     FS_EDIT_NOT_FOUND,
+    FS_IO_ERROR,
     FS_NOT_FOUND,
     FS_NOT_OBSERVED,
     FS_NOT_REGULAR_FILE,
@@ -478,8 +479,16 @@ class LocalFileSystem(Service):
             raise FsError("file_path must be a non-empty string", FS_NOT_FOUND)
         base = self.root if cwd is None else os.path.join(self.root, os.path.expanduser(cwd))
         joined = os.path.join(base, os.path.expanduser(path))
-        key = os.path.realpath(joined)
         display = os.path.normpath(joined)
+        try:
+            key = os.path.realpath(joined)
+        except OSError as error:  # EINVAL: a link swapped for a directory while it was read
+            raise FsError(
+                f'cannot access "{display}": its path changed while it was resolved'
+                f" ({error.strerror or error}); nothing was done",
+                FS_IO_ERROR,
+                cause=error,
+            ) from None
         if self.confine and not self.within_root(key):
             if self._only_readable(key):
                 return FsTarget(key=key, display_path=display, writable=False)
