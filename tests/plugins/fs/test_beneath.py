@@ -8,7 +8,6 @@ the sandbox's refusal, carrying the question to ask."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,10 +27,10 @@ SWAPPED = (
 
 
 @pytest.fixture(params=["openat2", "walk"])
-def mechanism(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+def mechanism(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     if request.param == "walk":
         monkeypatch.setattr(beneath, "_openat2_usable", False)
-    yield request.param
+    return str(request.param)
 
 
 async def local_fs(root: Path, **config: object) -> tuple[Context, LocalFileSystem]:

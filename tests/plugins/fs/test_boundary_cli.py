@@ -1,7 +1,8 @@
 """`tether tools call write|edit` as this user and as an unprivileged one (`tests/users.py`):
 the attacks of issue 32 item 1 are refused headless with FS_SANDBOX_DENIED naming the path and
 why, and leave the files as they were (an edit needs a read first, which one call cannot
-give: the in-process tests cover `.git/config` after a read); an ordinary write in the workspace works."""
+give: the in-process tests cover `.git/config` after a read); an ordinary write in the
+workspace works."""
 
 from __future__ import annotations
 

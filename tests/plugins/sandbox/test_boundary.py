@@ -82,5 +82,5 @@ def test_full_access_allows_protected_paths_and_the_world(workspace: Path, tmp_p
 
 
 def test_a_relative_path_is_a_value_error(workspace: Path) -> None:
-    with pytest.raises(ValueError, match="check_write needs an absolute path, not 'a.txt'"):
+    with pytest.raises(ValueError, match=r"check_write needs an absolute path, not 'a\.txt'"):
         check_write(WORKSPACE_WRITE, str(workspace), "a.txt")
