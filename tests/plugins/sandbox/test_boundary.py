@@ -84,3 +84,11 @@ def test_full_access_allows_protected_paths_and_the_world(workspace: Path, tmp_p
 def test_a_relative_path_is_a_value_error(workspace: Path) -> None:
     with pytest.raises(ValueError, match=r"check_write needs an absolute path, not 'a\.txt'"):
         check_write(WORKSPACE_WRITE, str(workspace), "a.txt")
+
+
+def test_a_protected_path_that_is_a_link_protects_its_target(workspace: Path) -> None:
+    (workspace / "settings-dir").mkdir()
+    (workspace / ".claude").symlink_to("settings-dir")
+    path = str(workspace / "settings-dir" / "settings.json")
+    check = check_write(WORKSPACE_WRITE, str(workspace), path)
+    assert check.refusal == f".claude is protected by the sandbox ({PROTECTED})"

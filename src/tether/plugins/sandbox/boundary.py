@@ -8,7 +8,8 @@ list of its own:
     read-only           nothing may be written
     workspace-write     only inside a writable root (the workspace and the policy's
                         `writable_roots`), and never a protected path or anything under one
-                        (`protected_paths(root)` of every root the path is in)
+                        (`protected_paths(root)` of every root the path is in; a protected
+                        path that is a link protects where it points as well)
     danger-full-access  anything (the user chose to leave the sandbox; as for bash)
 
 `path` must be absolute and free of symbolic links (a real path): the caller then writes it
@@ -85,9 +86,11 @@ def check_write(policy: SandboxPolicy, workspace: str, path: str) -> WriteCheck:
         return WriteCheck(path, root, f"it is outside the sandbox's writable roots ({where})")
     for top in roots:
         for protection in protected_paths(top):
-            protected = os.path.normpath(protection.path)
-            if _within(protected, path):
-                shown = os.path.relpath(protected, top) if _within(top, protected) else protected
+            named = os.path.normpath(protection.path)
+            # a protected path that is a link protects its target too (bwrap binds the target)
+            protected = next((p for p in (named, _real(named)) if _within(p, path)), None)
+            if protected is not None:
+                shown = os.path.relpath(named, top) if _within(top, named) else named
                 return WriteCheck(
                     path,
                     root,
