@@ -2,20 +2,23 @@
 the attacks of issue 32 item 1 are refused headless with FS_SANDBOX_DENIED naming the path and
 why, and leave the files as they were (an edit needs a read first, which one call cannot
 give: the in-process tests cover `.git/config` after a read); an ordinary write in the
-workspace works."""
+workspace works. With `--yolo`, `tether chat` asks before writing `tether.yml` (a no writes
+nothing) and `tether run` refuses it."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from ...cli._support import TETHER
+from tether.testing.scripted_model import ScriptedModelServer, text_reply, tool_calls_reply
+
+from ...cli._support import TETHER, Cli, Terminal
 from ...users import USERS, User, private_directory
 
 pytestmark = pytest.mark.timeout(300)
@@ -89,3 +92,63 @@ def test_an_ordinary_write_in_the_workspace_works(box: Box) -> None:
     assert written.read_text() == "hi\n"
     if box.user.uid is not None:
         assert written.stat().st_uid == box.user.uid
+
+
+# -- tether chat and tether run, with --yolo ------------------------------------------------------
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[ScriptedModelServer]:
+    async with ScriptedModelServer() as scripted:
+        yield scripted
+
+
+@pytest.fixture
+def cli(tmp_path: Path, server: ScriptedModelServer) -> Cli:
+    cli = Cli(tmp_path, server.base_url)
+    cli.env["HOME"] = str(tmp_path / "user")
+    return cli
+
+
+ATTACK = ("w1", "write", json.dumps({"file_path": "tether.yml", "content": "sandbox: x\n"}))
+
+
+@pytest.mark.slow
+async def test_chat_with_yolo_asks_before_writing_tether_yml_and_a_no_writes_nothing(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    server.push(tool_calls_reply(ATTACK), text_reply("could not"))
+    terminal = await Terminal.open([str(TETHER), "chat", "--yolo"], cwd=cli.work, env=cli.env)
+    try:
+        await terminal.expect("›")
+        terminal.send(b"escape\r")
+        await terminal.expect(
+            "? write is refused by the sandbox: make this change once outside the sandbox?"
+        )
+        await terminal.expect("approve? ")
+        terminal.send(b"n\r")
+        await terminal.expect("could not")
+        await terminal.expect("›")
+        terminal.send(b"/exit\r")
+        assert await terminal.wait() == 0
+    finally:
+        await terminal.aclose()
+    assert not (cli.work / "tether.yml").exists()
+
+
+@pytest.mark.slow
+async def test_run_with_yolo_refuses_writing_tether_yml(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    server.push(tool_calls_reply(ATTACK), text_reply("could not"))
+
+    done = await cli.run("run", "--yolo", "escape")
+
+    assert (done.code, done.stdout) == (0, "could not\n")
+    (tool_result,) = [m for m in server.requests[1].messages if m["role"] == "tool"]
+    path = cli.work / "tether.yml"
+    assert str(tool_result["content"]).startswith(
+        f'Error: cannot write "{path}": tether.yml is protected by the sandbox ({PROTECTED})'
+        " — nobody can allow it outside the sandbox here"
+    )
+    assert not path.exists()

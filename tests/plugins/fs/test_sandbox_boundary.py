@@ -202,3 +202,24 @@ async def test_an_ordinary_write_under_yolo_still_works(rig: Rig) -> None:
 
     assert result.tool_calls[0].is_error is False
     assert (rig.work / "src" / "a.py").read_text() == "x = 1\n"
+
+
+async def test_in_chat_a_yes_lets_an_edit_of_git_config_through_once(rig: Rig) -> None:
+    config = git_config(rig)
+    edit = json.dumps(
+        {"file_path": ".git/config", "old_string": "bare = false", "new_string": "bare = true"}
+    )
+    rig.server.push(
+        tool_calls_reply(read("c1", ".git/config")),
+        tool_calls_reply(("c2", "edit", edit)),
+        text_reply("ok"),
+    )
+    approver = Answering("allow-once")
+
+    async with rig.agent(approver=approver, permission_mode="bypassPermissions") as agent:
+        result = await agent.run("edit", signal=signal())
+
+    (question,) = approver.questions
+    assert (question.kind, question.tool_name) == ("sandbox-escalation", "edit")
+    assert result.tool_calls[1].is_error is False
+    assert config.read_text() == "[core]\n\tbare = true\n"
