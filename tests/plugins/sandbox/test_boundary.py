@@ -92,3 +92,11 @@ def test_a_protected_path_that_is_a_link_protects_its_target(workspace: Path) ->
     path = str(workspace / "settings-dir" / "settings.json")
     check = check_write(WORKSPACE_WRITE, str(workspace), path)
     assert check.refusal == f".claude is protected by the sandbox ({PROTECTED})"
+
+
+def test_a_path_in_nested_roots_is_written_beneath_the_outermost(workspace: Path) -> None:
+    inner = workspace / "cache"
+    inner.mkdir()
+    policy = SandboxPolicy(writable_roots=(str(inner),))
+    check = check_write(policy, str(workspace), str(inner / "x"))
+    assert (check.allowed, check.root) == (True, str(workspace))

@@ -166,7 +166,7 @@ class _Place:
             raise os_error(error, verb, display) from None
         try:
             self.dir_fd = open_directory(root_fd, parents, create=create)
-        except (FileNotFoundError, NotADirectoryError) as error:
+        except FileNotFoundError as error:
             if not create:
                 raise _missing(verb, display) from None
             raise self._walk_error(error, parents, root_fd) from None
@@ -204,9 +204,8 @@ class _Place:
     def open_file(self) -> int:
         """The existing file, for reading, never through a link."""
         try:
-            flags = (
-                os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-            )  # a FIFO never blocks
+            # O_NONBLOCK: a FIFO swapped in meanwhile never blocks (fstat then refuses it)
+            flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
             return os.open(self.name, flags, dir_fd=self.dir_fd)
         except FileNotFoundError:
             raise _missing(self.verb, self.display) from None

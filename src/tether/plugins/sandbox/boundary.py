@@ -39,8 +39,8 @@ FILESYSTEM_ROOT: Final = "/"
 
 @dataclass(frozen=True, slots=True)
 class WriteCheck:
-    """The verdict on one path. `root`: the writable root it lies in (the deepest one), or
-    `FILESYSTEM_ROOT` when it lies in none; `refusal`: why the model may not write it (None: it
+    """The verdict on one path. `root`: the writable root it lies in (the outermost one, when
+    roots nest), or `FILESYSTEM_ROOT` when it lies in none; `refusal`: why the model may not write it (None: it
     may), a phrase that completes `cannot write "<path>": ...`."""
 
     path: str
@@ -76,7 +76,9 @@ def check_write(policy: SandboxPolicy, workspace: str, path: str) -> WriteCheck:
         raise ValueError(f"check_write needs an absolute path, not {path!r}")
     path = os.path.normpath(path)
     roots = [root for root in writable_roots(policy, workspace) if _within(root, path)]
-    root = max(roots, key=len) if roots else FILESYSTEM_ROOT
+    # the outermost root: a root nested in another could be swapped for a link by a write in
+    # the outer one, while nothing the model can write lies above the outermost
+    root = min(roots, key=len) if roots else FILESYSTEM_ROOT
     if policy.mode is SandboxMode.DANGER_FULL_ACCESS:
         return WriteCheck(path, root)
     if policy.mode is SandboxMode.READ_ONLY:
