@@ -40,8 +40,8 @@ FILESYSTEM_ROOT: Final = "/"
 @dataclass(frozen=True, slots=True)
 class WriteCheck:
     """The verdict on one path. `root`: the writable root it lies in (the outermost one, when
-    roots nest), or `FILESYSTEM_ROOT` when it lies in none; `refusal`: why the model may not write it (None: it
-    may), a phrase that completes `cannot write "<path>": ...`."""
+    roots nest), or `FILESYSTEM_ROOT` when it lies in none; `refusal`: why the model may not
+    write it (None: it may), a phrase that completes `cannot write "<path>": ...`."""
 
     path: str
     root: str
