@@ -27,7 +27,6 @@ CLEAR_ERRORS = {
     'FS_SANDBOX_DENIED: cannot write "{d}/f<i>": a directory on its path is a symbolic link'
     " (the file tools never write through one; it may have been swapped in meanwhile);"
     " nothing was written",
-    'FS_NOT_DIRECTORY: cannot write "{d}/f<i>": a parent is not a directory',
     'FS_IO_ERROR: cannot access "{d}/f<i>": its path changed while it was resolved'
     " (Invalid argument); nothing was done",
 }

@@ -95,7 +95,9 @@ class _Place:
             os.close(root_fd)
 
     def _walk_error(self, error: OSError, parents: list[str], root_fd: int) -> FsError:
-        if error.errno == errno.ELOOP or _has_link(root_fd, parents):
+        if error.errno == errno.ELOOP or (
+            error.errno == errno.ENOTDIR and _swapped(root_fd, parents)
+        ):
             return FsError(
                 f'cannot {self.verb} "{self.display}": a directory on its path is a symbolic'
                 " link (the file tools never write through one; it may have been swapped in"
@@ -173,24 +175,28 @@ def _not_regular(verb: str, display: str) -> FsError:
     return FsError(f'cannot {verb} "{display}": not a regular file', FS_NOT_REGULAR_FILE)
 
 
-def _has_link(root_fd: int, parents: list[str]) -> bool:
-    """Whether a component of `parents` is a symbolic link now (to explain an ENOTDIR)."""
+def _swapped(root_fd: int, parents: list[str]) -> bool:
+    """Explaining an ENOTDIR of the walk: False when a component is a plain non-directory now
+    (a file where a directory was asked for); True when one is a link, or none is in the way
+    any more (the path changed between the failure and now)."""
     fd = os.dup(root_fd)
     try:
         for part in parents:
             try:
                 info = os.stat(part, dir_fd=fd, follow_symlinks=False)
             except OSError:
-                return False
+                return True
             if stat_mode.S_ISLNK(info.st_mode):
                 return True
+            if not stat_mode.S_ISDIR(info.st_mode):
+                return False
             try:
                 child = os.open(part, DIRECTORY_FLAGS, dir_fd=fd)
             except OSError:
-                return False
+                return True
             os.close(fd)
             fd = child
-        return False
+        return True
     finally:
         os.close(fd)
 
