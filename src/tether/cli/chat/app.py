@@ -9,7 +9,9 @@ session's earlier conversation; the loop over lines — a message, a slash comma
 custom, `tether.cli.chat.custom`), or `!command` (bash mode, `tether.cli.chat.bashmode`);
 `@path` attachments, and a mention of a file that does not exist, which is not sent but put back
 in the input to fix; and the interrupt contract: Esc aborts a running turn (`keys`), the first
-Ctrl-C aborts it too, a second quits (`Interrupts`; at the prompt see `input`).
+Ctrl-C aborts it too, a second quits (`Interrupts`; at the prompt see `input`); SIGTERM, SIGHUP
+(a closed terminal) and SIGQUIT abort the running turn with the signal as its cause and end the
+chat with 128 + N (`tether.core.ending`; a second signal exits at once).
 
 Without a terminal, stdin is read as one message per line (a script, a pipe, a file) and end of
 input ends the chat; an input that ends before any line (`tether chat </dev/null`) is refused
@@ -35,11 +37,13 @@ from ...agent.api import Agent
 from ...agent.compaction import DEFAULT_CONTEXT_WINDOW
 from ...agent.events import result_text
 from ...agent.session import SessionStore
+from ...core.ending import ProcessEnding
 from ...core.signals import AbortController
 from ...plugins.permissions import Permissions
 from ...tools.results import ToolFailure
 from ..approval import TerminalPrompter
 from ..session import (
+    CHAT_ENDING_SIGNALS,
     Interrupts,
     exit_code,
     latest_session,
@@ -151,6 +155,9 @@ async def run_chat(options: ChatOptions) -> int:
             return 2
         app.interrupts.install()
         stack.callback(app.interrupts.uninstall)
+        app.ending = stack.enter_context(
+            ProcessEnding(CHAT_ENDING_SIGNALS, on_end=app.interrupts.end)
+        )
         for line in agent.session.repair.describe() if agent.session.repair else ():
             notice(f"repaired the session log: {line}")
         return await app.run(agent, resumed=resume is not None)
@@ -164,6 +171,7 @@ class ChatApp:
     def __init__(self, options: ChatOptions, stack: AsyncExitStack) -> None:
         self.cwd = options.cwd
         self.interrupts = Interrupts(notice)
+        self.ending = ProcessEnding(CHAT_ENDING_SIGNALS)  # installed by `run_chat`
         terminal = is_terminal()
         editing = terminal and importlib.util.find_spec("prompt_toolkit") is not None
         self.console = Console(file=sys.stdout, highlight=False)
@@ -244,7 +252,7 @@ class ChatApp:
         if resumed:
             self.show_history()
         try:
-            while True:
+            while self.ending.reason is None:
                 self.interrupts.arm(None)
                 prefill, self._prefill = self._prefill, ""
                 line = await self.input.read(prefill)
@@ -255,7 +263,10 @@ class ChatApp:
                     break
         except asyncio.CancelledError:
             notice("quit; the session log is closed and balanced")
-            return 130
+            return self.ending.exit_code(130)
+        if self.ending.reason is not None:
+            notice("quit; the session log is closed and balanced")
+            return self.ending.exit_code(130)
         if not self._read_any and not self._terminal:
             notice(
                 "stdin ended before any message: without a terminal, tether chat reads one "

@@ -28,6 +28,7 @@ import contextlib
 import hashlib
 import os
 import sys
+import termios
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -218,15 +219,13 @@ class PromptInput:
         if self._saved_modes is not None:
             return
         try:
-            import termios
-
             fd = sys.stdin.fileno()
             saved = termios.tcgetattr(fd)
             modes = termios.tcgetattr(fd)
             modes[0] &= ~termios.ICRNL
             modes[3] &= ~termios.ECHO
             termios.tcsetattr(fd, termios.TCSANOW, modes)
-        except (ImportError, OSError, ValueError):
+        except (OSError, ValueError, termios.error):
             return
         self._saved_modes = saved
 
@@ -236,10 +235,8 @@ class PromptInput:
         if saved is None:
             return
         try:
-            import termios
-
             termios.tcsetattr(sys.stdin.fileno(), termios.TCSANOW, saved)
-        except (ImportError, OSError, ValueError):
+        except (OSError, ValueError, termios.error):
             pass
 
     async def read(self, default: str = "") -> str | None:

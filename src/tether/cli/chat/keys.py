@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import os
+import termios
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
@@ -79,8 +80,6 @@ class TurnKeys:
         if self._reading:
             return
         try:
-            import termios
-
             from prompt_toolkit.input.vt100_parser import Vt100Parser
 
             saved = termios.tcgetattr(self._fd)
@@ -89,7 +88,7 @@ class TurnKeys:
             mode[6][termios.VMIN] = 1
             mode[6][termios.VTIME] = 0
             termios.tcsetattr(self._fd, termios.TCSANOW, mode)
-        except (ImportError, OSError, ValueError):
+        except (ImportError, OSError, ValueError, termios.error):
             return
         self._saved_mode = saved
         if self._parser is None:
@@ -108,10 +107,8 @@ class TurnKeys:
         saved, self._saved_mode = self._saved_mode, None
         if saved is not None:
             try:
-                import termios
-
                 termios.tcsetattr(self._fd, termios.TCSANOW, saved)
-            except (ImportError, OSError, ValueError):
+            except (OSError, ValueError, termios.error):
                 pass
 
     def _readable(self) -> None:
