@@ -215,3 +215,15 @@ async def test_sigterm_to_chat_at_its_prompt_ends_it_143(cli: Cli) -> None:
         await terminal.aclose()
 
     assert status == 143, terminal.output
+
+
+async def test_closing_the_terminal_of_chat_at_its_prompt_ends_it_129(cli: Cli) -> None:
+    terminal = await Terminal.open([str(TETHER), "chat"], cwd=cli.work, env=cli.env)
+    try:
+        await terminal.expect("›")
+        terminal.hang_up()
+        status = await terminal.wait()
+    finally:
+        await terminal.aclose()
+
+    assert status == 129

@@ -14,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import os
 import signal as os_signal
+import subprocess
+import sys
 
 import pytest
 
@@ -122,3 +124,36 @@ async def test_leaving_the_block_gives_the_signals_their_default_action_back() -
         os_signal.SIGQUIT: os_signal.SIG_DFL,
     }
     assert os_signal.SIG_DFL not in during.values()
+
+
+_HANG_UPS = """\
+import asyncio, os, signal, sys
+from tether.core.ending import ProcessEnding
+
+async def main():
+    exits = []
+    with ProcessEnding(exit=exits.append) as ending:
+        ending.hang_up()                       # a read of the terminal failed (EIO)
+        os.kill(os.getpid(), signal.SIGHUP)    # the shell's SIGHUP
+        os.kill(os.getpid(), signal.SIGHUP)    # the kernel's, when the shell exits
+        os.kill(os.getpid(), signal.SIGTERM)   # a second signal of another kind
+        while not exits:                       # the loop handles them in the order sent
+            await asyncio.sleep(0.01)
+    print(ending.reason.name, exits)
+
+asyncio.run(main())
+"""
+
+
+def test_a_hang_up_reported_again_is_one_event_and_another_signal_still_exits() -> None:
+    """In a child process: the hang-up points its character-device streams at /dev/null."""
+    done = subprocess.run(
+        [sys.executable, "-c", _HANG_UPS],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE_S,
+        check=False,
+    )
+
+    assert (done.returncode, done.stdout, done.stderr) == (0, "SIGHUP [143]\n", "")

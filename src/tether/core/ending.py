@@ -17,6 +17,9 @@ sweeps (`tether.plugins.shell`).
 
 A hung-up terminal (SIGHUP) cannot be written to any more (EIO): the standard streams that are
 character devices are pointed at /dev/null before the abort, so the drain's output cannot fail.
+One hang-up is often reported more than once — the shell forwards SIGHUP to its jobs, the kernel
+sends the foreground group another when the shell exits, a read of the terminal fails with EIO
+(`hang_up()`) — so a SIGHUP after a hang-up is the same event, never the second signal.
 """
 
 from __future__ import annotations
@@ -175,9 +178,17 @@ class ProcessEnding:
         if self._on_end is not None:
             self._on_end(reason)
 
+    def hang_up(self) -> None:
+        """The terminal is gone (a read of it failed with EIO or met its end): as SIGHUP."""
+        self._received(os_signal.SIGHUP)
+
     def _received(self, signum: int) -> None:
-        if signum == os_signal.SIGHUP and not self._controller.signal.aborted:
-            _silence_terminal()
+        if signum == os_signal.SIGHUP:
+            reason = self.reason
+            if reason is not None and reason.signum == os_signal.SIGHUP:
+                return  # one hang-up, reported again (the shell's SIGHUP, the kernel's, EIO)
+            if reason is None:
+                _silence_terminal()
         self.end(Ended(signum))
 
     def __enter__(self) -> ProcessEnding:

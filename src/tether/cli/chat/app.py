@@ -54,7 +54,7 @@ from ..session import (
 from .bashmode import run_shell_line
 from .commands import COMMANDS, run_command
 from .custom import CustomCommand, Loaded, expand, load_commands
-from .input import ChatInput, LineInput, PromptInput, is_terminal
+from .input import ChatInput, LineInput, PromptInput, is_terminal, terminal_alive
 from .keys import TurnKeys
 from .mentions import attach_mentions, missing_mentions
 from .replay import replay
@@ -195,7 +195,7 @@ class ChatApp:
             )
             stack.callback(prompt_input.close)
             self.input = self._prompt_input = prompt_input
-            self._keys = TurnKeys(prompt_input.fd)
+            self._keys = TurnKeys(prompt_input.fd, on_closed=self._hung_up)
         else:
             self.input = LineInput()
         self.prompter = TerminalPrompter(
@@ -257,6 +257,8 @@ class ChatApp:
                 prefill, self._prefill = self._prefill, ""
                 line = await self.input.read(prefill)
                 if line is None:
+                    if self._terminal and not terminal_alive():
+                        self._hung_up()  # EOF or EIO at the prompt: the terminal was closed
                     break
                 self._read_any = True
                 if not await self._line(line):
@@ -415,6 +417,10 @@ class ChatApp:
         finally:
             if self._prompt_input is not None:
                 self._prompt_input.type_ahead(keys.take())
+
+    def _hung_up(self) -> None:
+        """The terminal was closed (its reads fail): end the chat as SIGHUP does."""
+        self.ending.hang_up()
 
     @contextmanager
     def _paused(self) -> Iterator[None]:

@@ -41,7 +41,14 @@ if TYPE_CHECKING:
     from prompt_toolkit.completion import CompleteEvent, Completion
     from prompt_toolkit.document import Document
 
-__all__ = ["ChatInput", "LineInput", "PromptInput", "history_path", "is_terminal"]
+__all__ = [
+    "ChatInput",
+    "LineInput",
+    "PromptInput",
+    "history_path",
+    "is_terminal",
+    "terminal_alive",
+]
 
 
 class ChatInput(Protocol):
@@ -61,6 +68,15 @@ def is_terminal() -> bool:
     except (AttributeError, ValueError):
         return False
     return tty and os.environ.get("TERM", "") != "dumb"
+
+
+def terminal_alive() -> bool:
+    """Whether stdin is still a working terminal (a closed one fails its ioctls with EIO)."""
+    try:
+        termios.tcgetattr(sys.stdin.fileno())
+    except (OSError, ValueError, termios.error):
+        return False
+    return True
 
 
 def history_path(cwd: Path) -> Path:

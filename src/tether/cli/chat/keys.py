@@ -34,10 +34,12 @@ is 0.5 s for key bindings; 50 ms is what its input flush uses)."""
 
 
 class TurnKeys:
-    """See the module note. `fd` is the terminal (stdin)."""
+    """See the module note. `fd` is the terminal (stdin); `on_closed` is called when reading it
+    fails or meets its end (the terminal was closed)."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, *, on_closed: Callable[[], None] | None = None) -> None:
         self._fd = fd
+        self._on_closed = on_closed
         self._kept: list[KeyPress] = []
         self._on_escape: Callable[[], None] | None = None
         self._parser: Any = None
@@ -116,16 +118,21 @@ class TurnKeys:
             data = os.read(self._fd, 1024)
         except (BlockingIOError, InterruptedError):
             return
-        except OSError:
-            self._stop()
+        except OSError:  # EIO: the terminal was closed
+            self._closed()
             return
-        if not data:
-            self._stop()
+        if not data:  # a terminal in this mode ends only when it is closed
+            self._closed()
             return
         self._parser.feed(self._decoder.decode(data))
         if self._flush is not None:
             self._flush.cancel()
         self._flush = asyncio.get_running_loop().call_later(_ESCAPE_WAIT_S, self._timeout)
+
+    def _closed(self) -> None:
+        self._stop()
+        if self._on_closed is not None:
+            self._on_closed()
 
     def _timeout(self) -> None:
         """Nothing followed: what the parser still holds is complete (a lone Esc)."""
