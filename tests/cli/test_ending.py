@@ -21,7 +21,7 @@ from typing import Any
 import psutil
 import pytest
 
-from tether.testing.scripted_model import ScriptedModelServer, tool_calls_reply
+from tether.testing.scripted_model import ScriptedModelServer, text_reply, tool_calls_reply
 
 from ._support import PATIENCE_S, TETHER, Cli, Terminal, eventually, process_running
 
@@ -227,3 +227,30 @@ async def test_closing_the_terminal_of_chat_at_its_prompt_ends_it_129(cli: Cli) 
         await terminal.aclose()
 
     assert status == 129
+
+
+async def test_sigterm_to_chat_reading_a_pipe_ends_it_143_with_the_log_balanced(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    server.push(text_reply("first answer"))
+    process = await cli.spawn("chat", stdin=asyncio.subprocess.PIPE)
+    try:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        process.stdin.write(b"hello\n")  # the pipe stays open: the chat waits for a line
+        await process.stdin.drain()
+        async with asyncio.timeout(PATIENCE_S):
+            seen = b""
+            while b"first answer" not in seen:
+                chunk = await process.stdout.read(4096)
+                assert chunk, seen
+                seen += chunk
+        process.send_signal(signal.SIGTERM)
+        status, stderr = await ended(process)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+    assert status == 143, stderr
+    await assert_balanced(cli)
