@@ -254,3 +254,25 @@ async def test_sigterm_to_chat_reading_a_pipe_ends_it_143_with_the_log_balanced(
 
     assert status == 143, stderr
     await assert_balanced(cli)
+
+
+async def test_sigterm_to_tools_call_aborts_the_call_prints_its_result_and_exits_143(
+    cli: Cli,
+) -> None:
+    argv = unique_sleep()
+    command = json.dumps({"command": " ".join(argv), "description": "wait"})
+    process = await cli.spawn("tools", "call", "bash", command, new_session=True)
+    try:
+        await eventually(lambda: process_running(process.pid, argv), what="the command")
+        process.send_signal(signal.SIGTERM)
+        status, stderr = await ended(process)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        for left in running_anywhere(argv):
+            left.kill()
+
+    assert status == 143, stderr
+    assert "tether: ABORTED: " in stderr
+    assert running_anywhere(argv) == []
