@@ -89,7 +89,7 @@ class Interrupts:
         as its cause, or, at the prompt, cancel the task (the chat quits)."""
         self._ending = reason
         controller = self._controller
-        notice(f"{reason.name}: ending; the running turn is aborted and recorded")
+        self._notice(f"{reason.name}: ending; the running turn is aborted and recorded")
         if controller is not None and not controller.signal.aborted:
             controller.abort(reason)
         elif controller is None and self._task is not None:
