@@ -87,6 +87,16 @@ async def ended(process: asyncio.subprocess.Process) -> tuple[int, str]:
     return process.returncode, err.decode()
 
 
+def hold_the_drain(cli: Cli) -> None:
+    """A command that ignores SIGTERM then holds a drain for 10 minutes (the shell's grace)."""
+    (cli.work / "tether.yml").write_text(
+        "plugins:\n"
+        "  - id: shell\n"
+        "    name: tether.plugins.shell.plugin\n"
+        "    config: {grace_ms: 600000}\n"
+    )
+
+
 async def assert_balanced(cli: Cli) -> str:
     (summary,) = cli.sessions()
     check = await cli.run("sessions", "check", summary.id)
@@ -120,12 +130,7 @@ async def test_a_signal_to_run_mid_command_aborts_the_call_balances_the_log_and_
 async def test_a_second_signal_while_run_drains_exits_at_once_and_nothing_runs(
     cli: Cli, server: ScriptedModelServer
 ) -> None:
-    (cli.work / "tether.yml").write_text(  # the command ignores SIGTERM: a 10-minute drain
-        "plugins:\n"
-        "  - id: shell\n"
-        "    name: tether.plugins.shell.plugin\n"
-        "    config: {grace_ms: 600000}\n"
-    )
+    hold_the_drain(cli)
     argv = unique_sleep()
     stubborn = f"trap '' TERM; {' '.join(argv)}; true"
     async with running_run(cli, server, argv, stubborn) as process:
@@ -147,9 +152,11 @@ async def test_a_second_signal_while_run_drains_exits_at_once_and_nothing_runs(
 
 @contextlib.asynccontextmanager
 async def running_chat(
-    cli: Cli, server: ScriptedModelServer, argv: Sequence[str]
+    cli: Cli, server: ScriptedModelServer, argv: Sequence[str], command: str | None = None
 ) -> AsyncIterator[Terminal]:
-    command = " ".join(argv)
+    """`tether chat` on a pseudo-terminal with the bash call `command` (default: `argv`)
+    running `argv`."""
+    command = command or " ".join(argv)
     server.push(tool_calls_reply(bash_call(command)))
     terminal = await Terminal.open(
         [str(TETHER), "chat", "--allow", f"Bash({command})"], cwd=cli.work, env=cli.env
@@ -183,6 +190,23 @@ async def test_a_signal_to_chat_mid_command_aborts_the_call_and_ends_the_chat_12
         "kind": "aborted",
         "reason": {"kind": "signal", "signal": signum.name},
     }
+
+
+async def test_a_second_signal_while_chat_drains_exits_at_once_and_nothing_runs(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    hold_the_drain(cli)
+    argv = unique_sleep()
+    stubborn = f"trap '' TERM; {' '.join(argv)}; true"
+    async with running_chat(cli, server, argv, stubborn) as terminal:
+        terminal.process.send_signal(signal.SIGTERM)
+        await terminal.expect("tether: SIGTERM: ending")
+        assert running_anywhere(argv) != []  # the drain is held open by the command
+        terminal.process.send_signal(signal.SIGQUIT)
+        status = await terminal.wait()
+        await eventually(lambda: running_anywhere(argv) == [], what="the namespace to die")
+
+    assert status == 131
 
 
 async def test_closing_the_terminal_of_chat_mid_command_ends_it_129_with_the_log_balanced(
