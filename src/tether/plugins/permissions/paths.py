@@ -56,6 +56,8 @@ class PathPattern:
 
     text: str
     regex: re.Pattern[str]
+    anchor: str = ""
+    """The directory everything the pattern matches is in ("": the filesystem root)."""
 
     @classmethod
     def compile(cls, text: str, workspace: Path, home: Path | None = None) -> PathPattern:
@@ -82,10 +84,13 @@ class PathPattern:
             base = ""
         if not base and not rest:
             return cls(text, re.compile("/"))  # `//`: the filesystem root, so every path
+        literal = base + rest
+        glob_at = min((i for i in map(literal.find, "*?[") if i >= 0), default=-1)
+        anchor = literal if glob_at < 0 else literal[:glob_at].rpartition("/")[0]
         tail = ""
         if rest.endswith("/**"):
             rest, tail = rest[:-3], "(?:/.*)?"
-        return cls(text, re.compile(re.escape(base) + _glob_regex(rest) + tail))
+        return cls(text, re.compile(re.escape(base) + _glob_regex(rest) + tail), anchor)
 
     def matches(self, path: str) -> bool:
         """Whether `path` (absolute, normalized) or one of its ancestors matches."""
@@ -97,6 +102,19 @@ class PathPattern:
             if parent == current:
                 return False
             current = parent
+
+    def may_match_under(self, directory: str) -> bool:
+        """Whether the pattern may match `directory` (absolute, normalized) or anything inside
+        it; when unsure, yes."""
+        here = directory.rstrip("/")
+        anchor = self.anchor
+        return (
+            not here
+            or not anchor
+            or anchor == here
+            or anchor.startswith(here + "/")
+            or here.startswith(anchor + "/")
+        )
 
 
 def candidate_paths(raw: str, workspace: Path) -> tuple[str, str]:
