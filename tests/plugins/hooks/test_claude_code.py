@@ -778,7 +778,13 @@ def test_a_real_world_settings_file_loads_unchanged(project: Path, home: Path) -
     loaded = load_hook_set(Config(project_dir=str(project)), project, home)
 
     assert loaded.sources == [str(path)]
-    assert loaded.events() == {"PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop"}
+    assert loaded.events() == {
+        "PreToolUse",
+        "PostToolUse",
+        "Notification",
+        "UserPromptSubmit",
+        "Stop",
+    }
     pre = [
         (m, h.handler_id, h.hook.command, h.hook.timeout_sec)
         for m, h in loaded.groups["PreToolUse"]
