@@ -85,6 +85,6 @@ def last_assistant_text(agent: object | None) -> str:
         return ""
     for message in reversed(list(found) if isinstance(found, Sequence) else []):
         if getattr(message, "role", None) == "assistant":
-            content = getattr(message, "content", ())
-            return text_of(content) if isinstance(content, Sequence) else ""
+            text = getattr(message, "text", "")
+            return text if isinstance(text, str) else ""
     return ""

@@ -40,7 +40,10 @@ Points (Claude Code event → tether event):
     Stop              agent/turn-stopping    deny ⇒ the turn continues with a user message
                       (reason or "continue: blocked by Stop hook"); `stop_hook_active` is true
                       once a Stop hook has continued this turn.
-    SessionStart      agent/session-start    matcher: `startup` or `resume`; context injected.
+    SessionStart      agent/session-start    matcher: `startup`, `resume`, `clear` (after
+                      `Agent.new_session`) or `compact` (after a compaction); context injected.
+    SessionEnd, PreCompact, PostCompact, Notification, PermissionRequest,
+    PostToolUseFailure   see `tether.plugins.hooks.lifecycle`.
     SubagentStart     subagent/start         matcher: the subagent type (`general-purpose`,
                       a `.claude/agents` name); payload `agent_id` (the child's session id) and
                       `agent_type`; `additionalContext` joins the child's first request.
@@ -63,8 +66,14 @@ the agent's command environment (`AgentLoop.env`), every bash call; `SessionStar
 `CLAUDE_ENV_FILE` (`claude-env.sh` beside the session), and what the file exports joins that
 environment for the session's later bash calls.
 
+PostToolUse's payload has `duration_ms` (how long the call ran: a `tools/execute` wrapper);
+Stop's has `last_assistant_message`. An event with hooks that tether does not run is named once
+at load in a warning line (`loading.py`).
+
 Hooks of one point run serially in config order, with cwd = the session's cwd, env
-CLAUDE_PROJECT_DIR, and the point's signal (a tool call's or the turn's): cancelling it kills the
+CLAUDE_PROJECT_DIR, CLAUDECODE=1, CLAUDE_CODE_ENTRYPOINT=tether, CLAUDE_CODE_SESSION_ID (the
+payload's `session_id`), CLAUDE_PID (this process) and CLAUDE_CONFIG_DIR (`~/.claude`), and the
+point's signal (a tool call's or the turn's): cancelling it kills the
 running hook. Each run is recorded as `hook/invoked` / `hook/result` when the agent has a session
 with an open turn. Hook context messages are user messages with source `{"kind": "plugin", "plugin":
 "hooks-claude-code"}`. Exit codes other than 0 and 2, timeouts and kills are non-blocking failures,
@@ -79,7 +88,6 @@ warning) go a failure (`exited 1 (non-blocking): <first stderr line>`, `was kill
 from __future__ import annotations
 
 import logging
-import math
 import os
 import tempfile
 import time
@@ -88,11 +96,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
 from ...core.errors import error_message
 from ...core.signals import AbortSignal
-from ...core.timeout import MAX_TIMER_DELAY_MS
 from ...kernel import Context
 from ...tools.decisions import Accept, Ask, Block, Deny, PostToolDecision, PreToolDecision
 from ...tools.execution import ToolExecution
@@ -103,7 +108,6 @@ from ...tools.results import (
     text_content,
     user_message,
 )
-from ..sandbox.policy import SandboxMode, SandboxSettings
 from ..shell.seam import ShellRequest
 from .agent_view import (
     HOOK_CONTEXT_SOURCE,
@@ -119,21 +123,18 @@ from .agent_view import (
 from .claude_config import (
     ClaudeHookSet,
     ConfiguredHook,
-    HookConfigError,
-    parse_claude_hooks,
-    unsupported_events,
 )
-from .environment import ENV_FILE_SCRIPT, env_file_changes, settings_env
+from .environment import ENV_FILE_SCRIPT, env_file_changes
 from .journal import HookJournal, session_of
 from .lifecycle import LifecyclePoints
+from .loading import Config, load_hook_set, load_settings_env
 from .matcher import matches
 from .merge import MergedHookOutcome, merge_hook_outputs
-from .names import DEFAULT_TOOL_NAMES, ToolNames, claude_tool_input
+from .names import ToolNames, claude_tool_input
 from .notices import hook_name, run_notices, tell
 from .output import HookOutput
 from .precedence import strictest
 from .runner import HookShell, run_hook
-from .settings import claude_settings_paths, load_settings, settings_error
 from .tool_response import claude_tool_response
 from .transcript import TRANSCRIPT_NAME, ClaudeTranscript
 
@@ -156,94 +157,6 @@ _log = logging.getLogger("tether.plugins.hooks")
 
 _CLAUDE_ENV: Final[Mapping[str, str]] = {"CLAUDECODE": "1", "CLAUDE_CODE_ENTRYPOINT": "tether"}
 """Set for every hook, as Claude Code sets them (its entrypoint is `cli` or `sdk-cli`)."""
-
-
-class Config(BaseModel):
-    """See the module note."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    config_path: str | list[str] | None = None
-    discover: bool = True
-    project_dir: str | None = None
-    plugin_root: str | None = None
-    default_timeout_ms: float = 600_000
-    stderr_summary_max_chars: int = 500
-    tool_names: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_TOOL_NAMES))
-    sandbox: SandboxSettings = SandboxSettings(mode=SandboxMode.DANGER_FULL_ACCESS.value)
-
-    @field_validator("default_timeout_ms")
-    @classmethod
-    def _timeout(cls, value: float) -> float:
-        if not (math.isfinite(value) and 0 < value <= MAX_TIMER_DELAY_MS):
-            raise ValueError(
-                "hooks-claude-code: default_timeout_ms must be a positive finite number no "
-                f"greater than {MAX_TIMER_DELAY_MS}"
-            )
-        return value
-
-    @field_validator("stderr_summary_max_chars")
-    @classmethod
-    def _summary(cls, value: int) -> int:
-        if value < 1:
-            raise ValueError(
-                "hooks-claude-code: stderr_summary_max_chars must be a positive integer"
-            )
-        return value
-
-
-def _config_paths(config: Config, project_dir: Path, home: Path | None) -> list[tuple[Path, bool]]:
-    """(path, required): the configured files, then the discovered ones."""
-    explicit = config.config_path
-    listed = [explicit] if isinstance(explicit, str) else list(explicit or ())
-    paths: list[tuple[Path, bool]] = [(project_dir / p, True) for p in listed]
-    if config.discover:
-        paths += [(p, False) for p in claude_settings_paths(project_dir, home)]
-    return paths
-
-
-def load_settings_env(
-    config: Config, project_dir: Path, home: Path | None = None
-) -> dict[str, str]:
-    """The merged settings `env` blocks: user, project, local, then configured files."""
-    paths = _config_paths(config, project_dir, home)
-    discovered = [p for p, required in paths if not required]
-    configured = [p for p, required in paths if required]
-    return settings_env([*reversed(discovered), *configured])
-
-
-def load_hook_set(config: Config, project_dir: Path, home: Path | None = None) -> ClaudeHookSet:
-    """Read every configured and discovered file. Raises ConfigError for a file that cannot be
-    used (see the module note)."""
-    hooks = ClaudeHookSet()
-    paths = _config_paths(config, project_dir, home)
-    substitutions = {"CLAUDE_PROJECT_DIR": str(project_dir)}
-    if config.plugin_root is not None:
-        substitutions["CLAUDE_PLUGIN_ROOT"] = config.plugin_root
-    seen: set[str] = set()
-    warned: set[str] = set()
-    for path, required in paths:
-        key = os.path.realpath(path)
-        if key in seen or (not required and not path.is_file()):
-            continue
-        seen.add(key)
-        document = load_settings(path)
-        try:
-            groups = parse_claude_hooks(document, substitutions=substitutions)
-        except HookConfigError as exc:
-            raise settings_error(path, str(exc)) from None
-        hooks.add(str(path), groups)
-        for event in unsupported_events(document):
-            if event not in warned:
-                warned.add(event)
-                _log.warning(
-                    'hooks-claude-code: "%s" hooks in %s do not run: tether does not support '
-                    "the %s event",
-                    event,
-                    path,
-                    event,
-                )
-    return hooks
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,9 +18,9 @@ bridge's `run_point`. Points (Claude Code event → tether event, matcher subjec
                                                  asking, `"deny"` (or exit 2) refuses it with
                                                  `message` (stderr); nothing: ask as usual
     PostToolUseFailure  tools/post-execute       the tool name; `tool_name`, `tool_input`,
-                        (failures)               `tool_use_id`, `error` (the error text the
-                                                 model reads), `is_interrupt`, `duration_ms`;
-                                                 `additionalContext` joins the result
+                        (failures of calls that  `tool_use_id`, `error` (the error text the
+                        ran: not DENIED,         model reads), `is_interrupt`, `duration_ms`;
+                        UNKNOWN_TOOL, ...)       `additionalContext` joins the result
 """
 
 from __future__ import annotations
@@ -41,7 +41,9 @@ if TYPE_CHECKING:
 
 __all__ = ["LifecyclePoints"]
 
-_INTERRUPTED = frozenset({"ABORTED", "ABORTED_BEFORE_DISPATCH", "CANCELLED"})
+_INTERRUPTED = frozenset({"ABORTED", "CANCELLED"})
+_NEVER_RAN = frozenset({"DENIED", "ABORTED_BEFORE_DISPATCH", "UNKNOWN_TOOL", "INVALID_ARGS"})
+"""Failures of calls that never ran (refused, unknown, invalid): no PostToolUseFailure."""
 
 
 class LifecyclePoints:
@@ -122,7 +124,8 @@ class LifecyclePoints:
     ) -> PostToolDecision:
         """A failed call: PostToolUseFailure hooks; their contexts join the result."""
         tool_name = self._names.claude_name(exec.name)
-        if not self._select("PostToolUseFailure", tool_name) or exec.signal.aborted:
+        ran = result.code not in _NEVER_RAN
+        if not ran or not self._select("PostToolUseFailure", tool_name) or exec.signal.aborted:
             return await next()
         payload = {
             "tool_name": tool_name,
