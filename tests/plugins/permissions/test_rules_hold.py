@@ -344,3 +344,18 @@ def test_a_saved_rule_never_allows_a_redirection_the_approved_command_had_not(
     assert p.decide("bash", bash("npm test -- -y")) == Allow()
     assert isinstance(p.decide("bash", bash("npm test > package.json")), Ask)
     assert isinstance(p.decide("bash", bash("npm test && rm -rf src")), Ask)
+
+
+def test_read_deny_rules_become_globs_the_search_tools_leave_out(workspace: Path) -> None:
+    from tether.plugins.search.ripgrep import relative_exclusions
+
+    p = policy(workspace, deny=("Read(./secrets/**)", "Read(*.pem)", "Read(//etc/shadow)"))
+    globs = p.read_exclusions()
+    assert globs[:2] == (f"{workspace}/secrets/**", f"{workspace}/secrets/**/**")
+    assert relative_exclusions(globs, str(workspace)) == (
+        "/secrets/**",
+        "/secrets/**/**",
+        "/**/*.pem",
+        "/**/*.pem/**",
+    )
+    assert relative_exclusions(globs, str(workspace / "src")) == ("**/*.pem", "**/*.pem/**")

@@ -28,6 +28,9 @@ from pathlib import Path
 __all__ = ["PathPattern", "candidate_paths"]
 
 
+_GLOB_SPECIAL = re.compile(r"([\\*?\[\]{}!])")
+
+
 def _glob_regex(glob: str) -> str:
     out: list[str] = []
     i, n = 0, len(glob)
@@ -58,6 +61,8 @@ class PathPattern:
     regex: re.Pattern[str]
     anchor: str = ""
     """The directory everything the pattern matches is in ("": the filesystem root)."""
+    glob: str = "/"
+    """The pattern as one absolute gitignore-style glob (for `rg --glob=!…`)."""
 
     @classmethod
     def compile(cls, text: str, workspace: Path, home: Path | None = None) -> PathPattern:
@@ -85,12 +90,14 @@ class PathPattern:
         if not base and not rest:
             return cls(text, re.compile("/"))  # `//`: the filesystem root, so every path
         literal = base + rest
+        absolute = _GLOB_SPECIAL.sub(r"\\\1", base) + rest
         glob_at = min((i for i in map(literal.find, "*?[") if i >= 0), default=-1)
         anchor = literal if glob_at < 0 else literal[:glob_at].rpartition("/")[0]
         tail = ""
         if rest.endswith("/**"):
             rest, tail = rest[:-3], "(?:/.*)?"
-        return cls(text, re.compile(re.escape(base) + _glob_regex(rest) + tail), anchor)
+        regex = re.compile(re.escape(base) + _glob_regex(rest) + tail)
+        return cls(text, regex, anchor, absolute)
 
     def matches(self, path: str) -> bool:
         """Whether `path` (absolute, normalized) or one of its ancestors matches."""

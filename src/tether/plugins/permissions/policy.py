@@ -202,6 +202,16 @@ class PermissionPolicy:
             out[kind] = tuple(dict.fromkeys(r.text for r in rules))
         return out
 
+    def read_exclusions(self) -> tuple[str, ...]:
+        """Absolute gitignore-style globs of what `Read(...)` deny rules deny — each path and
+        everything under it — for the search tools to leave out (`rg --glob=!…`), as Claude
+        Code's Grep and Glob do."""
+        out: list[str] = []
+        for rule in self._deny.get("read", ()):
+            if isinstance(rule.spec, PathPattern):
+                out += [rule.spec.glob, rule.spec.glob.rstrip("/") + "/**"]
+        return tuple(dict.fromkeys(out))
+
     # -- evaluation ----------------------------------------------------------------------------
 
     def decide(self, tool: str, arguments: JsonValue | None) -> PreToolDecision:
