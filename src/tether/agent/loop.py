@@ -302,6 +302,8 @@ class AgentLoop:
                             self._last_header = _UNREAD
                             turn = session.last_turn + 1
                             session.turn_start(turn)
+                            self._session_started, self.start_source = False, "compact"
+                            await self._start_session(turn, signal)
                     entering += self._next_step
                     self._next_step.clear()
                     session.step_start(turn, step)

@@ -11,7 +11,8 @@ when a person is asked), PostToolUse (with `duration_ms`), PostToolUseFailure (`
 the agent closes). Every hook gets `CLAUDE_PROJECT_DIR`, `CLAUDECODE=1`,
 `CLAUDE_CODE_ENTRYPOINT`, `CLAUDE_CODE_SESSION_ID` (the payload's `session_id`), `CLAUDE_PID`
 and `CLAUDE_CONFIG_DIR`; SessionStart hooks `CLAUDE_ENV_FILE` too. An event tether does not
-run is named in one warning line at load.
+run is named in one warning line at load. Automatic compaction between two steps of a turn runs
+PreCompact and PostCompact (`auto`) and SessionStart (`compact`) before the turn goes on.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from tether import AbortController, Agent, LlmConfig
+from tether import AbortController, Agent, LlmConfig, tool
 from tether.agent.llm import RetryPolicy
 from tether.plugins.approval import ApprovalQuestion
 from tether.testing.scripted_model import ScriptedModelServer, text_reply, tool_calls_reply
@@ -224,3 +225,53 @@ def _subject(payload: dict[str, Any]) -> str:
     if event == "Notification":
         return str(payload["notification_type"])
     return str(payload.get("reason"))
+
+
+@tool
+async def long_output() -> str:
+    """Returns a long text."""
+    return "y " * 1500
+
+
+async def test_compaction_between_steps_runs_pre_compact_post_compact_and_session_start(
+    tmp_path: Path, server: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    work = tmp_path / "work"
+    work.mkdir()
+    log = tmp_path / "hooks.jsonl"
+    settings(work, log)
+    server.push(
+        tool_calls_reply(("c1", "long_output", "{}")),
+        text_reply("SUMMARY: a long output"),
+        text_reply("done"),
+    )
+    model = LlmConfig(
+        provider="openai", base_url=server.base_url, model="scripted", retry=RetryPolicy(mode="off")
+    )
+    agent = Agent(
+        model=model,
+        cwd=work,
+        home=tmp_path / "tether",
+        context_window=600,
+        tools=[long_output],
+        permission_mode="bypassPermissions",
+    )
+    try:
+        result = await agent.run("go", signal=AbortController().signal)
+    finally:
+        await agent.aclose()
+
+    assert result.outcome.kind == "completed"
+    seen = [(p["hook_event_name"], _subject(p)) for p in (r["payload"] for r in recorded(log))]
+    assert seen == [
+        ("SessionStart", "startup"),
+        ("UserPromptSubmit", "go"),
+        ("PreToolUse", "long_output"),
+        ("PostToolUse", "long_output"),
+        ("PreCompact", "auto"),
+        ("PostCompact", "auto"),
+        ("SessionStart", "compact"),
+        ("Stop", "done"),
+        ("SessionEnd", "other"),
+    ]
