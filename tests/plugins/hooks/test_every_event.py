@@ -8,11 +8,12 @@ the call unasked, its `deny` refuses it with its message), Notification (`permis
 when a person is asked), PostToolUse (with `duration_ms`), PostToolUseFailure (`error`,
 `is_interrupt`, `duration_ms`), Stop (with `last_assistant_message`), PreCompact and PostCompact
 (`trigger`, `custom_instructions` / `compact_summary`), SessionEnd (`clear`, then `other` when
-the agent closes). Every hook gets `CLAUDE_PROJECT_DIR`, `CLAUDECODE=1`,
-`CLAUDE_CODE_ENTRYPOINT`, `CLAUDE_CODE_SESSION_ID` (the payload's `session_id`), `CLAUDE_PID`
-and `CLAUDE_CONFIG_DIR`; SessionStart hooks `CLAUDE_ENV_FILE` too. An event tether does not
-run is named in one warning line at load. Automatic compaction between two steps of a turn runs
-PreCompact and PostCompact (`auto`) and SessionStart (`compact`) before the turn goes on.
+the agent closes); inside a turn every payload has the same `prompt_id`. Every hook gets
+`CLAUDE_PROJECT_DIR`, `CLAUDECODE=1`, `CLAUDE_CODE_ENTRYPOINT`, `CLAUDE_CODE_SESSION_ID` (the
+payload's `session_id`), `CLAUDE_PID` and `CLAUDE_CONFIG_DIR`; SessionStart hooks
+`CLAUDE_ENV_FILE` too. An event tether does not run is named in one warning line at load.
+Automatic compaction between two steps of a turn runs PreCompact and PostCompact (`auto`) and
+SessionStart (`compact`) before the turn goes on.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -192,6 +194,10 @@ async def test_a_settings_file_with_every_hook_event_runs_each_of_them(
     assert isinstance(failure["duration_ms"], int)
     assert by_event["PreCompact"]["custom_instructions"] == "keep the tools"
     assert by_event["PostCompact"]["compact_summary"] == "the summary"
+    first_turn = {p["prompt_id"] for p in payloads[1:14]}
+    assert len(first_turn) == 1
+    assert uuid.UUID(first_turn.pop()).version == 5
+    assert "prompt_id" not in payloads[-1]  # SessionEnd, after the turns
     for run in runs:
         payload, env = run["payload"], run["env"]
         assert {"session_id", "transcript_path", "cwd", "permission_mode"} <= payload.keys()

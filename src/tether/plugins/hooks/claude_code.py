@@ -67,8 +67,9 @@ the agent's command environment (`AgentLoop.env`), every bash call; `SessionStar
 environment for the session's later bash calls.
 
 PostToolUse's payload has `duration_ms` (how long the call ran: a `tools/execute` wrapper);
-Stop's has `last_assistant_message`. An event with hooks that tether does not run is named once
-at load in a warning line (`loading.py`).
+Stop's has `last_assistant_message`; every payload inside a turn has `prompt_id`, a UUID of the
+session and turn (the same for every hook of one prompt). An event with hooks that tether does
+not run is named once at load in a warning line (`loading.py`).
 
 Hooks of one point run serially in config order, with cwd = the session's cwd, env
 CLAUDE_PROJECT_DIR, CLAUDECODE=1, CLAUDE_CODE_ENTRYPOINT=tether, CLAUDE_CODE_SESSION_ID (the
@@ -91,6 +92,7 @@ import logging
 import os
 import tempfile
 import time
+import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -505,6 +507,10 @@ class ClaudeCodeBridge(LifecyclePoints):
             "hook_event_name": point,
             **extra,
         }
+        turn = getattr(session, "open_turn", None)
+        if session_id and isinstance(turn, int) and not isinstance(turn, bool):
+            prompt = uuid.uuid5(uuid.NAMESPACE_URL, f"tether:{session_id}:{turn}")
+            payload["prompt_id"] = str(prompt)
         hook_env = {
             **self._env,
             **_CLAUDE_ENV,
