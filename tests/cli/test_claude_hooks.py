@@ -253,3 +253,33 @@ async def test_hook_stdin_carries_the_permission_mode(
 
     assert done.code == 0
     assert (cli.work / "mode.txt").read_text() == f"{mode}\n"
+
+
+async def test_tether_run_fires_session_end_and_names_an_unsupported_event_on_stderr(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    settings = {
+        "hooks": {
+            **hook("SessionEnd", "end.sh"),
+            **hook("Stop", "stop.sh"),
+            "TeammateIdle": [{"hooks": [{"type": "command", "command": "true"}]}],
+        }
+    }
+    install(
+        cli,
+        settings,
+        **{
+            "end.sh": 'jq -c "{reason, hook_event_name}" >> "$CLAUDE_PROJECT_DIR"/end.txt\n',
+            "stop.sh": 'jq -r .last_assistant_message >> "$CLAUDE_PROJECT_DIR"/stop.txt\n',
+        },
+    )
+    server.push(text_reply("the answer"))
+
+    done = await cli.run("run", "hello")
+
+    assert done.code == 0
+    assert (cli.work / "stop.txt").read_text() == "the answer\n"
+    assert (cli.work / "end.txt").read_text() == (
+        '{"reason":"other","hook_event_name":"SessionEnd"}\n'
+    )
+    assert done.stderr.count("TeammateIdle") == 2  # the event named twice in its one line

@@ -298,6 +298,10 @@ class Agent:
         if state is not None and not state.disposed:
             state.disposed = True
             try:
+                await _shielded(_end_session(state))
+            except asyncio.CancelledError:
+                cancelled = True
+            try:
                 await _shielded(state.dispose())
             except asyncio.CancelledError:
                 cancelled = True
@@ -437,8 +441,10 @@ class Agent:
         """Continue in a new, empty session with the same settings (the old log is closed);
         returns it. Waits for a running turn."""
         async with self._slot() as booted:
+            await booted.loop.end_session("clear", signal=self._closing.signal)
             session = booted.store.create(cwd=self._cwd)
             self._switch(booted, session, carry_context=False)
+            booted.loop.start_source = "clear"
             return session
 
     async def resume(self, session_id: str) -> SessionLog:
@@ -471,6 +477,7 @@ class Agent:
                 return None
             old = booted.loop.session.id
             self._switch(booted, done.session, carry_context=True)
+            booted.loop.start_source = "compact"
             return CompactionFinished(old, done.session.id, len(done.summary.split()))
 
     async def call_tool(
@@ -605,6 +612,7 @@ class Agent:
         if done is None:
             return False
         self._switch(booted, done.session, carry_context=True)
+        booted.loop.start_source = "compact"
         return True
 
     async def _compact_between_steps(
@@ -685,6 +693,12 @@ async def _shielded(work: Coroutine[Any, Any, None]) -> None:
         await quiesce(task)
     finally:
         task.result()
+
+
+async def _end_session(booted: _Booted) -> None:
+    """`agent/session-end` ("other") for the session the closed agent was in, with a signal of
+    its own (the agent's is aborted by now): its hooks run to their own timeouts."""
+    await booted.loop.end_session("other", signal=AbortController().signal)
 
 
 class _Booted:

@@ -2,8 +2,9 @@
 
 Owns `Compactor`: the context window an `Agent(context_window=...)` keeps to (it only shrinks:
 a model that refuses a request as too long teaches it the real size), the test before a turn and
-before each later step (`fits`), and one compaction (`run`): `CompactionStarted`, the model's
-summary, the new linked session (`tether.agent.compaction.compact`), then `CompactionFinished`
+before each later step (`fits`), and one compaction (`run`): `agent/pre-compact` (the hooks'
+PreCompact), `CompactionStarted`, the model's summary, the new linked session
+(`tether.agent.compaction.compact`), then `CompactionFinished` and `agent/post-compact`
 — or `CompactionFailed` when the model fails, answers with no summary, or the signal aborts (the
 conversation then stays where it was). Does not own the summary request or the session links
 (`tether.agent.compaction`), nor which session the agent continues in (`tether.agent.api`).
@@ -75,6 +76,7 @@ class Compactor:
         if not messages:
             return None
         tokens = context_tokens(session, extra)
+        await loop.compacting(trigger, focus, signal=signal)
         self._emit(CompactionStarted(trigger, tokens, self.window, overflow))
         settings = loop.settings
         try:
@@ -93,4 +95,5 @@ class Compactor:
             self._store, session, summary, trigger=trigger, tokens_before=tokens, focus=focus
         )
         self._emit(CompactionFinished(session.id, done.session.id, len(summary.split())))
+        await loop.compacted(trigger, summary, signal=signal)
         return done

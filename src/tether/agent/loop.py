@@ -45,6 +45,7 @@ that reason again without starting a turn.
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -80,7 +81,10 @@ from .session import SessionLog, SessionWriteFailed
 from .session.events import LLM_RETRY, LLM_RETRY_STARTED, REQUEST_CONTEXT, REQUEST_HEADER
 
 __all__ = [
+    "POST_COMPACT_EVENT",
+    "PRE_COMPACT_EVENT",
     "PROMPT_EVENT",
+    "SESSION_END_EVENT",
     "SESSION_START_EVENT",
     "TURN_STOPPING_EVENT",
     "AgentLoop",
@@ -91,7 +95,17 @@ __all__ = [
 ]
 
 
+_log = logging.getLogger("tether.agent")
+
 SESSION_START_EVENT: Final = "agent/session-start"
+SESSION_END_EVENT: Final = "agent/session-end"
+"""`(loop, reason, signal)`, parallel: the session the loop runs in ends ("clear": replaced by a
+new empty one; "other": the agent is closed). Only after `agent/session-start` ran for it."""
+PRE_COMPACT_EVENT: Final = "agent/pre-compact"
+"""`(loop, trigger, focus, signal)`, parallel: the conversation is about to be summarised
+(`trigger` "manual" or "auto"; `focus` the instructions given, or "")."""
+POST_COMPACT_EVENT: Final = "agent/post-compact"
+"""`(loop, trigger, summary, signal)`, parallel: the conversation was summarised."""
 PROMPT_EVENT: Final = "agent/prompt"
 TURN_STOPPING_EVENT: Final = "agent/turn-stopping"
 
@@ -228,6 +242,10 @@ class AgentLoop:
         self._last_header: object = _UNREAD
         self._last_context: object = None
         self._session_started = False
+        self.start_source: str | None = None
+        """How this loop's session began when not by its first turn ("startup") or a resumed
+        one ("resume"): "clear" (a new empty session replaced another) or "compact" (it starts
+        from a summary of another) — what `agent/session-start` says."""
         self.compactor: Compactor | None = None
         """Asked before every step after the first: a new session (that starts from a summary of
         this one) to continue the turn in, or None to go on. The turn ends `{"kind":
@@ -287,6 +305,8 @@ class AgentLoop:
                             self._last_header = _UNREAD
                             turn = session.last_turn + 1
                             session.turn_start(turn)
+                            self._session_started, self.start_source = False, "compact"
+                            await self._start_session(turn, signal)
                     entering += self._next_step
                     self._next_step.clear()
                     session.step_start(turn, step)
@@ -355,8 +375,32 @@ class AgentLoop:
         if self._ctx is None or self._session_started:
             return
         self._session_started = True
-        source = "startup" if turn == 1 else "resume"
+        source = self.start_source or ("startup" if turn == 1 else "resume")
         await self._ctx.parallel(SESSION_START_EVENT, self, source, signal)
+
+    async def end_session(self, reason: str, *, signal: AbortSignal) -> None:
+        """`agent/session-end` (see `SESSION_END_EVENT`), once, when the session started here.
+        A listener's failure is logged, never raised: the session ends anyway."""
+        if self._ctx is None or not self._session_started:
+            return
+        self._session_started = False
+        await self._announce(SESSION_END_EVENT, reason, signal)
+
+    async def compacting(self, trigger: str, focus: str | None, *, signal: AbortSignal) -> None:
+        """`agent/pre-compact` (see `PRE_COMPACT_EVENT`); a listener's failure is logged."""
+        await self._announce(PRE_COMPACT_EVENT, trigger, focus or "", signal)
+
+    async def compacted(self, trigger: str, summary: str, *, signal: AbortSignal) -> None:
+        """`agent/post-compact` (see `POST_COMPACT_EVENT`); a listener's failure is logged."""
+        await self._announce(POST_COMPACT_EVENT, trigger, summary, signal)
+
+    async def _announce(self, event: str, *args: object) -> None:
+        if self._ctx is None:
+            return
+        try:
+            await self._ctx.parallel(event, self, *args)
+        except Exception as exc:
+            _log.warning("%s: a listener failed: %s", event, error_message(exc))
 
     async def _screen(self, prompt: UserMessage, signal: AbortSignal) -> str | None:
         """`agent/prompt`: the rejection reason, or None to go ahead."""

@@ -11,8 +11,8 @@ refused and the model is told
     non-interactive; allow it with --allow 'Bash(npm test)' or --yolo)
 
 so it can try something else. The rule shown is the narrowest that would allow the call; when
-no allow rule can (an ask rule matched) only `--yolo` is suggested, and when the permission rules
-would not ask at all (a hook asked) neither flag helps, so `tether chat` is. The same hint goes to
+an ask rule matched neither flag helps (an ask rule asks in every mode), nor when the permission
+rules would not ask at all (a hook asked): `tether chat` is suggested then. The same hint goes to
 stderr for the user.
 """
 
@@ -26,7 +26,6 @@ from typing import Final
 from ..kernel import Context
 from ..plugins.approval import Approval, ApprovalQuestion
 from ..plugins.permissions import Permissions
-from ..tools import Ask
 
 __all__ = ["YOLO_NOTICE", "apply_flags", "refuse_unattended", "unattended_note"]
 
@@ -56,9 +55,17 @@ def apply_flags(ctx: Context, *, yolo: bool, allow: Sequence[str]) -> None:
         sys.stderr.flush()
 
 
-def unattended_note(question: ApprovalQuestion, *, rules_ask: bool) -> str:
+def unattended_note(
+    question: ApprovalQuestion, *, rules_ask: bool, asking_rule: str | None = None
+) -> str:
     """What `tether run` appends to the `unavailable` denial; `rules_ask` is whether the
-    permission rules themselves ask about the call (so `--yolo` would allow it)."""
+    permission mode asks about the call (so `--yolo` would allow it); `asking_rule` the ask
+    rule that asks instead (it asks in every mode: no flag helps)."""
+    if asking_rule is not None:
+        return (
+            f'tether run is non-interactive and the rule "{asking_rule}" asks in every mode; '
+            "answer it in tether chat"
+        )
     if not rules_ask:
         return "tether run is non-interactive; answer it in tether chat"
     if question.session_rule is None:
@@ -76,10 +83,14 @@ def refuse_unattended(ctx: Context) -> None:
     permissions = ctx.get("permissions")
 
     def note(question: ApprovalQuestion) -> str:
-        rules_ask = isinstance(permissions, Permissions) and isinstance(
-            permissions.decide(question.tool_name, question.arguments), Ask
+        verdict = (
+            permissions.policy.verdict(question.tool_name, question.arguments)
+            if isinstance(permissions, Permissions)
+            else None
         )
-        text = unattended_note(question, rules_ask=rules_ask)
+        asking = verdict is not None and verdict.decision == "ask"
+        rule = verdict.rule if verdict is not None and asking else None
+        text = unattended_note(question, rules_ask=asking, asking_rule=rule)
         sys.stderr.write(f'tether: "{question.tool_name}" needs approval: {text}\n')
         sys.stderr.flush()
         return text

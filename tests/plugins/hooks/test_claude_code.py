@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -134,6 +135,7 @@ with open(os.path.join(os.environ["CLAUDE_PROJECT_DIR"], "seen.json"), "w") as f
 
     assert text_of(result).startswith("hi")
     seen = json.loads((project / "seen.json").read_text())
+    prompt_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"tether:{session.id}:1"))
     assert seen == {
         "payload": {
             "session_id": session.id,
@@ -144,6 +146,7 @@ with open(os.path.join(os.environ["CLAUDE_PROJECT_DIR"], "seen.json"), "w") as f
             "tool_name": "Bash",
             "tool_input": {"command": "echo hi", "description": "a test command"},
             "tool_use_id": "call_7",
+            "prompt_id": prompt_id,
         },
         "cwd": str(project),
         "project": str(project),
@@ -778,7 +781,13 @@ def test_a_real_world_settings_file_loads_unchanged(project: Path, home: Path) -
     loaded = load_hook_set(Config(project_dir=str(project)), project, home)
 
     assert loaded.sources == [str(path)]
-    assert loaded.events() == {"PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop"}
+    assert loaded.events() == {
+        "PreToolUse",
+        "PostToolUse",
+        "Notification",
+        "UserPromptSubmit",
+        "Stop",
+    }
     pre = [
         (m, h.handler_id, h.hook.command, h.hook.timeout_sec)
         for m, h in loaded.groups["PreToolUse"]

@@ -186,10 +186,13 @@ def test_dont_ask_refuses_what_would_ask() -> None:
 
 
 @pytest.mark.parametrize("mode", ["bypassPermissions", "yolo", "bypass"])
-def test_yolo_allows_what_would_ask_but_deny_rules_still_hold(mode: str) -> None:
+def test_yolo_allows_what_the_mode_would_ask_but_deny_and_ask_rules_still_hold(mode: str) -> None:
     p = policy(mode=mode, ask=("Bash(git push:*)",), deny=("Read(./.env)",))
-    assert p.decide("bash", bash("git push")) == Allow()
+    assert p.decide("bash", bash("git status -s")) == Allow()
     assert p.decide("web_fetch", {"url": "https://example.com"}) == Allow()
+    assert p.decide("bash", bash("git push origin main")) == Ask(
+        'permission rule "Bash(git push:*)" asks before this call'
+    )
     assert isinstance(p.decide("read", {"file_path": ".env"}), Deny)
 
 

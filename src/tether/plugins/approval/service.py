@@ -41,6 +41,12 @@ Only a prompter answers it (`allow-once` or a rejection; no session rule is offe
 one it is `unavailable` whatever `non_interactive` says. It is audited like an `Ask`, with
 `kind: sandbox-escalation` in both events.
 
+Hooks: after pre-flight, `approval/permission-request` listeners (serial, `(exec, reason) ->
+Allow | Deny | None`; the hooks' PermissionRequest) may settle the ask — Allow runs the call,
+Deny refuses it with its reason — before anyone answers it; and before a prompter is asked,
+`approval/notification` listeners (parallel; the hooks' Notification, `permission_prompt`) are
+awaited.
+
 Pre-flight: before an `Ask` is answered, `approval/preflight` listeners (serial, `(exec) -> str |
 None`) may name the error the call would fail with anyway (the fs plugin: an edit of a file never
 read); the call is then denied with that text and nobody is asked.
@@ -100,6 +106,8 @@ if TYPE_CHECKING:
     from ...kernel import Context
 
 __all__ = [
+    "NOTIFICATION_EVENT",
+    "PERMISSION_REQUEST_EVENT",
     "PREFLIGHT_EVENT",
     "Approval",
     "ApprovalAnswer",
@@ -116,6 +124,12 @@ _log = logging.getLogger("tether.plugins.approval")
 PREFLIGHT_EVENT: Final = "approval/preflight"
 """serial `(exec) -> str | None`: the error a call that is about to be asked about would fail
 with anyway (the call is denied with it, nobody is asked), or None."""
+PERMISSION_REQUEST_EVENT: Final = "approval/permission-request"
+"""serial `(exec, reason) -> Allow | Deny | None`: settles an ask before anyone (a person or
+the `non_interactive` policy) answers it — the hooks' PermissionRequest; None: ask as usual."""
+NOTIFICATION_EVENT: Final = "approval/notification"
+"""parallel `(agent, notification_type, tool_name, signal)`: a person is about to be asked
+(`permission_prompt`) — the hooks' Notification."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +251,9 @@ class Approval(Service):
             problem = await self._preflight(exec)
             if problem is not None:
                 return Deny(problem)
+            settled = await self._permission_request(exec, decision.reason)
+            if settled is not None:
+                return settled
         note = self._note
         if (
             not isinstance(decision, Ask)
@@ -292,6 +309,28 @@ class Approval(Service):
             return None
         return problem if isinstance(problem, str) and problem else None
 
+    async def _permission_request(
+        self, exec: ToolExecution, reason: str | None
+    ) -> Allow | Deny | None:
+        try:
+            settled = await self.ctx.serial(PERMISSION_REQUEST_EVENT, exec, reason)
+        except Exception as exc:
+            _log.warning("approval: a permission-request listener failed: %s", error_message(exc))
+            return None
+        return settled if isinstance(settled, Allow | Deny) else None
+
+    async def _notify(self, request: ApprovalRequest) -> None:
+        try:
+            await self.ctx.parallel(
+                NOTIFICATION_EVENT,
+                request.agent,
+                "permission_prompt",
+                request.tool_name,
+                request.signal,
+            )
+        except Exception as exc:
+            _log.warning("approval: a notification listener failed: %s", error_message(exc))
+
     def _forget(self, exec: ToolExecution, result: ToolExecutionResult) -> None:
         if self._calls.get(exec.call_id) is exec:
             del self._calls[exec.call_id]
@@ -345,6 +384,8 @@ class Approval(Service):
         )
         audit = _Audit(request.agent, question)
         audit.asked()
+        if self._prompter is not None and not request.signal.aborted:
+            await self._notify(request)
         outcome, answered_by, added = await self._answer(request, question, self._session_rules())
         audit.decided(outcome, answered_by, added, self._reasons.get(request.call_id))
         return outcome

@@ -40,7 +40,10 @@ Points (Claude Code event → tether event):
     Stop              agent/turn-stopping    deny ⇒ the turn continues with a user message
                       (reason or "continue: blocked by Stop hook"); `stop_hook_active` is true
                       once a Stop hook has continued this turn.
-    SessionStart      agent/session-start    matcher: `startup` or `resume`; context injected.
+    SessionStart      agent/session-start    matcher: `startup`, `resume`, `clear` (after
+                      `Agent.new_session`) or `compact` (after a compaction); context injected.
+    SessionEnd, PreCompact, PostCompact, Notification, PermissionRequest,
+    PostToolUseFailure   see `tether.plugins.hooks.lifecycle`.
     SubagentStart     subagent/start         matcher: the subagent type (`general-purpose`,
                       a `.claude/agents` name); payload `agent_id` (the child's session id) and
                       `agent_type`; `additionalContext` joins the child's first request.
@@ -63,8 +66,15 @@ the agent's command environment (`AgentLoop.env`), every bash call; `SessionStar
 `CLAUDE_ENV_FILE` (`claude-env.sh` beside the session), and what the file exports joins that
 environment for the session's later bash calls.
 
+PostToolUse's payload has `duration_ms` (how long the call ran: a `tools/execute` wrapper);
+Stop's has `last_assistant_message`; every payload inside a turn has `prompt_id`, a UUID of the
+session and turn (the same for every hook of one prompt). An event with hooks that tether does
+not run is named once at load in a warning line (`loading.py`).
+
 Hooks of one point run serially in config order, with cwd = the session's cwd, env
-CLAUDE_PROJECT_DIR, and the point's signal (a tool call's or the turn's): cancelling it kills the
+CLAUDE_PROJECT_DIR, CLAUDECODE=1, CLAUDE_CODE_ENTRYPOINT=tether, CLAUDE_CODE_SESSION_ID (the
+payload's `session_id`), CLAUDE_PID (this process) and CLAUDE_CONFIG_DIR (`~/.claude`), and the
+point's signal (a tool call's or the turn's): cancelling it kills the
 running hook. Each run is recorded as `hook/invoked` / `hook/result` when the agent has a session
 with an open turn. Hook context messages are user messages with source `{"kind": "plugin", "plugin":
 "hooks-claude-code"}`. Exit codes other than 0 and 2, timeouts and kills are non-blocking failures,
@@ -79,21 +89,17 @@ warning) go a failure (`exited 1 (non-blocking): <first stderr line>`, `was kill
 from __future__ import annotations
 
 import logging
-import math
 import os
-import shlex
 import tempfile
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
 from ...core.errors import error_message
-from ...core.json import JsonValue
 from ...core.signals import AbortSignal
-from ...core.timeout import MAX_TIMER_DELAY_MS, format_ms
 from ...kernel import Context
 from ...tools.decisions import Accept, Ask, Block, Deny, PostToolDecision, PreToolDecision
 from ...tools.execution import ToolExecution
@@ -104,18 +110,33 @@ from ...tools.results import (
     text_content,
     user_message,
 )
-from ..sandbox.policy import SandboxMode, SandboxSettings
 from ..shell.seam import ShellRequest
-from .claude_config import ClaudeHookSet, ConfiguredHook, HookConfigError, parse_claude_hooks
-from .environment import ENV_FILE_SCRIPT, env_file_changes, settings_env
+from .agent_view import (
+    HOOK_CONTEXT_SOURCE,
+    agent_cwd,
+    agent_env,
+    context_message,
+    inject_contexts,
+    is_subagent,
+    last_assistant_text,
+    session_id_of,
+    text_of,
+)
+from .claude_config import (
+    ClaudeHookSet,
+    ConfiguredHook,
+)
+from .environment import ENV_FILE_SCRIPT, env_file_changes
 from .journal import HookJournal, session_of
+from .lifecycle import LifecyclePoints
+from .loading import Config, load_hook_set, load_settings_env
 from .matcher import matches
 from .merge import MergedHookOutcome, merge_hook_outputs
-from .names import DEFAULT_TOOL_NAMES, ToolNames, claude_tool_input
+from .names import ToolNames, claude_tool_input
+from .notices import hook_name, run_notices, tell
 from .output import HookOutput
 from .precedence import strictest
-from .runner import HookRun, HookShell, run_hook
-from .settings import claude_settings_paths, load_settings, settings_error
+from .runner import HookShell, run_hook
 from .tool_response import claude_tool_response
 from .transcript import TRANSCRIPT_NAME, ClaudeTranscript
 
@@ -133,89 +154,11 @@ __all__ = [
 name: Final = "hooks-claude-code"
 inject: Final = ("shell",)
 
-HOOK_CONTEXT_SOURCE: Final[Mapping[str, JsonValue]] = {
-    "kind": "plugin",
-    "plugin": "hooks-claude-code",
-}
 
 _log = logging.getLogger("tether.plugins.hooks")
 
-
-class Config(BaseModel):
-    """See the module note."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    config_path: str | list[str] | None = None
-    discover: bool = True
-    project_dir: str | None = None
-    plugin_root: str | None = None
-    default_timeout_ms: float = 600_000
-    stderr_summary_max_chars: int = 500
-    tool_names: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_TOOL_NAMES))
-    sandbox: SandboxSettings = SandboxSettings(mode=SandboxMode.DANGER_FULL_ACCESS.value)
-
-    @field_validator("default_timeout_ms")
-    @classmethod
-    def _timeout(cls, value: float) -> float:
-        if not (math.isfinite(value) and 0 < value <= MAX_TIMER_DELAY_MS):
-            raise ValueError(
-                "hooks-claude-code: default_timeout_ms must be a positive finite number no "
-                f"greater than {MAX_TIMER_DELAY_MS}"
-            )
-        return value
-
-    @field_validator("stderr_summary_max_chars")
-    @classmethod
-    def _summary(cls, value: int) -> int:
-        if value < 1:
-            raise ValueError(
-                "hooks-claude-code: stderr_summary_max_chars must be a positive integer"
-            )
-        return value
-
-
-def _config_paths(config: Config, project_dir: Path, home: Path | None) -> list[tuple[Path, bool]]:
-    """(path, required): the configured files, then the discovered ones."""
-    explicit = config.config_path
-    listed = [explicit] if isinstance(explicit, str) else list(explicit or ())
-    paths: list[tuple[Path, bool]] = [(project_dir / p, True) for p in listed]
-    if config.discover:
-        paths += [(p, False) for p in claude_settings_paths(project_dir, home)]
-    return paths
-
-
-def load_settings_env(
-    config: Config, project_dir: Path, home: Path | None = None
-) -> dict[str, str]:
-    """The merged settings `env` blocks: user, project, local, then configured files."""
-    paths = _config_paths(config, project_dir, home)
-    discovered = [p for p, required in paths if not required]
-    configured = [p for p, required in paths if required]
-    return settings_env([*reversed(discovered), *configured])
-
-
-def load_hook_set(config: Config, project_dir: Path, home: Path | None = None) -> ClaudeHookSet:
-    """Read every configured and discovered file. Raises ConfigError for a file that cannot be
-    used (see the module note)."""
-    hooks = ClaudeHookSet()
-    paths = _config_paths(config, project_dir, home)
-    substitutions = {"CLAUDE_PROJECT_DIR": str(project_dir)}
-    if config.plugin_root is not None:
-        substitutions["CLAUDE_PLUGIN_ROOT"] = config.plugin_root
-    seen: set[str] = set()
-    for path, required in paths:
-        key = os.path.realpath(path)
-        if key in seen or (not required and not path.is_file()):
-            continue
-        seen.add(key)
-        document = load_settings(path)
-        try:
-            groups = parse_claude_hooks(document, substitutions=substitutions)
-        except HookConfigError as exc:
-            raise settings_error(path, str(exc)) from None
-        hooks.add(str(path), groups)
-    return hooks
+_CLAUDE_ENV: Final[Mapping[str, str]] = {"CLAUDECODE": "1", "CLAUDE_CODE_ENTRYPOINT": "tether"}
+"""Set for every hook, as Claude Code sets them (its entrypoint is `cli` or `sdk-cli`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,67 +181,7 @@ class PointOutcome:
 _NOTHING: Final = PointOutcome(MergedHookOutcome(), ())
 
 
-def _short(command: str) -> str:
-    line = " ".join(command.split())
-    return line if len(line) <= 200 else line[:199] + "…"
-
-
-def _hook_name(command: str) -> str:
-    """How a person recognizes a hook: its script's file name (`lint.sh` for
-    `"$CLAUDE_PROJECT_DIR"/.claude/hooks/lint.sh --fix`), else the command's first word."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        words = command.split()
-    script = next((w for w in words if "/" in w), None)
-    if script is not None:
-        return os.path.basename(script.rstrip("/")) or script
-    return words[0] if words else _short(command)
-
-
-def _text_of(blocks: Sequence[Mapping[str, JsonValue]]) -> str:
-    return "".join(
-        str(b.get("text", "")) for b in blocks if isinstance(b, Mapping) and b.get("type") == "text"
-    )
-
-
-def _agent_cwd(agent: object | None) -> str | None:
-    session = session_of(agent)
-    cwd = getattr(getattr(session, "header", None), "cwd", None)
-    if isinstance(cwd, str):
-        return cwd
-    settings_cwd = getattr(getattr(agent, "settings", None), "cwd", None)
-    return None if settings_cwd is None else str(settings_cwd)
-
-
-def _agent_env(agent: object | None) -> dict[str, str | None] | None:
-    """The agent's command environment overlay (`AgentLoop.env`), which its bash calls apply."""
-    env = getattr(agent, "env", None)
-    return env if isinstance(env, dict) else None
-
-
-def _is_subagent(agent: object) -> bool:
-    """A child agent loop (it has a `parent`): Claude Code runs no session-level hooks for it."""
-    return getattr(agent, "parent", None) is not None
-
-
-def _session_id(agent: object) -> str:
-    session_id = getattr(session_of(agent), "id", None)
-    return session_id if isinstance(session_id, str) else ""
-
-
-def _inject(agent: object, contexts: list[str]) -> None:
-    inject_into = getattr(agent, "inject", None)
-    if contexts and callable(inject_into):
-        inject_into(_context_message(contexts))
-
-
-def _context_message(contexts: list[str]) -> UserMessage:
-    blocks = [block for text in contexts for block in text_content(text)]
-    return user_message(blocks, HOOK_CONTEXT_SOURCE)
-
-
-class ClaudeCodeBridge:
+class ClaudeCodeBridge(LifecyclePoints):
     """Runs the loaded hooks at tether's points (see the module note)."""
 
     def __init__(
@@ -321,6 +204,7 @@ class ClaudeCodeBridge:
         self._env = dict(env or {})
         self._ctx = ctx
         self._transcripts: dict[str, ClaudeTranscript] = {}
+        self._durations: dict[str, int] = {}
 
     def register(self, ctx: Context) -> None:
         """Listen only at the points that have hooks (and at session start for a settings
@@ -328,18 +212,28 @@ class ClaudeCodeBridge:
         events = set(self._hooks.events())
         if self._env:
             events.add("SessionStart")
+        if "PostToolUseFailure" in events:
+            events.add("PostToolUse")  # one tools/post-execute listener serves both
         points: list[tuple[str, str, Callable[..., Awaitable[object]]]] = [
             ("PreToolUse", "tools/pre-execute", self.pre_tool_use),
+            ("PostToolUse", "tools/execute", self._timed),
             ("PostToolUse", "tools/post-execute", self.post_tool_use),
             ("UserPromptSubmit", "agent/prompt", self.user_prompt_submit),
             ("Stop", "agent/turn-stopping", self.stop),
             ("SessionStart", "agent/session-start", self.session_start),
+            ("SessionEnd", "agent/session-end", self.session_end),
+            ("PreCompact", "agent/pre-compact", self.pre_compact),
+            ("PostCompact", "agent/post-compact", self.post_compact),
+            ("Notification", "approval/notification", self.notification),
+            ("PermissionRequest", "approval/permission-request", self.permission_request),
             ("SubagentStart", "subagent/start", self.subagent_start),
             ("SubagentStop", "subagent/end", self.subagent_stop),
         ]
         for point, event, listener in points:
             if point in events:
                 ctx.on(event, listener)
+        if "PostToolUse" in events:
+            ctx.on("tools/result", self._forget_duration)
 
     # -- tool points ---------------------------------------------------------------------------
 
@@ -372,7 +266,11 @@ class ClaudeCodeBridge:
         next: Callable[[], Awaitable[PostToolDecision]],
     ) -> PostToolDecision:
         tool_name = self._names.claude_name(exec.name)
-        if result.is_error or not self._select("PostToolUse", tool_name) or exec.signal.aborted:
+        duration_ms = self._durations.pop(exec.call_id, 0)
+        failure = self._failed(result)
+        if failure is not None:
+            return await self.post_tool_use_failure(exec, failure, duration_ms, next)
+        if not self._select("PostToolUse", tool_name) or exec.signal.aborted:
             return await next()
         payload = {
             "tool_name": tool_name,
@@ -382,14 +280,15 @@ class ClaudeCodeBridge:
                 exec.name,
                 exec.arguments,
                 result.value if isinstance(result, ToolSuccess) else None,
-                _text_of(result.content),
+                text_of(result.content),
             ),
+            "duration_ms": duration_ms,
         }
         outcome = await self.run_point(
             "PostToolUse", tool_name, payload, agent=exec.agent, signal=exec.signal
         )
         contexts = outcome.contexts()
-        context = (_context_message(contexts),) if contexts else ()
+        context = (context_message(contexts),) if contexts else ()
         if outcome.merged.decision == "deny":
             reason = outcome.merged.reason or "blocked by PostToolUse hook"
             return Block(feedback=text_content(reason), additional_contexts=context)
@@ -400,28 +299,44 @@ class ClaudeCodeBridge:
             )
         return downstream
 
+    async def _timed(
+        self, exec: ToolExecution, next: Callable[[], Awaitable[ToolExecutionResult]]
+    ) -> ToolExecutionResult:
+        """`tools/execute`: how long the call ran (PostToolUse's `duration_ms`)."""
+        started = time.monotonic()
+        try:
+            return await next()
+        finally:
+            self._durations[exec.call_id] = round((time.monotonic() - started) * 1000)
+
+    def _forget_duration(self, exec: ToolExecution, result: ToolExecutionResult) -> None:
+        self._durations.pop(exec.call_id, None)
+
     # -- agent points --------------------------------------------------------------------------
 
     async def user_prompt_submit(
         self, agent: object, message: UserMessage, signal: AbortSignal
     ) -> str | None:
         """`agent/prompt`: a rejection reason, or None (contexts are injected into the agent)."""
-        if _is_subagent(agent):
+        if is_subagent(agent):
             return None
-        payload = {"prompt": _text_of(message.content)}
+        payload = {"prompt": text_of(message.content)}
         outcome = await self.run_point("UserPromptSubmit", "", payload, agent=agent, signal=signal)
         if outcome.merged.decision == "deny":
             return outcome.merged.reason or "blocked by UserPromptSubmit hook"
-        _inject(agent, outcome.contexts(plain_stdout=True))
+        inject_contexts(agent, outcome.contexts(plain_stdout=True))
         return None
 
     async def stop(
         self, agent: object, turn: int, stop_hook_active: bool, signal: AbortSignal
     ) -> UserMessage | None:
         """`agent/turn-stopping`: a message that continues the turn, or None to let it end."""
-        if _is_subagent(agent):
+        if is_subagent(agent):
             return None
-        payload = {"stop_hook_active": stop_hook_active}
+        payload = {
+            "stop_hook_active": stop_hook_active,
+            "last_assistant_message": last_assistant_text(agent),
+        }
         outcome = await self.run_point("Stop", "", payload, agent=agent, signal=signal)
         if outcome.merged.decision != "deny":
             return None
@@ -432,10 +347,10 @@ class ClaudeCodeBridge:
         """`agent/session-start`: the settings `env` block joins the agent's command
         environment; hooks run with `CLAUDE_ENV_FILE`, whose exports join it too; contexts are
         injected into the agent; it cannot block."""
-        agent_env = _agent_env(agent)
-        if agent_env is not None:
-            agent_env.update(self._env)
-        if _is_subagent(agent) or not self._select("SessionStart", source):
+        command_env = agent_env(agent)
+        if command_env is not None:
+            command_env.update(self._env)
+        if is_subagent(agent) or not self._select("SessionStart", source):
             return
         env_file = self._env_file(agent)
         try:
@@ -448,12 +363,12 @@ class ClaudeCodeBridge:
                 signal=signal,
                 env={"CLAUDE_ENV_FILE": str(env_file)},
             )
-            if agent_env is not None and env_file.stat().st_size and not signal.aborted:
-                agent_env.update(await self._sourced(env_file, agent_env, agent, signal))
+            if command_env is not None and env_file.stat().st_size and not signal.aborted:
+                command_env.update(await self._sourced(env_file, command_env, agent, signal))
         finally:
             if session_of(agent) is None:
                 env_file.unlink(missing_ok=True)
-        _inject(agent, outcome.contexts(plain_stdout=True))
+        inject_contexts(agent, outcome.contexts(plain_stdout=True))
 
     async def subagent_start(
         self, parent: object, child: object, agent_type: str, signal: AbortSignal
@@ -461,11 +376,11 @@ class ClaudeCodeBridge:
         """`subagent/start`: contexts join the child's first request; it cannot block."""
         if not self._select("SubagentStart", agent_type):
             return
-        payload = {"agent_id": _session_id(child), "agent_type": agent_type}
+        payload = {"agent_id": session_id_of(child), "agent_type": agent_type}
         outcome = await self.run_point(
             "SubagentStart", agent_type, payload, agent=parent, signal=signal
         )
-        _inject(child, outcome.contexts())
+        inject_contexts(child, outcome.contexts())
 
     async def subagent_stop(
         self,
@@ -479,7 +394,7 @@ class ClaudeCodeBridge:
         if not self._select("SubagentStop", agent_type):
             return
         payload = {
-            "agent_id": _session_id(child),
+            "agent_id": session_id_of(child),
             "agent_type": agent_type,
             "stop_hook_active": False,
             "agent_transcript_path": self._transcript_path(child, session_of(child)),
@@ -508,7 +423,7 @@ class ClaudeCodeBridge:
         """What sourcing `env_file` changes in the environment bash commands get."""
         request = ShellRequest(
             command=ENV_FILE_SCRIPT,
-            workdir=_agent_cwd(agent) or self._project_dir,
+            workdir=agent_cwd(agent) or self._project_dir,
             stdout_max_bytes=4_000_000,
             env={**agent_env, "CLAUDE_ENV_FILE": str(env_file)},
             sandbox=self._sandbox,
@@ -581,17 +496,30 @@ class ClaudeCodeBridge:
         if not selected:
             return _NOTHING
         session = session_of(agent)
-        cwd = _agent_cwd(agent)
-        session_id = getattr(session, "id", None)
+        cwd = agent_cwd(agent)
+        found_id = getattr(session, "id", None)
+        session_id = found_id if isinstance(found_id, str) else ""
         payload: dict[str, object] = {
-            "session_id": session_id if isinstance(session_id, str) else "",
+            "session_id": session_id,
             "transcript_path": self._transcript_path(agent, session),
             "cwd": cwd or self._project_dir,
             "permission_mode": self._permission_mode(),
             "hook_event_name": point,
             **extra,
         }
-        hook_env = {**self._env, "CLAUDE_PROJECT_DIR": self._project_dir, **(env or {})}
+        turn = getattr(session, "open_turn", None)
+        if session_id and isinstance(turn, int) and not isinstance(turn, bool):
+            prompt = uuid.uuid5(uuid.NAMESPACE_URL, f"tether:{session_id}:{turn}")
+            payload["prompt_id"] = str(prompt)
+        hook_env = {
+            **self._env,
+            **_CLAUDE_ENV,
+            "CLAUDE_PID": str(os.getpid()),
+            "CLAUDE_CONFIG_DIR": str(Path.home() / ".claude"),
+            "CLAUDE_CODE_SESSION_ID": session_id,
+            "CLAUDE_PROJECT_DIR": self._project_dir,
+            **(env or {}),
+        }
         if self._config.plugin_root is not None:
             hook_env["CLAUDE_PLUGIN_ROOT"] = self._config.plugin_root
         journal = HookJournal(agent, "claude-code", self._config.stderr_summary_max_chars)
@@ -615,53 +543,10 @@ class ClaudeCodeBridge:
                 point, configured.handler_id, run.output, run.duration_ms, cancelled=run.aborted
             )
             limit_ms = configured.hook.timeout_ms(self._config.default_timeout_ms)
-            source = f"{point} hook {_hook_name(configured.hook.command)}"
-            _tell(agent, source, _notices(run, limit_ms))
+            source = f"{point} hook {hook_name(configured.hook.command)}"
+            tell(agent, source, run_notices(run, limit_ms))
             outputs.append(run.output)
         return PointOutcome(merge_hook_outputs(outputs), tuple(outputs))
-
-
-def _notices(run: HookRun, limit_ms: float) -> list[str]:
-    """What the person running the agent should see about one hook run: why it failed (it
-    never blocks then), what it wrote to stderr on success (its warnings), its `systemMessage`,
-    and what tether ignored."""
-    output = run.output
-    notices: list[str] = []
-    if run.timed_out:
-        notices.append(f"timed out after {format_ms(limit_ms)}ms and was killed (non-blocking)")
-    elif run.aborted:
-        return []
-    elif run.killed_by is not None:
-        notices.append(f"was killed by {run.killed_by} (non-blocking)")
-    elif output.exit_code is None:
-        notices.append(f"could not run (non-blocking): {output.stderr}")
-    elif output.exit_code not in (0, 2):
-        first = output.stderr.splitlines()[0] if output.stderr else "no stderr"
-        notices.append(f"exited {output.exit_code} (non-blocking): {first}")
-    elif output.exit_code == 0 and output.stderr:
-        notices.append(_lines(output.stderr))
-    if output.system_message is not None:
-        notices.append(output.system_message)
-    if output.updated_input is not None:
-        notices.append("requested updatedInput, which tether does not honour yet (ignored)")
-    return notices
-
-
-def _lines(text: str, limit: int = 5) -> str:
-    lines = [line for line in text.splitlines() if line.strip()]
-    more = len(lines) - limit
-    return "\n".join(lines[:limit] + ([f"… {more} more lines"] if more > 0 else []))
-
-
-def _tell(agent: object | None, source: str, notices: list[str]) -> None:
-    """Show `notices` to the person running `agent` (`agent.notify`: the front end's screen);
-    without a front end, log them."""
-    notify = getattr(agent, "notify", None)
-    for text in notices:
-        if callable(notify):
-            notify(source, text)
-        else:
-            _log.warning("hooks-claude-code: %s: %s", source, text)
 
 
 def apply(ctx: Context, config: Config) -> None:

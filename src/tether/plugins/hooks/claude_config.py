@@ -8,7 +8,8 @@ object, raises `HookConfigError('the file holds a JSON array, not an object')` /
 `HookConfigError('"hooks" is a string, not an object of events')` (the caller logs it naming the
 file). A document without a `hooks` key is read as a bare event map. Only the supported
 events are read (`SUPPORTED_EVENTS`); any other event is ignored *before* parsing, so an invalid
-matcher on an unsupported event cannot disable the supported hooks. Per group: a non-object
+matcher on an unsupported event cannot disable the supported hooks (`unsupported_events` names
+them, for the bridge's one warning line at load). Per group: a non-object
 group or a non-array `hooks` is skipped. Per hook: `type` defaults to `command`; any other type
 (`http`, `prompt`, `agent`, `mcp_tool`, ...) is skipped with the log line
 `hooks-claude-code: skipping unsupported "<type>" hook on <event> (only command hooks run)`;
@@ -42,18 +43,25 @@ __all__ = [
     "HookConfigError",
     "HookGroup",
     "parse_claude_hooks",
+    "unsupported_events",
 ]
 
 _log = logging.getLogger("tether.plugins.hooks")
 
 SUPPORTED_EVENTS: Final = (
     "SessionStart",
+    "SessionEnd",
     "UserPromptSubmit",
     "PreToolUse",
+    "PermissionRequest",
     "PostToolUse",
+    "PostToolUseFailure",
+    "Notification",
     "Stop",
     "SubagentStart",
     "SubagentStop",
+    "PreCompact",
+    "PostCompact",
 )
 _NO_MATCHER: Final = frozenset({"UserPromptSubmit", "Stop"})
 
@@ -100,6 +108,20 @@ def parse_claude_hooks(
             if group is not None:
                 groups.append(group)
     return groups
+
+
+def unsupported_events(document: object) -> list[str]:
+    """The events a document has hooks for that tether does not run, in document order."""
+    if not isinstance(document, dict):
+        return []
+    events = document.get("hooks", document)
+    if not isinstance(events, dict):
+        return []
+    return [
+        str(event)
+        for event, entries in events.items()
+        if event not in SUPPORTED_EVENTS and isinstance(entries, list) and entries
+    ]
 
 
 def _json_kind(value: object) -> str:

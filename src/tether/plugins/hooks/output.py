@@ -14,8 +14,10 @@ Structured fields on exit 0: top level `continue` (bool), `stopReason`, `systemM
 `hookSpecificOutput`, `hookEventName` is always recorded; when an `expected_event_name` is given
 and the block names a different (or no) event, the rest of the block is discarded; otherwise
 `permissionDecision` (`allow` | `deny` | `ask`) overrides the top-level decision,
-`permissionDecisionReason` overrides `reason`, and `additionalContext` (str) and `updatedInput`
-(object; parsed, never honoured) are read. Unknown decision strings are ignored.
+`permissionDecisionReason` overrides `reason`, PermissionRequest's `decision: {behavior:
+"allow" | "deny", message}` sets the decision (and `message` the reason), and
+`additionalContext` (str) and `updatedInput` (object; parsed, never honoured) are read.
+Unknown decision strings are ignored.
 """
 
 from __future__ import annotations
@@ -92,6 +94,10 @@ def parse_hook_output(
             permission = specific.get("permissionDecision")
             if permission in _PERMISSION_DECISIONS:
                 decision = permission
+            verdict = specific.get("decision")  # PermissionRequest: {behavior, message}
+            if isinstance(verdict, dict) and verdict.get("behavior") in ("allow", "deny"):
+                decision = verdict["behavior"]
+                reason = _text(verdict.get("message")) or reason
             permission_reason = _text(specific.get("permissionDecisionReason"))
             if permission_reason is not None:
                 reason = permission_reason

@@ -25,7 +25,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Final
 
-__all__ = ["CommandLine", "Redirect", "SimpleCommand", "Word", "parse_command_line"]
+__all__ = [
+    "INPUT_REDIRECTIONS",
+    "CommandLine",
+    "Redirect",
+    "SimpleCommand",
+    "Word",
+    "parse_command_line",
+]
 
 _BLANK: Final = " \t"
 _METACHARACTERS: Final = " \t\n;&|()<>"
@@ -49,6 +56,8 @@ _REDIRECTIONS: Final = (
     ">",
     "<",
 )
+INPUT_REDIRECTIONS: Final = frozenset({"<", "<<", "<<-", "<<<"})
+"""Redirections that only feed the command's input (a file, a here-document, a here-string)."""
 _OPERATORS: Final = ("&&", "||", ";;&", ";;", ";&", "|&", ";", "&", "|", "\n")
 _MAX_DEPTH: Final = 32
 
@@ -69,6 +78,23 @@ class Redirect:
 
     op: str
     target: Word
+
+    @property
+    def writes_file(self) -> bool:
+        """Whether it opens a file for writing: `/dev/null`, descriptor copies (`2>&1`, `>&-`)
+        and input redirections do not count; a target only known at run time does."""
+        op = self.op.lstrip("0123456789")
+        target = self.target.value
+        if op in INPUT_REDIRECTIONS or op == "<&":
+            return False
+        if op == ">&" and target is not None and (target.isdigit() or target == "-"):
+            return False
+        return target != "/dev/null"
+
+    @property
+    def reads_file(self) -> bool:
+        """Whether it opens its target as a file to read (`< f`, `0< f`, `<> f`)."""
+        return self.op.lstrip("0123456789") in ("<", "<>")
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,7 @@ boundary.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -136,6 +137,20 @@ _WRAPPERS: Final[dict[str, _Grammar]] = {
 _SHELLS: Final = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish"})
 _SHELL_VALUED: Final = frozenset({"o", "O", "--rcfile", "--init-file"})
 _FIND_EXEC: Final = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+_INTERPRETER: Final = re.compile(r"(python|pypy|node|nodejs|perl|ruby|php|lua|tclsh)[0-9.]*")
+_CODE_OPTIONS: Final[dict[str, frozenset[str]]] = {
+    "python": frozenset("cm"),
+    "pypy": frozenset("cm"),
+    "node": frozenset("ep") | {"--eval", "--print"},
+    "nodejs": frozenset("ep") | {"--eval", "--print"},
+    "perl": frozenset("eE"),
+    "ruby": frozenset("e"),
+    "php": frozenset("r"),
+    "lua": frozenset("e"),
+    "tclsh": frozenset(),
+}
+"""Options whose value is the program (`python -c`, `node -e`, `python -m`, `php -r`)."""
+_INTERPRETER_VALUED: Final = frozenset("WXIlC") | {"--require", "--import", "--loader"}
 
 
 def _name(word: Word) -> str | None:
@@ -209,9 +224,10 @@ def _value_at(name: str, args: Sequence[Word], index: int) -> str:
     return value
 
 
-def _shell_body(args: Sequence[Word]) -> tuple[bool, str | None]:
-    """A shell's `-c` body: (whether -c is given, the body). Raises _Unread."""
-    dash_c, i = False, 0
+def _shell_body(name: str, args: Sequence[Word]) -> tuple[bool, str | None]:
+    """A shell's `-c` body: (whether -c is given, the body). Raises _Unread, also for a shell
+    that reads its commands from standard input (`-s`, or no script operand)."""
+    dash_c, dash_s, i = False, False, 0
     while i < len(args):
         value = args[i].value
         if value is None and dash_c:
@@ -226,10 +242,13 @@ def _shell_body(args: Sequence[Word]) -> tuple[bool, str | None]:
                 i += 2
                 continue
             dash_c = dash_c or (not value.startswith("--") and "c" in value[1:])
+            dash_s = dash_s or (value[0] == "-" and value[1] != "-" and "s" in value[1:])
             i += 1
             continue
         break
     if not dash_c:
+        if dash_s or i >= len(args):
+            raise _Unread(f'"{name}" reads the commands it runs from its standard input')
         return False, None
     if i >= len(args):
         return True, None
@@ -237,6 +256,37 @@ def _shell_body(args: Sequence[Word]) -> tuple[bool, str | None]:
     if body is None:
         raise _Unread("the shell's command is only known when the line runs")
     return True, body
+
+
+def _reads_program_from_stdin(args: Sequence[Word], code_options: frozenset[str]) -> bool:
+    """Whether an interpreter (`python`, `node`, `perl`...) runs a program it reads from its
+    standard input: no script operand and no `-c`/`-e`/`-m` program, or the script `-`. An
+    option only known at run time counts as yes."""
+    i = 0
+    while i < len(args):
+        value = args[i].value
+        if value is None:
+            return True
+        if value == "-":
+            return True
+        if value == "--":
+            return i + 1 >= len(args) or args[i + 1].value == "-"
+        if value.startswith("--"):
+            option = value.partition("=")[0]
+            if option in code_options:
+                return False
+            i += 2 if option in _INTERPRETER_VALUED and "=" not in value else 1
+            continue
+        if value.startswith("-") and len(value) > 1:
+            letters = value[1:]
+            code = next((k for k, c in enumerate(letters) if c in code_options), None)
+            valued = next((k for k, c in enumerate(letters) if c in _INTERPRETER_VALUED), None)
+            if code is not None and (valued is None or code < valued):
+                return False
+            i += 2 if valued is not None and valued == len(letters) - 1 else 1
+            continue
+        return False  # the script
+    return True
 
 
 class _Walk:
@@ -281,11 +331,16 @@ class _Walk:
     ) -> None:
         args = argv[1:]
         if name in _SHELLS:
-            dash_c, body = _shell_body(args)
+            dash_c, body = _shell_body(name, args)
             if body is not None:
                 self.line(body, (*via, f"{name} -c"), depth + 1)
             elif dash_c:
                 raise _Unread(f'"{name} -c" has no command')
+            return
+        interpreter = _INTERPRETER.fullmatch(name)
+        if interpreter is not None:
+            if _reads_program_from_stdin(args, _CODE_OPTIONS[interpreter[1]]):
+                raise _Unread(f'"{name}" reads the program it runs from its standard input')
             return
         if name == "eval":
             if any(w.value is None for w in args):

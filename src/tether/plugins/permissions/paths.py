@@ -28,6 +28,9 @@ from pathlib import Path
 __all__ = ["PathPattern", "candidate_paths"]
 
 
+_GLOB_SPECIAL = re.compile(r"([\\*?\[\]{}!])")
+
+
 def _glob_regex(glob: str) -> str:
     out: list[str] = []
     i, n = 0, len(glob)
@@ -56,6 +59,10 @@ class PathPattern:
 
     text: str
     regex: re.Pattern[str]
+    anchor: str = ""
+    """The directory everything the pattern matches is in ("": the filesystem root)."""
+    glob: str = "/"
+    """The pattern as one absolute gitignore-style glob (for `rg --glob=!…`)."""
 
     @classmethod
     def compile(cls, text: str, workspace: Path, home: Path | None = None) -> PathPattern:
@@ -82,10 +89,15 @@ class PathPattern:
             base = ""
         if not base and not rest:
             return cls(text, re.compile("/"))  # `//`: the filesystem root, so every path
+        literal = base + rest
+        absolute = _GLOB_SPECIAL.sub(r"\\\1", base) + rest
+        glob_at = min((i for i in map(literal.find, "*?[") if i >= 0), default=-1)
+        anchor = literal if glob_at < 0 else literal[:glob_at].rpartition("/")[0]
         tail = ""
         if rest.endswith("/**"):
             rest, tail = rest[:-3], "(?:/.*)?"
-        return cls(text, re.compile(re.escape(base) + _glob_regex(rest) + tail))
+        regex = re.compile(re.escape(base) + _glob_regex(rest) + tail)
+        return cls(text, regex, anchor, absolute)
 
     def matches(self, path: str) -> bool:
         """Whether `path` (absolute, normalized) or one of its ancestors matches."""
@@ -97,6 +109,19 @@ class PathPattern:
             if parent == current:
                 return False
             current = parent
+
+    def may_match_under(self, directory: str) -> bool:
+        """Whether the pattern may match `directory` (absolute, normalized) or anything inside
+        it; when unsure, yes."""
+        here = directory.rstrip("/")
+        anchor = self.anchor
+        return (
+            not here
+            or not anchor
+            or anchor == here
+            or anchor.startswith(here + "/")
+            or here.startswith(anchor + "/")
+        )
 
 
 def candidate_paths(raw: str, workspace: Path) -> tuple[str, str]:

@@ -179,6 +179,10 @@ class Permissions(Service):
         """What the rules and the mode alone say about a call."""
         return self.policy.decide(tool, arguments)
 
+    def read_exclusions(self) -> tuple[str, ...]:
+        """What `Read(...)` deny rules deny, as absolute globs the search tools leave out."""
+        return self.policy.read_exclusions()
+
     def suggest_rule(self, tool: str, arguments: JsonValue | None) -> str | None:
         """A rule that would allow this call for the rest of the session (see the policy)."""
         return self.policy.suggest_rule(tool, arguments)

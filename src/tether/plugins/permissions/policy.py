@@ -1,9 +1,17 @@
 """The permission policy: rules and a mode decide Allow, Ask or Deny for one tool call.
 
-Owns `PermissionPolicy` (pure: no I/O, no events) and its `Verdict`. Precedence, first hit wins:
+Owns `PermissionPolicy` (pure: no events; the only I/O is reading the file system to resolve
+symlinks and expand a bash line's globs) and its `Verdict`. Precedence, first hit wins — Claude
+Code's deny > ask > allow:
 
     1. a deny rule matches                 Deny  `denied by permission rule "<rule>"`
+       a bash line reads a path a
+       `Read(...)` deny rule names          Deny  `… "<rule>": the command reads "<path>"`
     2. an ask rule matches                 Ask   `permission rule "<rule>" asks before this call`
+       a bash line reads a path a `Read`
+       ask rule names, or may read one a
+       `Read` deny or ask rule names
+       without naming it                   Ask   `… asks before this call: <why>`
     3. an allow rule matches (session
        rules included)                     Allow
     4. the mode decides:
@@ -18,21 +26,27 @@ Owns `PermissionPolicy` (pure: no I/O, no events) and its `Verdict`. Precedence,
          otherwise                         Ask   `permission mode "<mode>" asks before "<tool>"
                                                  runs`
 
-Modes change what *asks*, never what a deny rule says: under `bypassPermissions` an ask
-(rule or default) becomes Allow; under `dontAsk` it becomes Deny with the reason
-`<ask reason> — refused: permission mode "dontAsk" never asks`. Deny rules hold in every mode.
+Modes change what the *mode* asks, never what a rule says: `bypassPermissions` skips the mode's
+own ask only — an ask rule (step 2) asks in every mode, as a hook's ask does; under `dontAsk`
+every ask becomes Deny with the reason `<ask reason> — refused: permission mode "dontAsk" never
+asks`. Deny rules hold in every mode.
 
 A bash command is read once per decision (`tether.plugins.permissions.commands`): deny and ask
 rules match the whole line, each simple command and each program it runs under its resolved
-name, and are assumed to match when part of the line cannot be read (the reason says so); allow
-rules must cover every simple command as written in a line read completely with no substitution.
+name, and are assumed to match when part of the line cannot be read (the reason says so) — a
+shell or interpreter reading its program from standard input (`echo x | bash`, `python -`) is
+such a part; allow rules must cover every simple command as written in a line read completely
+with no substitution, and a prefix or wildcard allow rule never covers a redirection that writes
+a file (`PermissionRule.covers`). What a line reads is `tether.plugins.permissions.reads`.
 
 Unknown tools (from plugins added later) are not read-only: they ask by default.
 `suggest_rule` proposes the narrowest rule that would allow a call the mode asked about —
 `Bash(<the exact command>)`, `Edit(./path)` / `Read(./path)`, `WebFetch(domain:<host>)`, or the
 bare tool name — for an approval's "allow for this session"; `suggest_lasting_rules` the rules
 "don't ask again" saves: for bash the command prefix of each simple command that needs one
-(`Bash(npm test:*)`, `tether.plugins.permissions.prefix`), else the same narrow rule.
+(`Bash(npm test:*)`, `tether.plugins.permissions.prefix`), else the same narrow rule — a prefix
+rule that would not allow the call as approved (a redirection that writes a file) is never
+offered, the exact command is.
 """
 
 from __future__ import annotations
@@ -49,8 +63,10 @@ from ...tools.decisions import Allow, Ask, Deny, PreToolDecision
 from ..hooks.names import ToolNames
 from .command_line import SimpleCommand
 from .commands import Programs, programs_of
+from .paths import PathPattern
 from .prefix import prefix_rules
 from .readonly import read_only_command
+from .reads import line_reads
 from .rules import PATH_TOOLS, PermissionRule, mcp_server_key, parse_rule, paths_of
 
 __all__ = [
@@ -186,6 +202,16 @@ class PermissionPolicy:
             out[kind] = tuple(dict.fromkeys(r.text for r in rules))
         return out
 
+    def read_exclusions(self) -> tuple[str, ...]:
+        """Absolute gitignore-style globs of what `Read(...)` deny rules deny — each path and
+        everything under it — for the search tools to leave out (`rg --glob=!…`), as Claude
+        Code's Grep and Glob do."""
+        out: list[str] = []
+        for rule in self._deny.get("read", ()):
+            if isinstance(rule.spec, PathPattern):
+                out += [rule.spec.glob, rule.spec.glob.rstrip("/") + "/**"]
+        return tuple(dict.fromkeys(out))
+
     # -- evaluation ----------------------------------------------------------------------------
 
     def decide(self, tool: str, arguments: JsonValue | None) -> PreToolDecision:
@@ -201,8 +227,14 @@ class PermissionPolicy:
         if deny is not None:
             reason = f'denied by permission rule "{deny.text}"{call.assumed(deny)}'
             return Verdict("deny", reason, deny.text)
+        reading = self._reading(self._deny.get("read"), call)
+        if reading is not None and reading.sure:
+            reason = f'denied by permission rule "{reading.rule.text}": {reading.why}'
+            return Verdict("deny", reason, reading.rule.text)
         ask = self._first(_lookup(self._ask, tool), call, every=False)
-        if ask is None:
+        if ask is None and reading is None:
+            reading = self._reading(self._ask.get("read"), call)
+        if ask is None and reading is None:
             allow_rules = list(_lookup(self._allow, tool) or ())
             if extra_allow is not None and (
                 tool in extra_allow.tools or mcp_server_key(tool) in extra_allow.tools
@@ -218,15 +250,48 @@ class PermissionPolicy:
             if self.mode == "acceptEdits" and tool in _EDIT_TOOLS:
                 return _ALLOW
             asking = Verdict("ask", f'permission mode "{self.mode}" asks before "{tool}" runs')
-        else:
+        elif ask is not None:
             reason = f'permission rule "{ask.text}" asks before this call{call.assumed(ask)}'
             asking = Verdict("ask", reason, ask.text)
-        if self.mode == "bypassPermissions":
-            return _ALLOW
+        else:
+            assert reading is not None
+            reason = f'permission rule "{reading.rule.text}" asks before this call: {reading.why}'
+            asking = Verdict("ask", reason, reading.rule.text)
+        if self.mode == "bypassPermissions" and asking.rule is None:
+            return _ALLOW  # bypass skips the mode's own ask, never an ask rule's
         if self.mode == "dontAsk":
             reason = f'{asking.reason} — refused: permission mode "dontAsk" never asks'
             return Verdict("deny", reason, asking.rule)
         return asking
+
+    def _reading(self, rules: list[PermissionRule] | None, call: _Call) -> _Reading | None:
+        """For a bash call: the first `Read(...)` rule among `rules` that a path the line reads
+        by name matches (sure), or, failing that, one it may read without naming it — a tree
+        a recursive reader walks, a word known only at run time — (not sure)."""
+        if not rules or call.programs is None:
+            return None
+        args = call.arguments if isinstance(call.arguments, dict) else {}
+        workdir = args.get("workdir")
+        reads = line_reads(
+            call.programs,
+            workspace=self.workspace,
+            workdir=workdir if isinstance(workdir, str) else None,
+        )
+        for rule in rules:
+            spec = rule.spec
+            for path in reads.paths:
+                if spec is None or (isinstance(spec, PathPattern) and spec.matches(path)):
+                    return _Reading(rule, True, f'the command reads "{path}"')
+        for rule in rules:
+            spec = rule.spec
+            for tree in reads.trees:
+                if spec is None or (isinstance(spec, PathPattern) and spec.may_match_under(tree)):
+                    why = f'the command reads the files under "{tree}", which may hold such a path'
+                    return _Reading(rule, False, why)
+        if reads.unsure is not None:
+            why = f"the command may read such a path ({reads.unsure})"
+            return _Reading(rules[0], False, why)
+        return None
 
     def _reads_only(self, arguments: JsonValue | None, rules: list[PermissionRule]) -> bool:
         """A bash call whose line only reads, in the workspace (`readonly`), but for simple
@@ -238,7 +303,7 @@ class PermissionPolicy:
             return False
 
         def covered(part: SimpleCommand) -> bool:
-            return any(rule.matches_command(part.text) for rule in rules)
+            return any(rule.covers(part) for rule in rules)
 
         return read_only_command(
             command, workspace=self.workspace, workdir=workdir, allowed=covered
@@ -286,7 +351,7 @@ class PermissionPolicy:
             return None
         used: list[PermissionRule] = []
         for part in line.commands:
-            rule = next((r for r in rules if r.matches_command(part.text)), None)
+            rule = next((r for r in rules if r.covers(part)), None)
             if rule is None:
                 return None
             used.append(rule)
@@ -409,6 +474,15 @@ class _Call:
         if problem is None or any(map(rule.matches_command, self.forms)):
             return ""
         return f" (part of the command cannot be read: {problem}; the rule is assumed to match)"
+
+
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """A `Read(...)` rule a bash line reads a path of (`sure`), or may read one of, and why."""
+
+    rule: PermissionRule
+    sure: bool
+    why: str
 
 
 def _command_forms(command: str, programs: Programs) -> frozenset[str]:

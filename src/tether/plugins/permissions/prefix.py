@@ -7,6 +7,9 @@ one `Bash(<prefix>:*)` rule per simple command that needs one). A prefix is offe
 cannot grant more than the command's own kind of work: commands that run other programs or
 delete and overwrite (`bash`, `python script.py`, `env`, `xargs`, `sudo`, `rm`, `dd`...) get no
 prefix rule — their exact command is the rule — and a word that expands or globs ends the prefix.
+A prefix rule never covers a redirection that writes a file (`PermissionRule.covers`), so for
+`echo hi > /var/tmp/x` the policy offers the exact command instead (it checks that each
+suggestion allows the call as approved).
 """
 
 from __future__ import annotations

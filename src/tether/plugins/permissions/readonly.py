@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from .command_line import Redirect, SimpleCommand, Word, parse_command_line
+from .command_line import SimpleCommand, Word, parse_command_line
 
 __all__ = ["READ_ONLY_COMMANDS", "ReadOnly", "read_only_command"]
 
@@ -255,7 +255,7 @@ def _check(simple: SimpleCommand, root: Path, places: list[Path]) -> list[Path] 
     """The directories `simple` moves to (a `cd`) when it is read-only, else None."""
     if simple.assignments or not simple.words:
         return None
-    if any(_writes(r) for r in simple.redirects):
+    if any(r.writes_file for r in simple.redirects):
         return None
     name, *args = simple.words
     entry = READ_ONLY_COMMANDS.get(name.value or "")
@@ -274,18 +274,6 @@ def _check(simple: SimpleCommand, root: Path, places: list[Path]) -> list[Path] 
         targets = [_inside(root, here, operands[0]) for here in places]
         return None if None in targets else [t for t in targets if t is not None]
     return []
-
-
-def _writes(redirect: Redirect) -> bool:
-    """Whether a redirection opens a file for writing (`/dev/null` and descriptor copies do not
-    count; a target only known at run time does)."""
-    op = redirect.op.lstrip("0123456789")
-    target = redirect.target.value
-    if op in ("<", "<<", "<<-", "<<<", "<&"):
-        return False
-    if op == ">&" and target is not None and (target.isdigit() or target == "-"):
-        return False
-    return target != "/dev/null"
 
 
 def _git(args: list[Word], root: Path, places: list[Path]) -> bool:

@@ -12,15 +12,19 @@ rule also covers `grep` and `glob`, an `Edit` rule also covers `write`. Specifie
     WebFetch(domain:x.com)    the URL's host is x.com or a subdomain of it
 
 A bare name matches every call of the tool (family). MCP rules are Claude Code's:
-`mcp__server__tool` is that tool, `mcp__server` and `mcp__server__*` every tool of the server.
-Rules that tether cannot apply are parsed and then ignored with a log line, never silently:
-specifiers on MCP rules and on tools that have no specifier grammar (`WebSearch(x)`). A
+`mcp__server__tool` is that tool, `mcp__server` and `mcp__server__*` every tool of the server;
+they are applied like any other rule. Rules that tether cannot apply are parsed and then ignored
+with a log line, never silently: specifiers on MCP rules (`mcp__s__t(x)`) and on tools that have
+no specifier grammar (`WebSearch(x)`). A
 malformed rule raises `ValueError` naming what is wrong.
 
 A command is matched against `Bash(...)` rules by the policy (`tether.plugins.permissions.policy`)
 per simple command and per program it runs (`tether.plugins.permissions.commands`): deny and ask
 rules hit if any part matches, or if part of the line cannot be read; an allow decision needs
-every simple command allowed as written and no substitution.
+every simple command allowed as written and no substitution, and a prefix or wildcard rule does
+not cover a redirection that writes a file (`Bash(echo:*)` allows `echo hi`, not `echo hi > f`:
+`PermissionRule.covers`). `Read(...)` deny and ask rules also hold against bash lines that read
+the path by name (`tether.plugins.permissions.reads`).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from typing import Final, Literal, TypeAlias
 from urllib.parse import urlsplit
 
 from ..hooks.names import ToolNames
+from .command_line import SimpleCommand
 from .paths import PathPattern, candidate_paths
 
 __all__ = [
@@ -124,6 +129,23 @@ class PermissionRule:
         return self.spec is None or (
             isinstance(self.spec, CommandSpec) and self.spec.matches(command)
         )
+
+    def covers(self, part: SimpleCommand) -> bool:
+        """Whether this allow rule covers one simple command as written. A prefix or wildcard
+        rule never covers a redirection that writes a file unless its own text has a `>`:
+        `Bash(echo:*)` allows `echo hi`, not `echo hi > ~/.bashrc`."""
+        spec = self.spec
+        if spec is None:
+            return True
+        if not isinstance(spec, CommandSpec):
+            return False
+        if ">" in spec.text:  # `Bash(echo * > /tmp/*)`: `> f` is written either way
+            spaced = [w.text for w in (*part.assignments, *part.words)]
+            spaced += [f"{r.op} {r.target.text}" for r in part.redirects]
+            return spec.matches(part.text) or spec.matches(" ".join(spaced))
+        if not spec.matches(part.text):
+            return False
+        return spec.kind == "exact" or not any(r.writes_file for r in part.redirects)
 
     def matches_paths(self, paths: Sequence[str], *, every: bool) -> bool:
         if self.spec is None:

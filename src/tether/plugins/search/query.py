@@ -28,6 +28,9 @@ class GrepQuery:
     before: int = 0
     after: int = 0
     multiline: bool = False
+    excluded: tuple[str, ...] = ()
+    """Globs never searched (paths a `Read(...)` deny rule denies), as ripgrep reads them:
+    relative to the directory it runs in (`ripgrep.relative_exclusions`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,3 +39,5 @@ class GlobQuery:
 
     pattern: str
     root: str
+    excluded: tuple[str, ...] = ()
+    """As `GrepQuery.excluded`."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+from collections.abc import Sequence
 from typing import Final
 
 from ...core.binaries import bundled_binary
@@ -27,7 +28,15 @@ from ..shell.seam import ShellExecutor, ShellRequest
 from .errors import SEARCH_FAILED, SEARCH_INVALID_ARGS, SEARCH_TIMEOUT, SearchError
 from .query import GlobQuery, GrepQuery
 
-__all__ = ["RgOutput", "bundled_rg", "find_rg", "glob_argv", "grep_argv", "run_rg"]
+__all__ = [
+    "RgOutput",
+    "bundled_rg",
+    "find_rg",
+    "glob_argv",
+    "grep_argv",
+    "relative_exclusions",
+    "run_rg",
+]
 
 _EXE: Final = "rg.exe" if os.name == "nt" else "rg"
 
@@ -71,14 +80,34 @@ def grep_argv(query: GrepQuery) -> list[str]:
     if query.multiline:
         argv += ["--multiline", "--multiline-dotall"]
     argv += [f"--glob={glob}" for glob in query.globs]
+    argv += [f"--glob=!{glob}" for glob in query.excluded]  # later globs win: after the model's
     if query.file_type is not None:
         argv.append(f"--type={query.file_type}")
     return [*argv, "--regexp", query.pattern, "--", query.root]
 
 
+def relative_exclusions(absolute: Sequence[str], workdir: str) -> tuple[str, ...]:
+    """Absolute gitignore-style globs as ripgrep reads `--glob` — relative to the directory it
+    runs in (`workdir`): `/w/secrets/**` from `/w` is `/secrets/**`; `/w/**/*.pem` from
+    `/w/src` is `**/*.pem`. A glob that cannot match under `workdir` is dropped."""
+    here = workdir.rstrip("/")
+    out: list[str] = []
+    for glob in absolute:
+        if glob.startswith(here + "/"):
+            out.append(glob[len(here) :])
+            continue
+        special = min((i for i in map(glob.find, "*?[{") if i >= 0), default=len(glob))
+        anchor = glob[:special].rpartition("/")[0]
+        rest = glob[len(anchor) + 1 :]
+        if rest.startswith("**/") and (here == anchor or here.startswith(anchor + "/")):
+            out.append(rest)
+    return tuple(dict.fromkeys(out))
+
+
 def glob_argv(query: GlobQuery) -> list[str]:
     """The `rg --files` argv listing files under the root that match the pattern."""
-    return [*_COMMON, "--files", _SKIP_GIT, f"--glob={query.pattern}", "--", query.root]
+    excluded = [f"--glob=!{glob}" for glob in query.excluded]
+    return [*_COMMON, "--files", _SKIP_GIT, f"--glob={query.pattern}", *excluded, "--", query.root]
 
 
 class RgOutput:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final, cast
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
@@ -135,8 +135,14 @@ def _cut(line: str, width: int) -> str:
     return line if len(line) <= width else f"{line[:width]}... (line truncated to {width} chars)"
 
 
-def search_tools(shell: ShellExecutor, config: SearchToolsConfig, rg: str) -> list[ToolDefinition]:
-    """`grep` and `glob`; `rg` is ripgrep's path."""
+def search_tools(
+    shell: ShellExecutor,
+    config: SearchToolsConfig,
+    rg: str,
+    excluded: Callable[[], tuple[str, ...]] = tuple,
+) -> list[ToolDefinition]:
+    """`grep` and `glob`; `rg` is ripgrep's path; `excluded()` the absolute globs never searched
+    (what `Read(...)` deny rules deny, asked at each call)."""
     base = os.path.abspath(os.path.expanduser(config.root or os.getcwd()))
     backstop_ms = min(config.timeout_ms * 2, MAX_TIMER_DELAY_MS)
 
@@ -180,6 +186,7 @@ def search_tools(shell: ShellExecutor, config: SearchToolsConfig, rg: str) -> li
             before=args.before if args.before is not None else context,
             after=args.after if args.after is not None else context,
             multiline=bool(args.multiline),
+            excluded=ripgrep.relative_exclusions(excluded(), workdir),
         )
         lines, incomplete = await collect(ripgrep.grep_argv(query), workdir, signal)
         if query.mode == "files_with_matches":
@@ -213,7 +220,8 @@ def search_tools(shell: ShellExecutor, config: SearchToolsConfig, rg: str) -> li
     async def glob(args: GlobArgs, exec: ToolRunContext) -> GlobValue:
         signal = exec.signal
         root, workdir = locate(args.path, exec.agent, want_dir=True)
-        query = GlobQuery(pattern=args.pattern, root=root)
+        excluding = ripgrep.relative_exclusions(excluded(), workdir)
+        query = GlobQuery(pattern=args.pattern, root=root, excluded=excluding)
         files, _ = await collect(ripgrep.glob_argv(query), workdir, signal)
         files = await asyncio.to_thread(newest_first, files, signal)
         shown = files[: config.glob_limit]
@@ -256,5 +264,12 @@ def apply(ctx: Context, config: SearchToolsConfig) -> None:
             ' "ripgrep" package ships rg) or put rg on PATH'
         )
     shell = cast(ShellExecutor, ctx.shell)
-    for definition in search_tools(shell, config, rg):
+
+    def excluded() -> tuple[str, ...]:
+        """The `permissions` service's `read_exclusions()`, when one is mounted."""
+        read_exclusions = getattr(ctx.get("permissions"), "read_exclusions", None)
+        found = read_exclusions() if callable(read_exclusions) else ()
+        return tuple(g for g in found if isinstance(g, str)) if isinstance(found, tuple) else ()
+
+    for definition in search_tools(shell, config, rg, excluded):
         ctx.tools.register(definition)

@@ -1,0 +1,116 @@
+"""The hook bridge's configuration and loading its hook files (`hooks-claude-code`'s `Config`).
+
+Owns `Config` (documented in `tether.plugins.hooks.claude_code`), which files are read (the
+configured ones, then the discovered settings files), `load_hook_set` — every file's command
+hooks, a file that cannot be used failing the mount in one line, each event tether does not run
+named once in a warning line — and `load_settings_env`, the merged settings `env` blocks. Does
+not run hooks.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ...core.timeout import MAX_TIMER_DELAY_MS
+from ..sandbox.policy import SandboxMode, SandboxSettings
+from .claude_config import ClaudeHookSet, HookConfigError, parse_claude_hooks, unsupported_events
+from .environment import settings_env
+from .names import DEFAULT_TOOL_NAMES
+from .settings import claude_settings_paths, load_settings, settings_error
+
+__all__ = ["Config", "load_hook_set", "load_settings_env"]
+
+_log = logging.getLogger("tether.plugins.hooks")
+
+
+class Config(BaseModel):
+    """See the module note."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    config_path: str | list[str] | None = None
+    discover: bool = True
+    project_dir: str | None = None
+    plugin_root: str | None = None
+    default_timeout_ms: float = 600_000
+    stderr_summary_max_chars: int = 500
+    tool_names: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_TOOL_NAMES))
+    sandbox: SandboxSettings = SandboxSettings(mode=SandboxMode.DANGER_FULL_ACCESS.value)
+
+    @field_validator("default_timeout_ms")
+    @classmethod
+    def _timeout(cls, value: float) -> float:
+        if not (math.isfinite(value) and 0 < value <= MAX_TIMER_DELAY_MS):
+            raise ValueError(
+                "hooks-claude-code: default_timeout_ms must be a positive finite number no "
+                f"greater than {MAX_TIMER_DELAY_MS}"
+            )
+        return value
+
+    @field_validator("stderr_summary_max_chars")
+    @classmethod
+    def _summary(cls, value: int) -> int:
+        if value < 1:
+            raise ValueError(
+                "hooks-claude-code: stderr_summary_max_chars must be a positive integer"
+            )
+        return value
+
+
+def _config_paths(config: Config, project_dir: Path, home: Path | None) -> list[tuple[Path, bool]]:
+    """(path, required): the configured files, then the discovered ones."""
+    explicit = config.config_path
+    listed = [explicit] if isinstance(explicit, str) else list(explicit or ())
+    paths: list[tuple[Path, bool]] = [(project_dir / p, True) for p in listed]
+    if config.discover:
+        paths += [(p, False) for p in claude_settings_paths(project_dir, home)]
+    return paths
+
+
+def load_settings_env(
+    config: Config, project_dir: Path, home: Path | None = None
+) -> dict[str, str]:
+    """The merged settings `env` blocks: user, project, local, then configured files."""
+    paths = _config_paths(config, project_dir, home)
+    discovered = [p for p, required in paths if not required]
+    configured = [p for p, required in paths if required]
+    return settings_env([*reversed(discovered), *configured])
+
+
+def load_hook_set(config: Config, project_dir: Path, home: Path | None = None) -> ClaudeHookSet:
+    """Read every configured and discovered file. Raises ConfigError for a file that cannot be
+    used (see the module note)."""
+    hooks = ClaudeHookSet()
+    paths = _config_paths(config, project_dir, home)
+    substitutions = {"CLAUDE_PROJECT_DIR": str(project_dir)}
+    if config.plugin_root is not None:
+        substitutions["CLAUDE_PLUGIN_ROOT"] = config.plugin_root
+    seen: set[str] = set()
+    warned: set[str] = set()
+    for path, required in paths:
+        key = os.path.realpath(path)
+        if key in seen or (not required and not path.is_file()):
+            continue
+        seen.add(key)
+        document = load_settings(path)
+        try:
+            groups = parse_claude_hooks(document, substitutions=substitutions)
+        except HookConfigError as exc:
+            raise settings_error(path, str(exc)) from None
+        hooks.add(str(path), groups)
+        for event in unsupported_events(document):
+            if event not in warned:
+                warned.add(event)
+                _log.warning(
+                    'hooks-claude-code: "%s" hooks in %s do not run: tether does not support '
+                    "the %s event",
+                    event,
+                    path,
+                    event,
+                )
+    return hooks
