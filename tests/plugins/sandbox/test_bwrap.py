@@ -4,9 +4,9 @@ Contract: every layout is contained (`--die-with-parent --new-session --unshare-
 /proc). Full access binds the host's `/` and `/dev` read-write and keeps the network. A sandbox
 binds `/` read-only, then a minimal /dev, the namespace's /proc with /proc/sys, /proc/sysrq-trigger
 and /proc/fs read-only after it, a private /tmp, the writable roots, the anchors onto themselves,
-and the protected paths read-only after the roots that contain them; it drops every capability, leaves the network
-unless asked, and loads the seccomp filter. `bwrap` is `$TETHER_BWRAP`, else the wheel's, else one
-in an absolute directory of PATH.
+and the protected paths read-only after the roots that contain them; it drops every capability,
+leaves the network unless asked, and loads the seccomp filter. `bwrap` is `$TETHER_BWRAP`, else
+the wheel's, else one in an absolute directory of PATH.
 """
 
 from __future__ import annotations
