@@ -180,3 +180,21 @@ def test_after_a_sigkill_git_init_works_and_the_next_command_removes_the_rest(bo
     assert status.stdout == "?? started\n"
     assert box.run("true").returncode == 0
     assert sorted(p.name for p in box.workspace.iterdir()) == [".git", "started"]
+
+
+def test_a_submodules_git_file_cannot_be_rewritten_or_moved_aside(box: Box) -> None:
+    repository(box)
+    lib = box.workspace / "vendor" / "lib"
+    lib.mkdir(parents=True)
+    (box.workspace / ".gitmodules").write_text('[submodule "lib"]\n\tpath = vendor/lib\n')
+    (lib / ".git").write_text("gitdir: ../../.git/modules/lib\n")
+    box.own()
+
+    done = box.run(
+        "echo 'gitdir: ../../evil' > vendor/lib/.git; mv vendor/lib vendor/lib-old; "
+        "mv vendor vendor-old; ls vendor"
+    )
+
+    assert done.stdout.count("Device or resource busy") == 2, done.stdout
+    assert "Read-only file system" in done.stdout
+    assert (lib / ".git").read_text() == "gitdir: ../../.git/modules/lib\n"
