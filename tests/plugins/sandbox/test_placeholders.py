@@ -126,3 +126,14 @@ def test_git_init_works_over_a_placeholder_a_killed_tether_left(tmp_path: Path) 
     assert remove_placeholders(str(root)) == [
         str(root / p) for p in (".claude", ".mcp.json", "tether.yml", ".tether")
     ]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root's tether can give a directory away")
+def test_roots_placeholder_in_a_users_directory_is_that_users(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    os.chown(root, 65534, 65534)
+
+    ensure_placeholders(str(root), [Protection(str(root / ".git"), Kind.DIRECTORY)])
+
+    info = (root / ".git").stat()
+    assert (info.st_uid, info.st_gid) == (65534, 65534)

@@ -6,8 +6,9 @@ A missing protected path (`Protection.missing`, `protected.py`) is pinned by an 
 with mode `PLACEHOLDER_MODE` (1700), made just before the command and bound read-only like the
 rest. Why a directory, also where a file would be: git never lists an empty directory, so a
 placeholder never shows in `git status` — the user's, during and after any end, or the
-command's (an agent's `git add -A` cannot commit one) — and, owner-writable, one a killed tether
-left never makes `git init` fail. A reader of the file meanwhile (another tether's boot reads
+command's (an agent's `git add -A` cannot commit one) — and, writable by the owner of the
+directory it is in (root's tether gives it to that owner), one a killed tether left never makes
+`git init` fail. A reader of the file meanwhile (another tether's boot reads
 `tether.yml`) finds a directory where the file would be: tether reads an empty directory there
 as no file (`kernel/config.py`; `.mcp.json` is read only when it is a file).
 
@@ -79,9 +80,19 @@ def _make(root: str, relative: str) -> None:
             os.mkdir(name, 0o700, dir_fd=parent)
         except FileExistsError:
             return  # made meanwhile (another command's placeholder, or the user's): bound as is
-        fd = os.open(name, _DIRECTORY, dir_fd=parent)
+        try:
+            fd = os.open(name, _DIRECTORY, dir_fd=parent)
+        except OSError as error:  # swapped for a symlink since the mkdir: refuse
+            raise PlaceholderRefused(
+                error.errno or errno.ELOOP,
+                f"sandbox: the placeholder {os.path.join(root, relative)} was replaced while "
+                "it was made; run the command again",
+            ) from error
         try:
             os.fchmod(fd, PLACEHOLDER_MODE)
+            if os.geteuid() == 0:  # the directory's owner can `git init` over a leftover
+                owner = os.fstat(parent)
+                os.fchown(fd, owner.st_uid, owner.st_gid)
         finally:
             os.close(fd)
     finally:
