@@ -4,10 +4,10 @@
 Contract: all of `.git` (or a `.git` file and the repository directories it names), `.claude`,
 `.mcp.json`, `tether.yml` and `.tether` are protected in every root, a missing one named by its
 first missing component and pinned; a submodule's `.git`; the in-root targets of git's
-configuration (includes, `core.hooksPath`, the files its commands name); the files `.mcp.json`'s
-servers and Claude Code's hooks run; the user's home configuration when the root holds it; a
-symlink is protected at its target. Paths inside a protected path are not listed again;
-`anchors` are the directories between a root and its protected paths.
+configuration (includes, `core.hooksPath`, the files its commands name); the files the servers
+of `.mcp.json` and `tether.yml` and Claude Code's hooks run; the user's home configuration when
+the root holds it; a symlink is protected at its target. Paths inside a protected path are not
+listed again; `anchors` are the directories between a root and its protected paths.
 """
 
 from __future__ import annotations
@@ -157,6 +157,18 @@ def test_what_mcp_servers_and_hooks_run_from_the_root_is_protected(tmp_path: Pat
 
     assert found[str(root / "mcp" / "server.js")] is None
     assert found[str(root / "scripts" / "check.sh")] is None
+
+
+def test_what_tether_yml_mcp_servers_run_from_the_root_is_protected(tmp_path: Path) -> None:
+    root, home = tmp_path / "ws", tmp_path / "home"
+    (root / "bin").mkdir(parents=True)
+    (root / "bin" / "server").write_text("")
+    (root / "tether.yml").write_text(
+        "plugins:\n  - name: tether.plugins.mcp\n    config:\n      servers:\n"
+        "        local: {command: ./bin/server}\n"
+    )
+
+    assert paths(root, home)[str(root / "bin" / "server")] is None
 
 
 def test_a_root_that_holds_home_protects_its_configuration(tmp_path: Path) -> None:

@@ -1,13 +1,14 @@
 """The files that configured MCP servers and hooks run from, read from their configuration.
 
 Owns `launcher_files(root, home)`: the existing files named by the `command` and `args` of every
-server in `<root>/.mcp.json`, and by the hook commands (and `statusLine` command) of
-`<root>/.claude/settings.json` and `settings.local.json` — `$CLAUDE_PROJECT_DIR` read as the
-root. Those configuration files are protected themselves (`protected.py`); the files they start
-are what a command could otherwise rewrite to run code outside the sandbox the next time a
-server or hook starts. Only files that exist are named: what a server loads by itself (imports, a
-`-m module`) and files a build will create are not (docs/sandbox.md). A file that is not JSON is
-skipped (tether refuses it with its own message; Claude Code ignores it). Does not own the
+server in `<root>/.mcp.json` and in the `servers` of `<root>/tether.yml`'s plugin entries, and
+by the hook commands (and `statusLine` command) of `<root>/.claude/settings.json` and
+`settings.local.json` — `$CLAUDE_PROJECT_DIR` read as the root. Those configuration files are
+protected themselves (`protected.py`); the files they start are what a command could otherwise
+rewrite to run code outside the sandbox the next time a server or hook starts. Only files that
+exist are named: what a server loads by itself (imports, a `-m module`) and files a build will
+create are not (docs/sandbox.md). A file that is not JSON (or a `tether.yml` tether refuses) is
+skipped: tether refuses it with its own message; Claude Code ignores it. Does not own the
 protections (`protected.py`).
 """
 
@@ -16,8 +17,11 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Final
 
+from ...kernel.config import load_config
+from ...kernel.errors import ConfigError
 from .gitconfig import command_files
 
 __all__ = ["launcher_files"]
@@ -31,10 +35,9 @@ def launcher_files(root: str, home: str) -> list[str]:
     settings run (see the module note)."""
     found: list[str] = []
     servers = _json(os.path.join(root, ".mcp.json")).get("mcpServers")
-    if isinstance(servers, dict):
-        for server in servers.values():
-            if not isinstance(server, dict):
-                continue
+    configured = [*servers.values()] if isinstance(servers, dict) else []
+    for server in [*configured, *_tether_yml_servers(root)]:
+        if isinstance(server, dict):
             words = [server.get("command")]
             args = server.get("args")
             if isinstance(args, list):
@@ -48,6 +51,23 @@ def launcher_files(root: str, home: str) -> list[str]:
             for variable in _PROJECT_DIR:
                 expanded = expanded.replace(variable, root)
             found += command_files(expanded, root, home)
+    return found
+
+
+def _tether_yml_servers(root: str) -> list[object]:
+    """The `servers` of every plugin entry of `root/tether.yml` (the mcp plugin's)."""
+    path = Path(root, "tether.yml")
+    if not path.is_file():
+        return []
+    try:
+        config = load_config([path])
+    except ConfigError:
+        return []
+    found: list[object] = []
+    for entry in config.plugins:
+        servers = entry.config.get("servers")
+        if isinstance(servers, dict):
+            found += servers.values()
     return found
 
 
