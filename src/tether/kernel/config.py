@@ -121,6 +121,10 @@ def _read(path: Path) -> tuple[list[PluginEntry], object]:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return [], None
+    except IsADirectoryError as error:
+        if _empty_directory(path):  # a sandbox's placeholder (plugins/sandbox/placeholders.py)
+            return [], None
+        raise ConfigError(f"{path}: cannot read the file: {error}") from error
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: cannot read the file: {error}") from error
     import yaml  # only when there is a file: it costs ~50 ms at startup
@@ -162,6 +166,13 @@ def _read(path: Path) -> tuple[list[PluginEntry], object]:
         first_seen[entry.key] = index
         entries.append(entry)
     return entries, sandbox
+
+
+def _empty_directory(path: Path) -> bool:
+    try:
+        return not os.listdir(path)
+    except OSError:
+        return False
 
 
 def _check_shape(text: str, path: Path) -> None:

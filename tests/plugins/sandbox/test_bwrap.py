@@ -3,10 +3,10 @@
 Contract: every layout is contained (`--die-with-parent --new-session --unshare-pid` and a fresh
 /proc). Full access binds the host's `/` and `/dev` read-write and keeps the network. A sandbox
 binds `/` read-only, then a minimal /dev, the namespace's /proc with /proc/sys, /proc/sysrq-trigger
-and /proc/fs read-only after it, a private /tmp, the writable roots, and the protected paths
-read-only after the roots that contain them; it drops every capability, leaves the network
-unless asked, and loads the seccomp filter. `bwrap` is `$TETHER_BWRAP`, else the wheel's, else one
-in an absolute directory of PATH.
+and /proc/fs read-only after it, a private /tmp, the writable roots, the anchors onto themselves,
+and the protected paths read-only after the roots that contain them; it drops every capability,
+leaves the network unless asked, and loads the seccomp filter. `bwrap` is `$TETHER_BWRAP`, else
+the wheel's, else one in an absolute directory of PATH.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ def test_a_sandbox_mounts_in_the_order_that_makes_the_protections_win() -> None:
         sandboxed=True,
         chdir="/w/src",
         writable=("/w", "/cache"),
-        read_only=("/w/.git/hooks", "/w/tether.yml"),
+        anchors=("/w/cfg",),
+        read_only=("/w/.git", "/w/cfg/extra.gitconfig", "/w/tether.yml"),
         network=False,
         user_namespace=True,
         seccomp_fd=7,
@@ -49,7 +50,9 @@ def test_a_sandbox_mounts_in_the_order_that_makes_the_protections_win() -> None:
         "--ro-bind-try", "/proc/fs", "/proc/fs",
         "--tmpfs", "/tmp",
         "--bind", "/w", "/w", "--bind", "/cache", "/cache",
-        "--ro-bind", "/w/.git/hooks", "/w/.git/hooks",
+        "--bind", "/w/cfg", "/w/cfg",
+        "--ro-bind", "/w/.git", "/w/.git",
+        "--ro-bind", "/w/cfg/extra.gitconfig", "/w/cfg/extra.gitconfig",
         "--ro-bind", "/w/tether.yml", "/w/tether.yml",
         "--seccomp", "7",
         "--chdir", "/w/src", "--",

@@ -24,7 +24,8 @@ def test_a_refused_write_is_quoted_with_what_the_sandbox_allows() -> None:
     assert note == (
         'this may have failed because of the sandbox (workspace-write): "touch: cannot touch '
         "'/root/x': Read-only file system\"; it may write only in /w and a private /tmp (not "
-        ".git/hooks, .git/config, .claude, .mcp.json or tether.yml), and has no network"
+        ".git — a commit needs to run outside —, .claude, .mcp.json, tether.yml, .tether or the "
+        "other protected paths: docs/sandbox.md), and has no network"
     )
 
 

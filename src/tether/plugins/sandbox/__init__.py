@@ -1,7 +1,10 @@
 """Containment and the OS sandbox for every process tether starts (bubblewrap on Linux).
 
     policy.py     `SandboxMode`, `SandboxPolicy`, `SandboxSettings` (what a sandbox allows)
-    protected.py  the policy files that stay read-only inside writable roots; placeholders
+    protected.py  the protected set: what stays read-only inside writable roots (all of .git, ...)
+    gitconfig.py  what git's configuration includes, uses as hooks or runs (parsed, never run)
+    launchers.py  the files configured MCP servers and Claude Code hooks run from
+    placeholders.py  the empty directories that pin missing protected paths while a command runs
     boundary.py   may the model write this path under this policy (the file tools' check)
     seccomp.py    the BPF filter against what namespaces do not cover (AF_UNIX, io_uring, ...)
     bwrap.py      finding `bwrap`; the one function from a `Layout` to bwrap's arguments

@@ -24,7 +24,11 @@ read-only *after* the writable roots that contain them):
                                host sysctls such as kernel.core_pattern)
     --tmpfs /tmp               a private /tmp
     --bind W W                 each writable root (workspace-write)
-    --ro-bind P P              each protected path inside them
+    --bind A A                 each anchor: a directory between a root and a protected path,
+                               bound onto itself so that it is a mount point, which the kernel
+                               refuses to rename or remove (EBUSY; `protected.py`)
+    --ro-bind P P              each protected path inside them (a mount point too: `.git` can
+                               be neither renamed nor removed)
     --unshare-net              unless network access was granted (a new network namespace has
                                only its own loopback)
     --unshare-ipc --unshare-uts --unshare-cgroup-try
@@ -76,7 +80,8 @@ def find_bwrap(environ: os._Environ[str] | dict[str, str] | None = None) -> str 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Layout:
     """What one command sees. `sandboxed` False is full access (containment only); otherwise
-    `writable` roots are bound read-write and `read_only` paths re-bound read-only after them,
+    `writable` roots are bound read-write, then each of `anchors` onto itself, and `read_only`
+    paths re-bound read-only after them,
     `network` keeps the host network, `user_namespace` adds `--unshare-user --disable-userns`,
     `seccomp_fd` is the filter's descriptor (passed to bwrap). `chdir` is the working directory
     inside."""
@@ -84,6 +89,7 @@ class Layout:
     sandboxed: bool
     chdir: str
     writable: tuple[str, ...] = ()
+    anchors: tuple[str, ...] = ()
     read_only: tuple[str, ...] = ()
     network: bool = True
     user_namespace: bool = False
@@ -107,6 +113,8 @@ def bwrap_args(layout: Layout) -> list[str]:
         args += ["--ro-bind-try", path, path]
     args += ["--tmpfs", "/tmp"]
     for path in layout.writable:
+        args += ["--bind", path, path]
+    for path in layout.anchors:
         args += ["--bind", path, path]
     for path in layout.read_only:
         args += ["--ro-bind", path, path]

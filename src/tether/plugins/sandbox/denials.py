@@ -72,7 +72,8 @@ def _allowed(policy: SandboxPolicy, writable: Sequence[str]) -> str:
     else:
         where = f"it may write only in {', '.join(writable)} and a private /tmp"
     protected = (
-        " (not .git/hooks, .git/config, .claude, .mcp.json or tether.yml)"
+        " (not .git — a commit needs to run outside —, .claude, .mcp.json, tether.yml, .tether"
+        " or the other protected paths: docs/sandbox.md)"
         if policy.mode is SandboxMode.WORKSPACE_WRITE
         else ""
     )

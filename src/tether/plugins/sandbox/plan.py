@@ -25,12 +25,20 @@ from typing import Final
 
 from ...core.errors import HarnessError
 from .bwrap import Layout, command_line
+from .placeholders import PlaceholderRefused, RootLocks, ensure_placeholders
 from .policy import SandboxMode, SandboxPolicy
 from .probe import KernelSupport
-from .protected import RootLocks, ensure_placeholders, protected_paths
+from .protected import anchors, protected_paths, within
 from .seccomp import filter_program
 
-__all__ = ["SANDBOX_UNAVAILABLE", "Jail", "SandboxUnavailable", "confine", "unavailable_message"]
+__all__ = [
+    "SANDBOX_UNAVAILABLE",
+    "Jail",
+    "SandboxUnavailable",
+    "confine",
+    "home_warning",
+    "unavailable_message",
+]
 
 SANDBOX_UNAVAILABLE: Final = "SANDBOX_UNAVAILABLE"
 _SANDBOX_ENV: Final = MappingProxyType({"TMPDIR": "/tmp"})
@@ -52,6 +60,25 @@ def unavailable_message(policy: SandboxPolicy, support: KernelSupport) -> str:
         "namespaces (sysctl kernel.unprivileged_userns_clone=1, "
         "kernel.apparmor_restrict_unprivileged_userns=0), or pass --sandbox danger-full-access "
         "(sandbox: danger-full-access in tether.yml) to run commands without one"
+    )
+
+
+_home_warned: set[str] = set()
+
+
+def home_warning(workspace: str) -> str | None:
+    """The one line, once per process and workspace, for a `workspace-write` workspace that is the
+    user's home directory (everything in it but the protected paths is writable); else None."""
+    resolved = os.path.realpath(workspace)
+    home = os.path.realpath(os.environ.get("HOME") or os.path.expanduser("~"))
+    if resolved != home or resolved in _home_warned:
+        return None
+    _home_warned.add(resolved)
+    return (
+        f"tether: the workspace is your home directory ({resolved}): sandboxed commands may write "
+        "everything in it but the protected paths (~/.tether, ~/.gitconfig, ~/.ssh, shell "
+        "start-up files, ~/.local/bin, ...; docs/sandbox.md); start tether in a project "
+        "directory to keep the rest of your home out of reach"
     )
 
 
@@ -113,9 +140,15 @@ def confine(
     locks = RootLocks(writable)
     try:
         read_only: list[str] = []
+        pinned: list[str] = []
         for root in writable:
-            read_only += [p.path for p in ensure_placeholders(protected_paths(root))]
-        if not any(_within(chdir, root) for root in writable) and _within(chdir, "/tmp"):
+            try:
+                ready = ensure_placeholders(root, protected_paths(root))
+            except PlaceholderRefused as error:
+                raise SandboxUnavailable(str(error.strerror)) from error
+            pinned += anchors(root, ready)
+            read_only += [p.path for p in ready]
+        if not any(within(chdir, root) for root in writable) and within(chdir, "/tmp"):
             read_only.append(chdir)  # visible (read-only) through the private /tmp
         program = filter_program(platform.machine(), block_sockets=not policy.network_access)
         pipe, write_end = os.pipe()
@@ -130,6 +163,7 @@ def confine(
         sandboxed=True,
         chdir=chdir,
         writable=tuple(writable),
+        anchors=tuple(pinned),
         read_only=tuple(read_only),
         network=policy.network_access,
         user_namespace=support.user_namespace,
@@ -146,6 +180,13 @@ def _writable_roots(policy: SandboxPolicy, workspace: str) -> list[str]:
     roots: list[str] = []
     for path in (workspace, *policy.writable_roots):
         resolved = os.path.realpath(path)
+        if resolved == "/":
+            what = "the workspace" if path == workspace else "the writable root"
+            raise SandboxUnavailable(
+                f"sandbox ({policy.describe()}): {what} is / — that would make the whole "
+                "filesystem writable; start tether in a project directory, or pass --sandbox "
+                "read-only, or --sandbox danger-full-access to run commands without a sandbox"
+            )
         if not os.path.isdir(resolved):
             what = "the workspace" if path == workspace else "writable root"
             raise SandboxUnavailable(
@@ -155,7 +196,3 @@ def _writable_roots(policy: SandboxPolicy, workspace: str) -> list[str]:
         if resolved not in roots:
             roots.append(resolved)
     return roots
-
-
-def _within(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")

@@ -1,260 +1,268 @@
-"""The paths inside writable roots that stay read-only, and placeholders for the missing ones.
+"""The paths inside writable roots that stay read-only: the one source of the protected set.
 
-Owns `protected_paths(root)`: in each writable root (the workspace, the configured
-`writable_roots`) these are ways to run code or change policy *later*, outside the sandbox, so a
-sandboxed command may not write them:
+Owns `protected_paths(root)`: in a writable root (the workspace, a configured `writable_roots`
+entry) the paths a sandboxed command may not write, because something outside the sandbox reads
+or runs them *later* — the user's git, shell, ssh, editor, Claude Code, tether itself:
 
-    .git/hooks  .git/config     git runs hooks and config-named programs (`core.fsmonitor`,
-                                 `core.pager`, filters) for the user. When `.git` is a file (a
-                                 worktree or submodule), that file and the hooks and config of
-                                 the repository it names are protected instead
-    .claude/                     Claude Code settings: hooks, permission rules, MCP servers
-    .mcp.json                    MCP servers tether and Claude Code start
-    tether.yml                   tether's own plugins and sandbox settings
+    .git                    all of it (Codex's rule): hooks, config, objects/info/alternates,
+                            modules/, worktrees/, HEAD, refs. When `.git` is a file (a worktree
+                            or submodule checkout), that file and the repository directories it
+                            names (its gitdir and commondir), whole
+    .claude/  .mcp.json     Claude Code's and tether's hooks, permission rules, MCP servers
+    tether.yml  .tether/    tether's plugins, sandbox setting, project home
+    submodules' .git        for each `path` of `.gitmodules` whose directory exists
+    git's configuration     what `gitconfig.py` finds for the root: included files (every
+                            `include.path` / `includeIf.*.path`), `core.hooksPath` (husky's
+                            `.husky/`), and the files git runs (`core.fsmonitor`,
+                            `core.sshCommand`, `core.pager`, filter and diff drivers, ...)
+    launchers               the files `.mcp.json`'s servers and `.claude/settings*.json`'s hooks
+                            run from (`launchers.py`)
+    the user's home         when it lies inside the root (a workspace that is `$HOME`, or
+                            contains it): `$TETHER_HOME` (default `~/.tether`), `~/.gitconfig`,
+                            `~/.config/git`, `~/.ssh`, `~/.local/bin`, `~/.claude`,
+                            `~/.claude.json`, the shell start-up files (`.bashrc`, `.bash_login`,
+                            `.bash_profile`, `.bash_logout`, `.profile`, `.zshrc`, `.zprofile`,
+                            `.zshenv`, `.zlogin`, `.zlogout`, `.cshrc`, `.tcshrc`, `.login`,
+                            `~/.config/fish`)
 
-Protected as well when they exist (they matter where they are, and a placeholder for each in
-every workspace would be clutter): `.gitmodules`, `.vscode/` and `.idea/` (editors run tasks and
-configured tools from them), and the shell start-up files `.bashrc`, `.bash_profile`, `.zshrc`,
-`.zprofile` and `.profile` (a workspace that is a home directory).
+and, when they exist (a placeholder for each would be clutter): `.gitmodules`, `.vscode/`,
+`.idea/`, and the shell start-up file names in the root itself.
 
-A missing one of the first list would be as good as writable (a command creates it), so it is
-pinned by a *placeholder*: an empty directory (mode 1555: read-only, sticky) or an empty file (mode
-444), created just before the command and bound read-only like the rest. Placeholders are readable,
-so another tether (or Claude Code) booting in the same workspace meanwhile reads an empty directory
-or file, not an error. Placeholders are removed when no sandboxed command runs in that root any
-more: every sandboxed command holds a shared `flock` on each writable root's directory for its
-whole life, and `remove_placeholders` removes them only under an exclusive lock it gets without
-waiting — so never while any tether's command (whose mount a removal would detach) runs there. The
-kernel drops a dead tether's locks; the next sandboxed command (or the next boot) removes what it
-left. A placeholder is recognized by what it is (empty, with its mode), so only entries tether
-could have made are ever removed. Does not own the mounts (`bwrap.py`).
-
-Not protected (documented in docs/sandbox.md): a protected path that is itself a symlink keeps
-its target read-only, but the link can be replaced; submodules' hooks under `.git/modules`.
+A protected path that does not exist would be as good as writable (a command creates it), so it
+is *pinned*: `Protection.missing` says so, and `placeholders.py` makes an empty directory there
+for the command's life (named here by its first missing component, once; a placeholder met on the
+way is protected itself). A protected path reached through a symlink is protected at its target
+(a mount cannot pin the link itself: mount(2) follows it; docs/sandbox.md); a dangling one is
+left out. Paths inside another protected path are left out (the outer one covers them).
+`anchors(root, protections)` are the directories between a root and its protected paths:
+bound onto themselves so that they are mount points, which the kernel refuses to rename or remove
+(`EBUSY`) — without that, `mv .husky x` (or the directory above a submodule) would carry the
+read-only mount away and leave the name free for a new one. Does not own the placeholders
+(`placeholders.py`) or the mounts (`bwrap.py`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import enum
-import fcntl
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from ...kernel.config import tether_home
+from .gitconfig import git_directory, git_targets, read_entries
+from .launchers import launcher_files
+
 __all__ = [
+    "HOME_PROTECTED",
+    "PLACEHOLDER_MODE",
     "PROTECTED_IF_PRESENT",
     "PROTECTED_NAMES",
     "Kind",
     "Protection",
-    "RootLocks",
-    "ensure_placeholders",
+    "anchors",
     "is_placeholder",
     "protected_paths",
-    "remove_placeholders",
+    "within",
 ]
 
 
 class Kind(enum.Enum):
+    """What a missing protected path would be (its placeholder is an empty directory either way:
+    git shows no empty directory, so `git status` never lists one)."""
+
     DIRECTORY = "directory"
     FILE = "file"
 
 
 PROTECTED_NAMES: Final[tuple[tuple[str, Kind], ...]] = (
-    (".git/hooks", Kind.DIRECTORY),
-    (".git/config", Kind.FILE),
+    (".git", Kind.DIRECTORY),
     (".claude", Kind.DIRECTORY),
     (".mcp.json", Kind.FILE),
     ("tether.yml", Kind.FILE),
+    (".tether", Kind.DIRECTORY),
 )
-"""Relative to each writable root, with what a placeholder for each would be."""
+"""Relative to each writable root: protected, and pinned when missing."""
 
-PROTECTED_IF_PRESENT: Final[tuple[str, ...]] = (
-    ".gitmodules",
-    ".vscode",
-    ".idea",
+_SHELL_FILES: Final = (
     ".bashrc",
     ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
     ".zshrc",
     ".zprofile",
-    ".profile",
+    ".zshenv",
+    ".zlogin",
+    ".zlogout",
+    ".cshrc",
+    ".tcshrc",
+    ".login",
 )
-"""Relative to each writable root: bound read-only when they exist, never pinned."""
+
+HOME_PROTECTED: Final[tuple[tuple[str, Kind], ...]] = (
+    (".tether", Kind.DIRECTORY),
+    (".gitconfig", Kind.FILE),
+    (".config/git", Kind.DIRECTORY),
+    (".ssh", Kind.DIRECTORY),
+    (".local/bin", Kind.DIRECTORY),
+    (".claude", Kind.DIRECTORY),
+    (".claude.json", Kind.FILE),
+    (".config/fish", Kind.DIRECTORY),
+    *((name, Kind.FILE) for name in _SHELL_FILES),
+)
+"""Relative to `$HOME`: protected, and pinned when missing, when inside a writable root."""
+
+PROTECTED_IF_PRESENT: Final[tuple[str, ...]] = (".gitmodules", ".vscode", ".idea", *_SHELL_FILES)
+"""Relative to each writable root: protected when they exist, never pinned."""
+
+_MAX_LINKS: Final = 8
+
+PLACEHOLDER_MODE: Final = 0o1700
+"""A placeholder is an empty directory with exactly this mode (owner-writable: a `git init` over
+one a killed tether left works, as any user)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Protection:
-    """A path to bind read-only; `missing` says what placeholder stands for it when it does not
-    exist (None: it exists)."""
+    """A path to keep read-only; `missing` is what would be there when it does not exist (then a
+    placeholder pins it; None: it exists)."""
 
     path: str
     missing: Kind | None = None
 
 
-def protected_paths(root: str) -> list[Protection]:
-    """The protections of one writable root (an absolute, resolved directory), in mount order.
-    A protected path that does not exist is named by its first missing component (`.git` for
-    `.git/hooks` in a directory without `.git`), once; a placeholder on the way (a `.git` made
-    by an earlier command) is protected itself."""
-    found: dict[str, Protection] = {}
+def protected_paths(root: str, environ: Mapping[str, str] | None = None) -> list[Protection]:
+    """The protections of one writable root (an absolute, resolved directory), in mount order
+    (see the module note). `environ` (default `os.environ`) gives `HOME`, `TETHER_HOME` and git's
+    configuration variables."""
+    env = os.environ if environ is None else environ
+    home = os.path.realpath(env.get("HOME") or os.path.expanduser("~"))
+    found: list[Protection | None] = []
     git = os.path.join(root, ".git")
-    for name, kind in PROTECTED_NAMES:
-        if name.startswith(".git/") and os.path.isfile(git) and not is_placeholder(git):
-            for path in _gitfile_protections(root, git):
-                found.setdefault(path, Protection(path))
-            continue
-        protection = _walk(root, name.split("/"), kind)
-        found.setdefault(protection.path, protection)
+    if os.path.isfile(git) and not os.path.islink(git):
+        found.append(Protection(git))
+        found += [Protection(path) for path in git_directory(root) if os.path.isdir(path)]
+    else:
+        found.append(_walk(root, ".git", Kind.DIRECTORY))
+    found += [_walk(root, name, kind) for name, kind in PROTECTED_NAMES[1:]]
+    for submodule in _submodules(root):
+        found.append(_walk(root, f"{submodule}/.git", Kind.DIRECTORY))
+        found += [Protection(path) for path in git_directory(os.path.join(root, submodule))]
+    targets = git_targets(root, env)
+    for path in targets.files:
+        found.append(_walk_to(root, path, Kind.FILE))
+    for path in targets.directories:
+        found.append(_walk_to(root, path, Kind.DIRECTORY))
+    for path in (*targets.programs, *launcher_files(root, home)):
+        if within(path, root):
+            found.append(_walk_to(root, path, Kind.FILE))
+    for name, kind in HOME_PROTECTED:
+        found.append(_walk_to(root, os.path.join(home, name), kind))
+    found.append(_walk_to(root, os.path.realpath(tether_home(env)), Kind.DIRECTORY))
     for name in PROTECTED_IF_PRESENT:
         path = os.path.join(root, name)
         if os.path.lexists(path):
-            found.setdefault(path, Protection(path))
-    return list(found.values())
+            found.append(_walk(root, name, Kind.FILE))
+    return _outermost(protection for protection in found if protection is not None)
 
 
-def _walk(root: str, parts: list[str], kind: Kind) -> Protection:
-    path = root
-    for index, part in enumerate(parts):
-        path = os.path.join(path, part)
-        if not os.path.lexists(path):
-            return Protection(path, kind if index == len(parts) - 1 else Kind.DIRECTORY)
-        if is_placeholder(path):
-            return Protection(path)
-    return Protection(path)
-
-
-def _gitfile_protections(root: str, gitfile: str) -> list[str]:
-    """`.git` is a file (`gitdir: <dir>`): the file itself, and the hooks and config of the
-    repository it names (its common directory's, for a worktree) that exist."""
-    paths = [gitfile]
-    try:
-        with open(gitfile, encoding="utf-8") as file:
-            first = file.readline().strip()
-    except (OSError, UnicodeDecodeError):
-        return paths
-    if not first.startswith("gitdir:"):
-        return paths
-    gitdir = os.path.realpath(os.path.join(root, first.removeprefix("gitdir:").strip()))
-    directories = [gitdir]
-    with contextlib.suppress(OSError, UnicodeDecodeError):
-        with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as file:
-            common = file.readline().strip()
-        if common:
-            directories.append(os.path.realpath(os.path.join(gitdir, common)))
-    for directory in directories:
-        for name in ("hooks", "config"):
-            path = os.path.join(directory, name)
-            if os.path.lexists(path):
-                paths.append(path)
-    return paths
-
-
-_DIRECTORY_MODE: Final = 0o1555
-_FILE_MODE: Final = 0o444
+def anchors(root: str, protections: Iterable[Protection]) -> list[str]:
+    """The directories strictly between `root` and each protected path inside it, shallowest
+    first, that are not inside a protected path (see the module note)."""
+    kept = list(protections)
+    found: list[str] = []
+    for protection in kept:
+        if not within(protection.path, root) or protection.path == root:
+            continue
+        path = os.path.dirname(protection.path)
+        chain: list[str] = []
+        while path != root and within(path, root):
+            chain.append(path)
+            path = os.path.dirname(path)
+        for directory in reversed(chain):
+            if directory in found or any(within(directory, p.path) for p in kept):
+                continue
+            if os.path.isdir(directory) and not os.path.islink(directory):
+                found.append(directory)
+    return found
 
 
 def is_placeholder(path: str) -> bool:
-    """A placeholder: an empty file with mode 444, or a directory with mode 1555 (whose
-    emptiness `rmdir` checks when it is removed)."""
+    """A placeholder: a directory with mode `PLACEHOLDER_MODE` (its emptiness is checked by
+    `rmdir` when it is removed)."""
     try:
         info = os.lstat(path)
     except OSError:
         return False
-    mode = stat.S_IMODE(info.st_mode)
-    if stat.S_ISREG(info.st_mode):
-        return mode == _FILE_MODE and info.st_size == 0
-    return stat.S_ISDIR(info.st_mode) and mode == _DIRECTORY_MODE
+    return stat.S_ISDIR(info.st_mode) and stat.S_IMODE(info.st_mode) == PLACEHOLDER_MODE
 
 
-def ensure_placeholders(protections: Iterable[Protection]) -> list[Protection]:
-    """Create the placeholder of each missing protection (never replacing anything);
-    the protections that can be bound now: existing paths and placeholders made here or already
-    there. One that cannot be made (the root is not writable for this user either) is left out:
-    a command could not create it."""
-    ready: list[Protection] = []
-    for protection in protections:
-        kind = protection.missing
-        if kind is not None:
-            try:
-                if kind is Kind.DIRECTORY:
-                    os.mkdir(protection.path, 0o700)
-                    os.chmod(protection.path, _DIRECTORY_MODE)
-                else:
-                    flags = os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_CLOEXEC
-                    os.close(os.open(protection.path, flags, 0o600))
-                    os.chmod(protection.path, _FILE_MODE)
-            except FileExistsError:
-                pass
-            except OSError:
-                continue
-        ready.append(protection)
-    return ready
+def within(path: str, root: str) -> bool:
+    """`path` is `root` or below it (both normalized, absolute)."""
+    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def remove_placeholders(root: str) -> list[str]:
-    """Remove the placeholders in `root` if no sandboxed command runs there (an exclusive lock
-    on it is free now); the paths removed."""
-    try:
-        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
-        return []
-    try:
+def _walk_to(root: str, path: str, kind: Kind, depth: int = 0) -> Protection | None:
+    """`_walk` for an absolute path; None when it is not strictly inside `root`."""
+    path = os.path.normpath(path)
+    if path == root or not within(path, root):
+        return None
+    return _walk(root, os.path.relpath(path, root), kind, depth)
+
+
+def _walk(root: str, name: str, kind: Kind, depth: int = 0) -> Protection | None:
+    """The protection for `root/name`: the path when it exists, its first missing component to
+    pin, a placeholder on the way, or through a symlink its target (pinned the same way when it
+    is missing inside the root; None when it is missing outside, where no command can create
+    it); None when a file stands where a directory would be (nothing can be made below it)."""
+    parts = name.split("/")
+    path = root
+    for index, part in enumerate(parts):
+        path = os.path.join(path, part)
+        last = index == len(parts) - 1
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            info = os.lstat(path)
+        except FileNotFoundError:
+            return Protection(path, kind if last else Kind.DIRECTORY)
         except OSError:
-            return []  # a command (of any tether) still runs there: it keeps them
-        removed: list[str] = []
-        for name in _CANDIDATES:  # deepest first: `.git/hooks` before `.git`
-            path = os.path.join(root, name)
-            if not is_placeholder(path):
-                continue
-            with contextlib.suppress(OSError):  # ENOTEMPTY: not ours after all
-                if os.path.isdir(path):
-                    os.rmdir(path)
-                else:
-                    os.unlink(path)
-                removed.append(path)
-        return removed
-    finally:
-        os.close(fd)  # drops the lock
+            return None
+        if stat.S_ISLNK(info.st_mode):
+            target = os.path.realpath(os.path.join(path, *parts[index + 1 :]))
+            if os.path.exists(target):
+                return Protection(target)
+            return _walk_to(root, target, kind, depth + 1) if depth < _MAX_LINKS else None
+        if is_placeholder(path) or last:
+            return Protection(path)
+        if not stat.S_ISDIR(info.st_mode):
+            return None
+    return Protection(path)
 
 
-_CANDIDATES: Final = sorted(
-    {
-        "/".join(name.split("/")[: depth + 1])
-        for name, _ in PROTECTED_NAMES
-        for depth in range(name.count("/") + 1)
-    },
-    key=lambda name: (-name.count("/"), name),
-)
-"""Every path a placeholder may have (a protected path or a missing parent of one)."""
+def _submodules(root: str) -> list[str]:
+    """The `path`s of `root/.gitmodules` that are directories inside the root."""
+    found: list[str] = []
+    for key, value in read_entries(os.path.join(root, ".gitmodules")):
+        if not (key.startswith("submodule.") and key.endswith(".path")):
+            continue
+        relative = os.path.normpath(value.strip())
+        path = os.path.join(root, relative)
+        if relative.startswith("..") or os.path.isabs(relative) or relative == ".":
+            continue
+        if os.path.isdir(path) and not os.path.islink(path):
+            found.append(relative)
+    return found
 
 
-class RootLocks:
-    """Shared locks on writable roots, held while one sandboxed command runs (see the module
-    note). `release()` drops them and removes the placeholders no command needs any more."""
-
-    __slots__ = ("_held",)
-
-    def __init__(self, roots: Iterable[str]) -> None:
-        self._held: list[tuple[str, int]] = []
-        for root in roots:
-            try:
-                fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-            except OSError:
-                continue
-            try:
-                fcntl.flock(fd, fcntl.LOCK_SH)
-            except OSError:
-                os.close(fd)
-                continue
-            self._held.append((root, fd))
-
-    def release(self) -> None:
-        held, self._held = self._held, []
-        for _, fd in held:
-            os.close(fd)
-        for root, _ in held:
-            remove_placeholders(root)
+def _outermost(protections: Iterable[Protection]) -> list[Protection]:
+    """Each path once (first wins), without those inside another protected path."""
+    unique: dict[str, Protection] = {}
+    for protection in protections:
+        unique.setdefault(protection.path, protection)
+    paths = list(unique)
+    return [
+        protection
+        for path, protection in unique.items()
+        if not any(other != path and within(path, other) for other in paths)
+    ]

@@ -25,6 +25,7 @@ sandboxed commands left in the writable roots are removed when the executor is b
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import os
 from collections.abc import Awaitable, Mapping
@@ -34,8 +35,9 @@ from typing import Final
 
 from ...core.signals import AbortSignal
 from ...core.timeout import TimeoutReason, clamp_timeout, deadline
+from ..sandbox.placeholders import remove_placeholders
+from ..sandbox.plan import home_warning
 from ..sandbox.policy import SandboxMode, SandboxPolicy
-from ..sandbox.protected import remove_placeholders
 from ._collect import CaptureLimits
 from ._ledger import GroupLedger, reap_orphans, sweep_spill_directories
 from ._process import ExitStatus, SpawnSpec, Subprocess
@@ -218,6 +220,8 @@ def _sweep_placeholders(config: ShellConfig) -> None:
     if config.sandbox.mode != SandboxMode.WORKSPACE_WRITE.value:
         return
     base = config.cwd if config.cwd is not None else os.getcwd()
+    if (warning := home_warning(base)) is not None:
+        logging.getLogger("tether").warning("%s", warning)
     policy = config.sandbox.policy(base)
     for root in (base, *policy.writable_roots):
         remove_placeholders(os.path.realpath(root))
