@@ -80,7 +80,7 @@ def test_planting_a_git_hook_is_refused_headless(box: Box) -> None:
 
     hook = box.workspace / ".git" / "hooks" / "pre-commit"
     assert done.returncode == 1
-    assert f'cannot write "{hook}": .git/hooks is protected by the sandbox' in done.stderr
+    assert f'cannot write "{hook}": .git is protected by the sandbox' in done.stderr
     assert not (box.workspace / ".git" / "hooks").exists()
 
 

@@ -100,7 +100,7 @@ async def test_under_yolo_git_config_read_first_is_not_rewritten(rig: Rig) -> No
         result = await agent.run("escape", signal=signal())
 
     assert result.tool_calls[1].content == (
-        f'Error: cannot write "{config}": .git/config is protected by the sandbox ({PROTECTED})'
+        f'Error: cannot write "{config}": .git is protected by the sandbox ({PROTECTED})'
         f" — {NOBODY}"
     )
     assert config.read_text() == "[core]\n\tbare = false\n"
@@ -125,7 +125,7 @@ async def test_under_yolo_git_config_read_first_is_not_edited(rig: Rig) -> None:
         result = await agent.run("escape", signal=signal())
 
     assert result.tool_calls[1].content == (
-        f'Error: cannot edit "{config}": .git/config is protected by the sandbox ({PROTECTED})'
+        f'Error: cannot edit "{config}": .git is protected by the sandbox ({PROTECTED})'
         f" — {NOBODY}"
     )
     assert config.read_text() == "[core]\n\tbare = false\n"

@@ -35,8 +35,8 @@ def test_a_file_in_the_workspace_may_be_written(workspace: Path) -> None:
         (".mcp.json", ".mcp.json"),
         (".claude/settings.json", ".claude"),
         (".claude/deeper/hooks.json", ".claude"),
-        (".git/config", ".git/config"),
-        (".git/hooks/pre-commit", ".git/hooks"),
+        (".git/config", ".git"),
+        (".git/hooks/pre-commit", ".git"),
     ],
 )
 def test_a_protected_path_or_one_under_it_is_refused(
@@ -91,7 +91,7 @@ def test_a_protected_path_that_is_a_link_protects_its_target(workspace: Path) ->
     (workspace / ".claude").symlink_to("settings-dir")
     path = str(workspace / "settings-dir" / "settings.json")
     check = check_write(WORKSPACE_WRITE, str(workspace), path)
-    assert check.refusal == f".claude is protected by the sandbox ({PROTECTED})"
+    assert check.refusal == f"settings-dir is protected by the sandbox ({PROTECTED})"
 
 
 def test_a_path_in_nested_roots_is_written_beneath_the_outermost(workspace: Path) -> None:
