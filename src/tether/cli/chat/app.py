@@ -32,6 +32,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ...agent.api import Agent
+from ...agent.claude_options import ClaudeOptions
 from ...agent.compaction import DEFAULT_CONTEXT_WINDOW
 from ...agent.events import result_text
 from ...agent.session import SessionStore
@@ -91,6 +92,12 @@ class ChatOptions:
     sandbox: str | None = None
     context_window: int = DEFAULT_CONTEXT_WINDOW
     show_reasoning: bool = False
+    prompt: str | None = None
+    """The first message, sent before the first prompt (`tether "prompt"`)."""
+    instructions: str | None = None
+    max_steps: int | None = None
+    permission_mode: str | None = None
+    claude_options: ClaudeOptions | None = None
 
 
 async def _session_to_open(options: ChatOptions) -> tuple[str | None, int | None]:
@@ -146,6 +153,10 @@ async def run_chat(options: ChatOptions) -> int:
             approver=app.prompter,
             context_window=options.context_window,
             sandbox=options.sandbox,
+            instructions=options.instructions,
+            max_steps=options.max_steps,
+            permission_mode=options.permission_mode,
+            claude_options=options.claude_options,
         )
         if agent is None:
             return 2
@@ -163,6 +174,7 @@ class ChatApp:
 
     def __init__(self, options: ChatOptions, stack: AsyncExitStack) -> None:
         self.cwd = options.cwd
+        self._first_prompt = options.prompt
         self.interrupts = Interrupts(notice)
         terminal = is_terminal()
         editing = terminal and importlib.util.find_spec("prompt_toolkit") is not None
@@ -244,6 +256,11 @@ class ChatApp:
         if resumed:
             self.show_history()
         try:
+            first, self._first_prompt = self._first_prompt, None
+            if first is not None and first.strip():
+                self._read_any = True
+                if not await self._line(first):
+                    return 0
             while True:
                 self.interrupts.arm(None)
                 prefill, self._prefill = self._prefill, ""
