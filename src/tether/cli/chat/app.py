@@ -37,6 +37,7 @@ from ...agent.compaction import DEFAULT_CONTEXT_WINDOW
 from ...agent.events import result_text
 from ...agent.session import SessionStore
 from ...core.signals import AbortController
+from ...kernel import Context
 from ...plugins.permissions import Permissions
 from ...tools.results import ToolFailure
 from ..approval import TerminalPrompter
@@ -54,6 +55,7 @@ from .custom import CustomCommand, Loaded, expand, load_commands
 from .input import ChatInput, LineInput, PromptInput, is_terminal
 from .keys import TurnKeys
 from .mentions import attach_mentions, missing_mentions
+from .modes import current_mode, cycle_mode, mode_label
 from .replay import replay
 from .status import ChatRenderer
 
@@ -196,12 +198,15 @@ class ChatApp:
                 commands=self.command_table,
                 on_interrupt=self.interrupts.press,
                 on_escape=self.interrupts.escape,
+                on_backtab=self.cycle_mode,
+                toolbar=self.mode_line,
             )
             stack.callback(prompt_input.close)
             self.input = self._prompt_input = prompt_input
-            self._keys = TurnKeys(prompt_input.fd)
+            self._keys = TurnKeys(prompt_input.fd, on_backtab=self.cycle_mode)
         else:
             self.input = LineInput()
+        self.renderer.mode_line = self.mode_line
         self.prompter = TerminalPrompter(
             self.input.ask,
             self.console,
@@ -244,6 +249,19 @@ class ChatApp:
         replay(self.console, self.agent.session)
 
     # -- the loop --------------------------------------------------------------------------------
+
+    def _context(self) -> Context | None:
+        agent = getattr(self, "agent", None)
+        return agent.context if agent is not None and agent.started else None
+
+    def cycle_mode(self) -> None:
+        """Shift+Tab: the next permission mode (default → acceptEdits → plan → default)."""
+        cycle_mode(self._context())
+
+    def mode_line(self) -> str | None:
+        """The permission mode as the prompt's toolbar and the live status show it (None in the
+        default mode)."""
+        return mode_label(current_mode(self._context()))
 
     async def run(self, agent: Agent, *, resumed: bool = False) -> int:
         self.agent = agent
