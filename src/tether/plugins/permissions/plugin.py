@@ -177,9 +177,10 @@ class Permissions(Service):
         """`exit_plan_mode` is a tool from the first time the mode is `plan` on (`plan`)."""
         if self._plan_registered or not self._started or self.policy.mode != "plan":
             return
-        tools = self.ctx.tools
-        if tools.get(PLAN_TOOL) is None:
-            tools.register(plan_tool(self))
+        if self.ctx.get("tools") is None:  # no registry: no calls to police, no tool to add
+            return
+        if self.ctx.tools.get(PLAN_TOOL) is None:
+            self.ctx.tools.register(plan_tool(self))
         self._plan_registered = True
 
     async def _pre_execute(
