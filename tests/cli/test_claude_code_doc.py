@@ -1,7 +1,7 @@
 """docs/claude-code.md stays true (issue 34).
 
 Contract: every flag its Flags table marks yes, accepted or refused is one `tether run`, `tether
-chat` and `tether` parse (`tether.cli.agent_flags.FLAGS`, plus the root's `--version`); every flag
+chat` and `tether` parse (`tether.cli.agent_flags.FLAGS`); every flag
 marked no is not; every flag tether's parser has is in the table or in the paragraph of tether's
 own flags; every mode of the Permission modes table is one `--permission-mode` takes, and the
 other way round; `tether run --help` lists every parsed flag.
@@ -17,8 +17,6 @@ from tether.cli.agent_flags import FLAGS, PERMISSION_MODES
 from ._support import python_in
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "claude-code.md"
-ROOT_ONLY = {"--version"}
-"""Answered by `tether --version` before any command parses."""
 
 
 def section(title: str) -> str:
@@ -42,7 +40,7 @@ def rows(title: str) -> list[tuple[list[str], str]]:
 def test_every_flag_marked_present_is_parsed() -> None:
     present = [n for names, status in rows("Flags") if status != "no" for n in names]
 
-    assert sorted(set(present) - set(FLAGS) - ROOT_ONLY) == []
+    assert sorted(set(present) - set(FLAGS)) == []
 
 
 def test_every_flag_marked_no_is_not_parsed() -> None:

@@ -111,6 +111,16 @@ class _Parser(argparse.ArgumentParser):
         raise FlagError(f"{self.prog}: {message}; `{self.prog} --help` lists the options")
 
 
+class _Version(argparse.Action):
+    """`--version`: tether's version line (`tether.cli.app.version_text`), then exit 0."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
+        from .app import version_text
+
+        sys.stdout.write(version_text() + "\n")
+        parser.exit(0)
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -288,6 +298,7 @@ def _parser(command: Command) -> _Parser:
         help="Which settings files to read: user,project,local (only all three so far).",
     )
     add("--verbose", action="store_true", help="Accepted for Claude Code's scripts.")
+    add("-V", "--version", action=_Version, nargs=0, help="Print tether's version and exit.")
     add("--debug", action="store_true", help="Print the traceback of an unexpected error.")
     add(
         "--context-window",
