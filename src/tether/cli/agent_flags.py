@@ -115,7 +115,7 @@ class _Version(argparse.Action):
     """`--version`: tether's version line (`tether.cli.app.version_text`), then exit 0."""
 
     def __call__(self, parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
-        from .app import version_text
+        from .version import version_text
 
         sys.stdout.write(version_text() + "\n")
         parser.exit(0)

@@ -23,6 +23,8 @@ import io
 import os
 import sys
 
+from .version import version_text
+
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the quick paths import nothing they need not
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -160,16 +162,6 @@ def _quick(args: list[str]) -> int | None:
         sys.stdout.write(version_text() + "\n")
         return 0
     return None
-
-
-def version_text() -> str:
-    """What `tether --version` prints: tether's version and the Python running it, e.g.
-    `tether 0.1.0 (CPython 3.11.7)`. The version is `tether.__version__`, its one source."""
-    from .. import __version__
-
-    name = sys.implementation.name  # not `platform`: it imports `re`, 10 ms for one word
-    python = {"cpython": "CPython", "pypy": "PyPy"}.get(name, name)
-    return f"tether {__version__} ({python} {sys.version.split()[0]})"
 
 
 def _escape_unencodable() -> None:
