@@ -295,3 +295,13 @@ async def test_chat_starts_with_the_prompt_given(cli: Cli, server: ScriptedModel
     assert done.code == 0
     assert "hello there" in done.stdout
     assert server.requests[0].messages[-1] == {"role": "user", "content": "hello"}
+
+
+async def test_chat_with_a_prompt_starts_with_it(cli: Cli, server: ScriptedModelServer) -> None:
+    server.push(text_reply("hi back"))
+
+    done = await cli.run("chat", "--max-turns", "3", "hi there", input=b"")
+
+    assert done.code == 0
+    assert "hi back" in done.stdout
+    assert server.requests[0].messages[-1] == {"role": "user", "content": "hi there"}
