@@ -2,8 +2,9 @@
 
 Contract: `import tether`, `tether --help` and `tether tools list` do not import the model client
 (`openai`, `httpx`, `httpx2`) or `rich.markdown`; the help lists every command and exits 0;
-a command's own `--help` still comes from cyclopts. Each case runs in a fresh interpreter that
-reports which of those modules ended up in `sys.modules`. (Timings are `bench/startup.py`'s job.)
+`run` and `chat` parse with argparse (their `--help` imports neither cyclopts nor the agent), the
+other commands with cyclopts. Each case runs in a fresh interpreter that reports which of those
+modules ended up in `sys.modules`. (Timings are `bench/startup.py`'s job.)
 """
 
 from __future__ import annotations
@@ -66,10 +67,20 @@ def test_tools_list_loads_no_model_client(tmp_path: Path) -> None:
     assert "bash" in out
 
 
+def test_run_help_comes_from_argparse_without_cyclopts(tmp_path: Path) -> None:
+    body = (
+        "from tether.cli.app import main\nassert main(['run', '--help']) == 0\n"
+        "assert 'cyclopts' not in sys.modules and 'tether.agent.api' not in sys.modules"
+    )
+    _, out = imported(body, tmp_path)
+
+    assert out.startswith("usage: tether run [options] [PROMPT]\n")
+    assert "--output-format" in out
+
+
 def test_a_commands_own_help_still_comes_from_cyclopts(tmp_path: Path) -> None:
     _, out = imported(
-        "from tether.cli.app import main\nassert main(['run', '--help']) == 0", tmp_path
+        "from tether.cli.app import main\nassert main(['tools', '--help']) == 0", tmp_path
     )
 
-    assert out.startswith("Usage: tether run [OPTIONS] [ARGS]\n")
-    assert "--output-format" in out
+    assert out.startswith("Usage: tether tools")

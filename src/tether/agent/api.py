@@ -63,6 +63,7 @@ from ..tools.execution import ToolExecution, ToolExecutionInput
 from ..tools.results import ToolExecutionResult, UserMessage, user_message
 from ..tools.slow_stop import SLOW_STOP, SlowStop
 from .boot import SandboxChoice, start
+from .claude_options import ClaudeOptions, Scratch, apply_after_boot, builtin_overrides
 from .compaction import Compacted
 from .compactor import Compactor, overflowed
 from .events import (
@@ -123,7 +124,8 @@ class Agent:
     `session` resumes that session (repairing a log a crash cut short, as `tether sessions
     resume` does: `agent.session.repair` says what was done), the rules the user allowed "for
     this session" in it included; None starts a new one.
-    `permission_mode` (`default`, `acceptEdits`, `dontAsk`, `bypassPermissions`) and `allow`
+    `permission_mode` (`default`, `acceptEdits`, `plan`, `dontAsk`, `bypassPermissions`) and
+    `allow`
     (rules in Claude Code syntax, e.g. `Bash(npm test:*)`) set the `permissions` plugin, as
     `--yolo` and `--allow` do for `tether run`: with nobody to ask, a call the rules would ask
     about is refused and the model is told why; deny rules always hold.
@@ -143,6 +145,9 @@ class Agent:
     `writable_roots`, a `SandboxPolicy` (`tether.plugins.sandbox`) says everything; every
     command is contained in any mode, and a sandbox that cannot be had refuses commands
     (docs/sandbox.md).
+    `claude_options` are Claude Code's session options (`tether.agent.claude_options`: deny
+    rules, the tool set, a settings file, added directories, MCP config files), as the command
+    line's `--disallowedTools`, `--tools`, `--settings`, `--add-dir` and `--mcp-config` give them.
     """
 
     def __init__(
@@ -167,6 +172,7 @@ class Agent:
         approver: Prompter | None = None,
         context_window: int | None = None,
         sandbox: SandboxChoice | None = None,
+        claude_options: ClaudeOptions | None = None,
     ) -> None:
         if context_window is not None and (isinstance(context_window, bool) or context_window < 1):
             raise ValueError(
@@ -176,6 +182,7 @@ class Agent:
         self._approver = approver
         self._context_window = context_window
         self._sandbox = sandbox
+        self._claude_options = claude_options or ClaudeOptions()
         self._permission_mode = permission_mode
         self._allow = tuple(allow)
         self._cwd = Path(cwd if cwd is not None else Path.cwd()).resolve()
@@ -312,21 +319,36 @@ class Agent:
         if self._state is not None:
             return
         home = self._home
-        ctx = await start(
-            cwd=self._cwd,
-            config_paths=None if self._config is None else [self._config],
-            agent=True,
-            home=home,
-            builtins=self._builtins,
-            sandbox=self._sandbox,
-        )
+        options = self._claude_options
+        scratch = Scratch()
+        try:
+            settings_file = (
+                None
+                if options.settings is None
+                else scratch.file_for(options.settings, "--settings")
+            )
+            mcp_files = [scratch.file_for(value, "--mcp-config") for value in options.mcp_config]
+            ctx = await start(
+                cwd=self._cwd,
+                config_paths=None if self._config is None else [self._config],
+                agent=True,
+                home=home,
+                builtins=self._builtins,
+                sandbox=self._sandbox,
+                overrides=builtin_overrides(options, self._cwd, settings_file, mcp_files),
+            )
+        except BaseException:
+            scratch.close()
+            raise
         booted = _Booted(ctx)
+        booted.scratch = scratch
         try:
             for spec in self._plugins:
                 plugin, config = spec if isinstance(spec, tuple) else (spec, None)
                 await ctx.plugin(plugin, config)
             for definition in self._tools:
                 ctx.tools.register(definition)
+            apply_after_boot(ctx, options, settings_file)
             self._apply_permissions(ctx)
             self._attach_approver(ctx, booted)
             ctx.on(SLOW_STOP, self._slow_stop)
@@ -716,6 +738,7 @@ class _Booted:
         self.retired: list[SessionLog] = []
         self.loop: AgentLoop
         self.detach_approver: Callable[[], None] | None = None
+        self.scratch: Scratch | None = None
         self.disposed = False
 
     async def dispose(self) -> None:
@@ -728,7 +751,11 @@ class _Booted:
             for llm in self.owned_llms:
                 await llm.aclose()
         finally:
-            await self.ctx.dispose()
+            try:
+                await self.ctx.dispose()
+            finally:
+                if self.scratch is not None:
+                    self.scratch.close()
 
 
 class _Collector:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TypeAlias
@@ -126,6 +126,7 @@ def builtin_entries(
     keep_spill_files: bool = False,
     home: Path | None = None,
     sandbox: SandboxSettings | None = None,
+    overrides: Mapping[str, Mapping[str, object]] | None = None,
 ) -> list[PluginEntry]:
     """The built-in entries that exist in this installation, configured for `cwd`; `agent` adds
     the ones that police a model's calls (`AGENT_ONLY`); `keep_spill_files` is the shell's (for a
@@ -134,6 +135,9 @@ def builtin_entries(
     output; that and `sessions/` (where the spill policy keeps big results) the file tools may
     read, never write, although they are outside the workspace: the notices tell the model to
     `read` them. `sandbox` is the shell's (default: its own, `workspace-write` in `cwd`).
+    `overrides` (plugin id → config) go over a built-in's config, a list extending the
+    built-in's (`tether.agent.claude_options`: `--add-dir`, `--settings`, `--mcp-config`); a
+    config file that configures the plugin itself replaces them with the rest of its entry.
     `TETHER_TOOLS_MODE` (native | code | both) is the registry's presentation mode."""
     mode = os.environ.get("TETHER_TOOLS_MODE", "").strip()
     entries = [
@@ -165,6 +169,8 @@ def builtin_entries(
                 config["spill_dir"] = str(shell_spill)
             if sandbox is not None:
                 config["sandbox"] = sandbox.model_dump()
+        if overrides is not None and plugin_id in overrides:
+            config = _merged(config, overrides[plugin_id])
         entries.append(PluginEntry(id=plugin_id, name=module, config=config, origin="built-in"))
     return entries
 
@@ -179,6 +185,7 @@ async def start(
     builtins: bool = True,
     without: frozenset[str] = frozenset(),
     sandbox: SandboxChoice | None = None,
+    overrides: Mapping[str, Mapping[str, object]] | None = None,
 ) -> Context:
     """A root context with the built-ins and the configured plugins mounted. `config_paths`
     default to `home/config.yml` then `cwd/tether.yml` (`home` defaults to `tether_home()`).
@@ -187,7 +194,7 @@ async def start(
     to leave out (the Temporal worker has no in-process agent loop for `subagents`).
     `sandbox` (`--sandbox`, `Agent(sandbox=...)`) overrides the files' `sandbox:`
     (`sandbox_settings`); the result is the shell's, also when a config file reconfigures the
-    shell without naming one.
+    shell without naming one. `overrides` go over the built-ins' config (`builtin_entries`).
 
     Raises `tether.kernel.ConfigError` (one line) for any bad config, `ValueError` for a bad
     `sandbox`.
@@ -203,13 +210,30 @@ async def start(
     config = _with_shell_sandbox(config, settings, forced=sandbox is not None)
     ctx = Context()
     entries = builtin_entries(
-        cwd, agent=agent, keep_spill_files=keep_spill_files, home=home, sandbox=settings
+        cwd,
+        agent=agent,
+        keep_spill_files=keep_spill_files,
+        home=home,
+        sandbox=settings,
+        overrides=overrides,
     )
     if not builtins:
         entries = [entry for entry in entries if entry.id in _CORE]
     entries = [entry for entry in entries if entry.id not in without]
     await boot(ctx, config, builtins=entries)
     return ctx
+
+
+def _merged(base: Mapping[str, object], extra: Mapping[str, object]) -> dict[str, object]:
+    """`base` with `extra` over it; a list in both is extended, not replaced."""
+    merged = dict(base)
+    for key, value in extra.items():
+        current = merged.get(key)
+        if isinstance(current, list) and isinstance(value, list):
+            merged[key] = [*current, *value]
+        else:
+            merged[key] = value
+    return merged
 
 
 def _with_shell_sandbox(

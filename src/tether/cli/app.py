@@ -1,4 +1,4 @@
-"""The `tether` command: parses arguments (cyclopts) and runs one command to an exit code.
+"""The `tether` command: parses arguments and runs one command to an exit code.
 
 Owns: the command tree (`COMMANDS`), exit codes, and how text reaches stdout/stderr: a character
 the stream cannot encode (a lone surrogate in a tool result, say) is written as a backslash
@@ -11,6 +11,9 @@ runs the turn as a durable session on Temporal), decided from the arguments befo
 `tether`, `tether --help` / `-h` and `tether --version` / `-V` are answered from the table below
 without importing cyclopts or rich at all (issue 12 §3: help in well under 0.2 s;
 `bench/startup.py`, tests/cli/test_startup.py).
+`run`, `chat` and Claude Code's root forms — `tether "prompt"` (a chat that starts with it) and
+`tether -p "prompt"` (`run`), any first argument that is not a command — are parsed with
+`argparse` (`tether.cli.agent_flags`, `AGENT_COMMANDS`); the other commands with cyclopts.
 """
 
 from __future__ import annotations
@@ -20,16 +23,18 @@ import io
 import os
 import sys
 
+from .version import version_text
+
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the quick paths import nothing they need not
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-    from typing import Final
+    from collections.abc import Callable, Sequence
+    from typing import Final, Literal
 
     import cyclopts
 
     app: cyclopts.App  # built on first use by `__getattr__`
 
-__all__ = ["COMMANDS", "HELP", "ROUTES", "app", "main", "run", "version_text"]
+__all__ = ["AGENT_COMMANDS", "COMMANDS", "HELP", "ROUTES", "app", "main", "run", "version_text"]
 
 HELP: Final = "tether: an agent harness whose tool runtime gets cancellation right."
 
@@ -81,6 +86,9 @@ ROUTES: Final[tuple[tuple[str, str, str], ...]] = (
 )
 """(command, flag, import path): given the flag, the command runs the import path instead."""
 
+AGENT_COMMANDS: Final = ("run", "chat")
+"""The commands parsed by `tether.cli.agent_flags` (argparse), not cyclopts (unless routed)."""
+
 _app: cyclopts.App | None = None
 
 
@@ -125,11 +133,18 @@ def __getattr__(name: str) -> object:
 
 def _quick_help() -> str:
     width = max(len("-V, --version"), *(len(name) for name, _, _ in COMMANDS)) + 2
-    lines = ["Usage: tether COMMAND", "", HELP, "", "Commands:"]
+    lines = [
+        "Usage: tether COMMAND",
+        '       tether [OPTIONS] ["PROMPT"]     (a chat; -p "PROMPT" answers and exits)',
+        "",
+        HELP,
+        "",
+        "Commands:",
+    ]
     lines += [f"  {name:<{width}}{text.split(chr(10))[0]}" for name, _, text in COMMANDS]
     lines += [
         "",
-        "Options:",
+        "Options (besides the chat's and run's: tether chat --help):",
         f"  {'-h, --help':<{width}}Display this message and exit.",
         f"  {'-V, --version':<{width}}Display the version and exit.",
         "",
@@ -149,16 +164,6 @@ def _quick(args: list[str]) -> int | None:
     return None
 
 
-def version_text() -> str:
-    """What `tether --version` prints: tether's version and the Python running it, e.g.
-    `tether 0.1.0 (CPython 3.11.7)`. The version is `tether.__version__`, its one source."""
-    from .. import __version__
-
-    name = sys.implementation.name  # not `platform`: it imports `re`, 10 ms for one word
-    python = {"cpython": "CPython", "pypy": "PyPy"}.get(name, name)
-    return f"tether {__version__} ({python} {sys.version.split()[0]})"
-
-
 def _escape_unencodable() -> None:
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, io.TextIOWrapper):
@@ -172,17 +177,47 @@ def main(argv: Sequence[str] | None = None) -> int:
     quick = _quick(args)
     if quick is not None:
         return quick
+    routed = _routed(args)
+    names = {name for name, _, _ in COMMANDS}
+    if routed is None and args[0] in AGENT_COMMANDS:
+        command: Literal["run", "chat"] = "run" if args[0] == "run" else "chat"
+        return _guarded(lambda: _agent_main(command, args[1:]))
+    if routed is None and args[0] not in names:
+        return _guarded(lambda: _agent_main("root", args))
     import cyclopts
 
-    routed = _routed(args)
     application = __getattr__("app") if routed is None else _build(routed)
     assert isinstance(application, cyclopts.App)
+
+    def call() -> int:
+        try:
+            result = application(
+                args, exit_on_error=False, print_error=True, result_action="return_value"
+            )
+        except cyclopts.CycloptsError:
+            return 2
+        return result if isinstance(result, int) else 0
+
+    return _guarded(call)
+
+
+def _agent_main(command: Literal["run", "chat", "root"], argv: list[str]) -> int:
+    """Parse first (argparse only: `--help` and a bad flag import nothing more), then run."""
+    from .agent_flags import main_flags
+
+    flags = main_flags(command, argv)
+    if isinstance(flags, int):
+        return flags
+    from .commands.agent import run_flags
+
+    return run_flags(command, flags)
+
+
+def _guarded(call: Callable[[], int]) -> int:
+    """`call()`'s exit code, with how a command's end becomes one: SystemExit's code, 130 for
+    Ctrl-C, 0 for a reader that left the pipe, 1 with one line for an unexpected error."""
     try:
-        result = application(
-            args, exit_on_error=False, print_error=True, result_action="return_value"
-        )
-    except cyclopts.CycloptsError:
-        return 2
+        return call()
     except SystemExit as exit:
         code = exit.code
         return code if isinstance(code, int) else 0
@@ -199,7 +234,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         sys.stderr.write(f"tether: {error_message(exc)} (TETHER_DEBUG=1 shows the traceback)\n")
         return 1
-    return result if isinstance(result, int) else 0
 
 
 def run() -> None:

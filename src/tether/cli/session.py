@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Final
 
 from ..agent.api import Agent
+from ..agent.claude_options import ClaudeOptions
 from ..agent.events import AgentEvent
 from ..agent.loop import TurnOutcome
 from ..agent.session import SessionError, SessionStore, SessionSummary
@@ -130,13 +131,19 @@ async def open_agent(
     approver: Prompter | None = None,
     context_window: int | None = None,
     sandbox: str | None = None,
+    instructions: str | None = None,
+    max_steps: int | None = None,
+    permission_mode: str | None = None,
+    claude_options: ClaudeOptions | None = None,
 ) -> Agent | None:
     """Start the public `Agent` for a command — the built-ins that police an agent
     (`permissions`), the configured model (or `model` on its route), a new session or the
     resumed (repaired) one, the system prompt followed by the `AGENTS.md` / `CLAUDE.md`
     instructions — and apply `--yolo` / `--allow`, with `--sandbox` over the configured sandbox
-    (`stack` closes it). None, with the one-line error on stderr, when the config, a flag or the
-    session cannot be used."""
+    (`stack` closes it); `instructions` replaces the system prompt, `max_steps` bounds the model
+    requests of a turn (`--max-turns`), `permission_mode` and `claude_options` are Claude Code's
+    (`tether.agent.claude_options`). None, with the one-line error on stderr, when the config,
+    a flag or the session cannot be used."""
     agent = Agent(
         model=model,
         cwd=cwd,
@@ -146,6 +153,10 @@ async def open_agent(
         approver=approver,
         context_window=context_window,
         sandbox=sandbox,
+        instructions=instructions,
+        max_steps=50 if max_steps is None else max_steps,
+        permission_mode=permission_mode,
+        claude_options=claude_options,
     )
     try:
         await agent.start()

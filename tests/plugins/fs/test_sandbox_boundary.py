@@ -100,8 +100,7 @@ async def test_under_yolo_git_config_read_first_is_not_rewritten(rig: Rig) -> No
         result = await agent.run("escape", signal=signal())
 
     assert result.tool_calls[1].content == (
-        f'Error: cannot write "{config}": .git is protected by the sandbox ({PROTECTED})'
-        f" — {NOBODY}"
+        f'Error: cannot write "{config}": .git is protected by the sandbox ({PROTECTED}) — {NOBODY}'
     )
     assert config.read_text() == "[core]\n\tbare = false\n"
 
@@ -125,8 +124,7 @@ async def test_under_yolo_git_config_read_first_is_not_edited(rig: Rig) -> None:
         result = await agent.run("escape", signal=signal())
 
     assert result.tool_calls[1].content == (
-        f'Error: cannot edit "{config}": .git is protected by the sandbox ({PROTECTED})'
-        f" — {NOBODY}"
+        f'Error: cannot edit "{config}": .git is protected by the sandbox ({PROTECTED}) — {NOBODY}'
     )
     assert config.read_text() == "[core]\n\tbare = false\n"
 

@@ -34,11 +34,13 @@ from rich.console import Console
 from rich.markup import escape
 
 from ...agent.api import Agent
+from ...agent.claude_options import ClaudeOptions
 from ...agent.compaction import DEFAULT_CONTEXT_WINDOW
 from ...agent.events import result_text
 from ...agent.session import SessionStore
 from ...core.ending import ProcessEnding
 from ...core.signals import AbortController
+from ...kernel import Context
 from ...plugins.permissions import Permissions
 from ...tools.results import ToolFailure
 from ..approval import TerminalPrompter
@@ -57,6 +59,7 @@ from .custom import CustomCommand, Loaded, expand, load_commands
 from .input import ChatInput, LineInput, PromptInput, is_terminal, terminal_alive
 from .keys import TurnKeys
 from .mentions import attach_mentions, missing_mentions
+from .modes import current_mode, cycle_mode, mode_label
 from .replay import replay
 from .status import ChatRenderer
 
@@ -95,6 +98,12 @@ class ChatOptions:
     sandbox: str | None = None
     context_window: int = DEFAULT_CONTEXT_WINDOW
     show_reasoning: bool = False
+    prompt: str | None = None
+    """The first message, sent before the first prompt (`tether "prompt"`)."""
+    instructions: str | None = None
+    max_steps: int | None = None
+    permission_mode: str | None = None
+    claude_options: ClaudeOptions | None = None
 
 
 async def _session_to_open(options: ChatOptions) -> tuple[str | None, int | None]:
@@ -150,6 +159,10 @@ async def run_chat(options: ChatOptions) -> int:
             approver=app.prompter,
             context_window=options.context_window,
             sandbox=options.sandbox,
+            instructions=options.instructions,
+            max_steps=options.max_steps,
+            permission_mode=options.permission_mode,
+            claude_options=options.claude_options,
         )
         if agent is None:
             return 2
@@ -170,6 +183,7 @@ class ChatApp:
 
     def __init__(self, options: ChatOptions, stack: AsyncExitStack) -> None:
         self.cwd = options.cwd
+        self._first_prompt = options.prompt
         self.interrupts = Interrupts(notice)
         self.ending = ProcessEnding(CHAT_ENDING_SIGNALS)  # installed by `run_chat`
         terminal = is_terminal()
@@ -192,12 +206,17 @@ class ChatApp:
                 commands=self.command_table,
                 on_interrupt=self.interrupts.press,
                 on_escape=self.interrupts.escape,
+                on_backtab=self.cycle_mode,
+                toolbar=self.mode_line,
             )
             stack.callback(prompt_input.close)
             self.input = self._prompt_input = prompt_input
-            self._keys = TurnKeys(prompt_input.fd, on_closed=self._hung_up)
+            self._keys = TurnKeys(
+                prompt_input.fd, on_closed=self._hung_up, on_backtab=self.cycle_mode
+            )
         else:
             self.input = LineInput()
+        self.renderer.mode_line = self.mode_line
         self.prompter = TerminalPrompter(
             self.input.ask,
             self.console,
@@ -241,6 +260,19 @@ class ChatApp:
 
     # -- the loop --------------------------------------------------------------------------------
 
+    def _context(self) -> Context | None:
+        agent = getattr(self, "agent", None)
+        return agent.context if agent is not None and agent.started else None
+
+    def cycle_mode(self) -> None:
+        """Shift+Tab: the next permission mode (default → acceptEdits → plan → default)."""
+        cycle_mode(self._context())
+
+    def mode_line(self) -> str | None:
+        """The permission mode as the prompt's toolbar and the live status show it (None in the
+        default mode)."""
+        return mode_label(current_mode(self._context()))
+
     async def run(self, agent: Agent, *, resumed: bool = False) -> int:
         self.agent = agent
         self.console.print(
@@ -252,6 +284,11 @@ class ChatApp:
         if resumed:
             self.show_history()
         try:
+            first, self._first_prompt = self._first_prompt, None
+            if first is not None and first.strip():
+                self._read_any = True
+                if not await self._line(first):
+                    return self.ending.exit_code(0)
             while self.ending.reason is None:
                 self.interrupts.arm(None)
                 prefill, self._prefill = self._prefill, ""

@@ -157,9 +157,13 @@ class PromptInput:
         commands: Callable[[], Sequence[tuple[str, str]]],
         on_interrupt: Callable[[], None],
         on_escape: Callable[[], None] = lambda: None,
+        on_backtab: Callable[[], None] = lambda: None,
+        toolbar: Callable[[], str | None] = lambda: None,
         prompt: str = "› ",
     ) -> None:
         self._cwd = cwd
+        self._on_backtab = on_backtab
+        self._toolbar = toolbar
         self._commands = commands
         self._on_interrupt = on_interrupt
         self._on_escape = on_escape
@@ -229,6 +233,13 @@ class PromptInput:
             else:
                 event.app.exit(exception=EOFError())
 
+        @kb.add("s-tab")
+        def _shift_tab(event: KeyPressEvent) -> None:
+            self._on_backtab()
+            if self._session is not None:
+                self._session.bottom_toolbar = self._toolbar()
+            event.app.invalidate()
+
         return kb
 
     def _quiet_terminal(self) -> None:
@@ -265,6 +276,7 @@ class PromptInput:
 
                 store_typeahead(self._session.input, self._typeahead)
                 self._typeahead = []
+            self._session.bottom_toolbar = self._toolbar()  # the mode, unless default
             try:
                 text = await self._session.prompt_async(
                     self._prompt, handle_sigint=False, default=default

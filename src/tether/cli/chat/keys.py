@@ -4,7 +4,8 @@ Owns `TurnKeys`. While a turn runs (`watching`), the terminal is put in cbreak m
 buffering and no echo, but Ctrl-C stays a signal (ISIG) — and every key is read as it is typed,
 through prompt_toolkit's own VT100 parser. A lone Esc (nothing follows it for 50 ms, as
 prompt_toolkit decides at its prompt; an Alt-key or an arrow starts with the same byte) calls
-`on_escape`: the chat aborts the turn, as Claude Code does. Every other key is kept, in order, and
+`on_escape`: the chat aborts the turn, as Claude Code does. Shift+Tab calls `on_backtab` (the
+next permission mode, at once: `tether.cli.chat.modes`). Every other key is kept, in order, and
 handed to the next prompt (`take`), so what was typed during a turn is waiting there, Enter
 included. An approval prompt in the middle of a turn reads the terminal itself: `paused` stops
 the reader meanwhile (the keys kept so far stay kept, and are never given to that prompt, so a
@@ -37,9 +38,16 @@ class TurnKeys:
     """See the module note. `fd` is the terminal (stdin); `on_closed` is called when reading it
     fails or meets its end (the terminal was closed)."""
 
-    def __init__(self, fd: int, *, on_closed: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        fd: int,
+        *,
+        on_closed: Callable[[], None] | None = None,
+        on_backtab: Callable[[], None] = lambda: None,
+    ) -> None:
         self._fd = fd
         self._on_closed = on_closed
+        self._on_backtab = on_backtab
         self._kept: list[KeyPress] = []
         self._on_escape: Callable[[], None] | None = None
         self._parser: Any = None
@@ -147,7 +155,16 @@ class TurnKeys:
         if self._flushing and _is_escape(press) and self._on_escape is not None:
             self._on_escape()
             return
+        if _is_backtab(press):  # Shift+Tab: the next permission mode, now
+            self._on_backtab()
+            return
         self._kept.append(press)
+
+
+def _is_backtab(press: KeyPress) -> bool:
+    from prompt_toolkit.keys import Keys
+
+    return press.key == Keys.BackTab
 
 
 def _is_escape(press: KeyPress) -> bool:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -170,6 +170,8 @@ class ChatRenderer:
         self._mid_line = False
         self._waited: dict[str, float] = {}
         self.shown: list[Shown] = []
+        self.mode_line: Callable[[], str | None] = lambda: None
+        """The permission mode's line under the running turn (None: not shown)."""
 
     # -- events ----------------------------------------------------------------------------------
 
@@ -398,6 +400,9 @@ class ChatRenderer:
             text = Text(f"{running.label} · {elapsed:.1f} s{state}", style="dim")
             running.spinner.update(text=text)
             rows.append(running.spinner)
+        mode = self.mode_line()
+        if mode is not None:
+            rows.append(Text(mode, style="dim"))
         return Group(*rows)
 
     def _ensure_live(self) -> None:

@@ -1,4 +1,5 @@
-"""`tether run "<task>"` (one shot) and `tether chat` (interactive): the agent in a terminal.
+"""`tether run "<task>"` (one shot), `tether chat ["<prompt>"]` (interactive) and Claude Code's
+`tether ["<prompt>"]` / `tether -p "<task>"`: the agent in a terminal.
 
 `run` prints the final answer once — streamed when stdout is a terminal; when it is piped, stdout
 gets only the answer (or, with `--output-format json|stream-json`, JSON: `tether.cli.output`) and
@@ -6,11 +7,13 @@ progress goes to stderr — and exits 0 iff the turn completed; otherwise stderr
 `tether: <code>: <message>`. The task comes from the argument or stdin (`-`); `--continue` and
 `--resume ID` add the turn to an earlier session. Both mount the same policy
 (`tether.agent.unattended`): deny rules always hold and hooks run; a call that needs approval is
-asked about in `chat` and refused in `run`, unless `--allow` or `--yolo` permits it.
+asked about in `chat` and refused in `run`, unless `--allow` or `--yolo` permits it. In plan mode
+`run` runs read-only tools only, and the plan the model presents (`exit_plan_mode`) is the result.
 
-Both are clients of the public `tether.agent.Agent`: it boots, picks the model, opens (or
-resumes) the session and runs the turns; `chat` is `tether.cli.chat` (line editing, slash
-commands, live status, diffs, compaction), which this module only parses the options for.
+The command line is `tether.cli.agent_flags` (argparse; Claude Code's flags); this module turns
+the flags into the public `tether.agent.Agent`: it boots, picks the model, opens (or resumes)
+the session and runs the turns; `chat` is `tether.cli.chat` (line editing, slash commands, live
+status, diffs, compaction), which this module only hands the options to.
 In both, the first Ctrl-C aborts the running turn through its signal;
 tools are cancelled and every outcome is recorded in the session log. In `run`, SIGINT, SIGTERM,
 SIGHUP and SIGQUIT all do that (`tether.core.ending`): the turn ends aborted with the signal as
@@ -19,79 +22,57 @@ its cause and the exit status is 128 + N; a second signal exits at once.
 
 from __future__ import annotations
 
+import asyncio
+import os
 import sys
 from contextlib import AsyncExitStack
+from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Literal
-
-import cyclopts
+from typing import Literal
 
 from ...agent.api import Agent
+from ...agent.claude_options import ClaudeOptions
 from ...agent.events import AgentEvent
+from ...agent.loop import default_system_prompt
 from ...agent.session import SessionStore
 from ...agent.unattended import refuse_unattended
 from ...core.ending import ProcessEnding
 from ...plugins.permissions import Permissions
 from ...tools.arrivals import settle_tools
+from ..agent_flags import AgentFlags
 from ..output import HeadlessReport, RunInfo
 from ..render import TurnRenderer
-from ..sandbox_option import SandboxOpt
 from ..session import announce_ending, exit_code, latest_session, open_agent
 
-__all__ = ["chat", "run"]
-
-ConfigOpt = Annotated[Path | None, cyclopts.Parameter(name="--config", help="A tether.yml to use.")]
-ModelOpt = Annotated[str | None, cyclopts.Parameter(name="--model", help="The model to ask.")]
-CwdOpt = Annotated[Path | None, cyclopts.Parameter(name="--cwd", help="The workspace.")]
-YoloOpt = Annotated[
-    bool,
-    cyclopts.Parameter(
-        name="--yolo",
-        negative=(),
-        help="Run every tool call that no deny rule forbids, without asking "
-        "(permission mode bypassPermissions).",
-    ),
-]
-AllowOpt = Annotated[
-    tuple[str, ...],
-    cyclopts.Parameter(
-        name="--allow",
-        negative=(),
-        help="Allow tool calls matching this rule without asking, in Claude Code syntax, "
-        "e.g. --allow 'Bash(npm test:*)'. Repeatable; deny rules still hold.",
-    ),
-]
+__all__ = ["chat", "run", "run_flags"]
 
 
-ContinueOpt = Annotated[
-    bool,
-    cyclopts.Parameter(
-        name=["--continue", "-c"],
-        negative=(),
-        help="Continue the latest session of this directory.",
-    ),
-]
-ResumeOpt = Annotated[
-    str | None,
-    cyclopts.Parameter(name=["--resume", "-r"], help="Continue the session with this id."),
-]
-OutputFormatOpt = Annotated[
-    Literal["text", "json", "stream-json"],
-    cyclopts.Parameter(
-        name="--output-format",
-        help="text (the answer), json (one result object) or stream-json (one record per "
-        "line), in Claude Code's schema; see docs/output-format.md.",
-    ),
-]
-PartialOpt = Annotated[
-    bool,
-    cyclopts.Parameter(
-        name="--include-partial-messages",
-        negative=(),
-        help="With --output-format stream-json, also write the model's text as it streams "
-        "(stream_event records).",
-    ),
-]
+def run_flags(command: Literal["run", "chat", "root"], flags: AgentFlags) -> int:
+    """Run what `tether.cli.agent_flags` parsed: `run` (or `-p`) headless, else `chat`."""
+    if flags.debug:
+        os.environ["TETHER_DEBUG"] = "1"
+    if command == "run" or flags.print_:
+        return asyncio.run(run(flags))
+    return asyncio.run(chat(flags))
+
+
+def instructions_of(flags: AgentFlags, cwd: Path) -> str | None:
+    """The system prompt `--system-prompt` / `--append-system-prompt` make (None: tether's)."""
+    if flags.append_system_prompt is None:
+        return flags.system_prompt
+    base = flags.system_prompt if flags.system_prompt is not None else default_system_prompt(cwd)
+    return f"{base}\n\n{flags.append_system_prompt}"
+
+
+def claude_options(flags: AgentFlags) -> ClaudeOptions:
+    return ClaudeOptions(
+        disallowed_tools=flags.disallow,
+        tools=flags.tools,
+        settings=flags.settings,
+        add_dirs=flags.add_dirs,
+        mcp_config=flags.mcp_config,
+        strict_mcp_config=flags.strict_mcp_config,
+    )
 
 
 def _read_task(task: str | None) -> str | None:
@@ -123,47 +104,22 @@ def _run_info(agent: Agent, cwd: Path) -> RunInfo:
     )
 
 
-TaskArg = Annotated[str | None, cyclopts.Parameter(allow_leading_hyphen=True)]
-
-
-async def run(
-    task: TaskArg = None,
-    /,
-    *,
-    config: ConfigOpt = None,
-    model: ModelOpt = None,
-    cwd: CwdOpt = None,
-    yolo: YoloOpt = False,
-    allow: AllowOpt = (),
-    sandbox: SandboxOpt = None,
-    continue_: ContinueOpt = False,
-    resume: ResumeOpt = None,
-    output_format: OutputFormatOpt = "text",
-    include_partial_messages: PartialOpt = False,
-) -> int:
-    """Answer one task, print the final answer, and exit (0 iff the turn completed).
-
-    Nobody is asked: a call the permission rules would ask about is refused (the model is told
-    why and may try something else) unless --allow or --yolo permits it. On a terminal the
-    answer streams; piped, stdout gets only the answer and progress goes to stderr.
-
-    Parameters
-    ----------
-    task
-        What to do, e.g. "run the tests and fix what fails"; `-` or nothing reads it from stdin.
-    """
-    text = _read_task(task)
+async def run(flags: AgentFlags) -> int:
+    """Answer one task, print the final answer, and exit (0 iff the turn completed); see the
+    module note."""
+    text = _read_task(flags.task)
     if text is None or not text.strip():
         sys.stderr.write(
             'tether: a task is required, for example: tether run "run the tests" '
             "(or pipe it: echo task | tether run)\n"
         )
         return 2
-    if continue_ and resume is not None:
+    resume = flags.resume if isinstance(flags.resume, str) else None
+    if flags.continue_ and resume is not None:
         sys.stderr.write("tether: --continue and --resume cannot be combined; pick one\n")
         return 2
-    workdir = (cwd or Path.cwd()).resolve()
-    if continue_:
+    workdir = (flags.cwd or Path.cwd()).resolve()
+    if flags.continue_:
         resume = latest_session(SessionStore(), workdir)
         if resume is None:
             sys.stderr.write(
@@ -171,9 +127,11 @@ async def run(
                 "tether run\n"
             )
             return 2
+    output_format = flags.output_format
     tty = output_format == "text" and sys.stdout.isatty()
     renderer = TurnRenderer(text_out=sys.stdout if tty else None)
     reports: list[HeadlessReport] = []  # made once the session is open
+    plans: list[str] = []
 
     def on_event(event: AgentEvent) -> None:
         renderer(event)
@@ -185,17 +143,25 @@ async def run(
         agent = await open_agent(
             stack,
             cwd=workdir,
-            config=config,
-            model=model,
+            config=flags.config,
+            model=flags.model,
             resume=resume,
             on_event=on_event,
-            yolo=yolo,
-            allow=allow,
-            sandbox=sandbox,
+            yolo=flags.yolo,
+            allow=flags.allow,
+            sandbox=flags.sandbox,
+            context_window=flags.context_window,
+            instructions=instructions_of(flags, workdir),
+            max_steps=flags.max_turns,
+            permission_mode=flags.permission_mode,
+            claude_options=claude_options(flags),
         )
         if agent is None:
             return 2
         refuse_unattended(agent.context)
+        permissions = agent.context.get("permissions")
+        if isinstance(permissions, Permissions):
+            permissions.on_plan = plans.append  # plan mode: the plan is the result
         sys.stderr.write(f"tether: session {agent.session_id} · model {agent.llm.model}\n")
         if output_format != "text":
             await settle_tools(agent.context, signal=ending.signal)  # init lists MCP tools
@@ -203,13 +169,15 @@ async def run(
                 output_format,
                 _run_info(agent, workdir),
                 sys.stdout,
-                partial_messages=include_partial_messages,
+                partial_messages=flags.include_partial_messages,
             )
             report.start()
             reports.append(report)
         outcome = (await agent.run(text, signal=ending.signal)).outcome
+        if plans and outcome.completed:
+            outcome = replace(outcome, text=plans[-1])
         renderer.end_turn()
-        if output_format == "text" and not tty and outcome.text:
+        if output_format == "text" and (not tty or plans) and outcome.text:
             sys.stdout.write(outcome.text + "\n")
             sys.stdout.flush()
         code = exit_code(outcome, ending)
@@ -218,66 +186,32 @@ async def run(
         return code
 
 
-async def chat(
-    *,
-    config: ConfigOpt = None,
-    model: ModelOpt = None,
-    cwd: CwdOpt = None,
-    continue_: ContinueOpt = False,
-    resume: Annotated[
-        str | bool | None,
-        cyclopts.Parameter(
-            name=["--resume", "-r"],
-            negative=(),
-            metavar="[ID]",
-            help="Continue the session with this id; without an id, pick one from a list.",
-        ),
-    ] = None,
-    yolo: YoloOpt = False,
-    allow: AllowOpt = (),
-    sandbox: SandboxOpt = None,
-    context_window: Annotated[
-        int | None,
-        cyclopts.Parameter(
-            name="--context-window",
-            help="The model's context window in tokens (default $TETHER_CONTEXT_WINDOW or "
-            "128000); a request that would not fit (minus a reserve) is compacted first.",
-        ),
-    ] = None,
-    show_reasoning: Annotated[
-        bool,
-        cyclopts.Parameter(
-            name="--show-reasoning", negative=(), help="Print the model's reasoning, dimmed."
-        ),
-    ] = False,
-) -> int:
-    """Talk to the agent. Esc or Ctrl-C aborts the running turn; Ctrl-C twice quits; /help
-    lists commands; !command runs a command in the shell.
-
-    Tool calls the permission rules ask about are shown with their arguments (a diff for edit
-    and write) and wait for an answer: y (yes, once), a (yes, and don't ask again: the shown
-    rule is saved to .claude/settings.local.json), s (yes, for this session), n (no) or d (no,
-    with a reason the model reads).
-    """
+async def chat(flags: AgentFlags) -> int:
+    """Talk to the agent, starting with `flags.task` when given; see `tether chat --help`."""
     from ..chat.app import ChatOptions, context_window_from_env, run_chat
 
-    workdir = (cwd or Path.cwd()).resolve()
+    workdir = (flags.cwd or Path.cwd()).resolve()
     try:
-        window = context_window_from_env(context_window)
+        window = context_window_from_env(flags.context_window)
     except ValueError as exc:
         sys.stderr.write(f"tether: {exc}\n")
         return 2
     return await run_chat(
         ChatOptions(
             cwd=workdir,
-            config=config,
-            model=model,
-            resume=resume,
-            continue_=continue_,
-            yolo=yolo,
-            allow=allow,
-            sandbox=sandbox,
+            config=flags.config,
+            model=flags.model,
+            resume=flags.resume,
+            continue_=flags.continue_,
+            yolo=flags.yolo,
+            allow=flags.allow,
+            sandbox=flags.sandbox,
             context_window=window,
-            show_reasoning=show_reasoning,
+            show_reasoning=flags.show_reasoning,
+            prompt=flags.task,
+            instructions=instructions_of(flags, workdir),
+            max_steps=flags.max_turns,
+            permission_mode=flags.permission_mode,
+            claude_options=claude_options(flags),
         )
     )

@@ -210,6 +210,7 @@ async def resume(
     cwd: Annotated[Path | None, cyclopts.Parameter(name="--cwd")] = None,
 ) -> int:
     """Repair a session left open by a crash and continue it in `tether chat`."""
+    from ..agent_flags import AgentFlags
     from .agent import chat  # the agent loop and its model client: only this command needs them
 
-    return await chat(config=config, model=model, cwd=cwd, resume=session_id)
+    return await chat(AgentFlags(config=config, model=model, cwd=cwd, resume=session_id))

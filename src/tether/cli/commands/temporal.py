@@ -42,7 +42,7 @@ import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Final
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
 import cyclopts
 
@@ -51,7 +51,6 @@ from ...core.ending import Ended, ProcessEnding
 from ...kernel import tether_home
 from ..sandbox_option import SandboxOpt
 from ..temporal_output import OutputFormat, TurnOutput
-from .agent import OutputFormatOpt
 
 if TYPE_CHECKING:
     from temporalio.client import WorkflowHandle
@@ -59,6 +58,15 @@ if TYPE_CHECKING:
     from ...temporal.client import SessionStatus
     from ...temporal.frontend import Attached, Target
     from ...temporal.payloads import ApprovalAsk
+
+OutputFormatOpt = Annotated[
+    Literal["text", "json", "stream-json"],
+    cyclopts.Parameter(
+        name="--output-format",
+        help="text (the answer), json (one result object) or stream-json (one record per "
+        "line), in Claude Code's schema; see docs/output-format.md.",
+    ),
+]
 
 __all__ = ["SessionOptions", "app", "chat_on_temporal", "run_on_temporal", "worker"]
 

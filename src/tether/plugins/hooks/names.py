@@ -36,6 +36,7 @@ DEFAULT_TOOL_NAMES: Final[Mapping[str, str]] = MappingProxyType(
         "TodoWrite": "todo_write",
         "Grep": "grep",
         "Glob": "glob",
+        "ExitPlanMode": "exit_plan_mode",
     }
 )
 """Claude Code tool name → tether tool name."""

@@ -3,8 +3,11 @@ and `ctx.permissions` for session rules.
 
 Mount: `await ctx.plugin(Permissions, {...})` (entry point `permissions`). Config:
 
-    mode            "default" | "acceptEdits" | "dontAsk" | "bypassPermissions" ("yolo" and
-                    "bypass" are aliases; a mode that skips approval is never a default)
+    mode            "default" | "acceptEdits" | "plan" | "dontAsk" | "bypassPermissions"
+                    ("yolo" and "bypass" are aliases); unset, a settings file's
+                    `permissions.defaultMode` (the first of local, project, user that has one)
+                    is the mode, except `bypassPermissions`, which only a flag or this key
+                    sets (a cloned repository's settings never switch asking off)
     allow/ask/deny  rules in Claude Code syntax (`tether.plugins.permissions.rules`)
     read_only_tools tools the default mode allows without asking
                     (read, grep, glob, todo_write, job_list, job_output, task)
@@ -24,7 +27,8 @@ there is logged and skipped. Ignored rules (a specifier on
 an `mcp__...` rule or on a tool without a grammar) are logged once at load:
 `permissions: ignoring rule "<rule>" (<why>)`.
 
-Rules added while it runs: `allow` (`--allow`), `allow_for_session` (an approval's "allow for
+Rules added while it runs: `deny` (`--disallowedTools`), `import_settings` (`--settings`: its
+rules and `defaultMode`), `allow` (`--allow`), `allow_for_session` (an approval's "allow for
 this session"), `allow_always` ("don't ask again": saved to `.claude/settings.local.json`, so they
 hold after a restart), `allow_temporarily` (a custom slash command's `allowed-tools`, removed
 when its turn ends).
@@ -51,6 +55,8 @@ from ...tools.execution import ToolExecution
 from ..hooks.names import DEFAULT_TOOL_NAMES, ToolNames
 from ..hooks.precedence import strictest
 from ..hooks.settings import claude_settings_paths, load_settings, settings_error
+from .modes import PLAN_TOOL
+from .plan import plan_tool
 from .policy import (
     DEFAULT_READ_ONLY_TOOLS,
     MODE_ALIASES,
@@ -135,9 +141,14 @@ class Permissions(Service):
         for kind, parsed in lists.items():
             for text in getattr(cfg, kind):
                 parsed.append(parse_rule(text, names=names, workspace=workspace))
+        mode = canonical_mode(cfg.mode)
+        settings_mode: str | None = None
         if cfg.claude_settings:
             for path in claude_settings_paths(workspace):
-                _import_settings(path, lists, names, workspace)
+                found = _import_settings(path, lists, names, workspace)
+                settings_mode = _preferred_mode(settings_mode, found, path)
+        if "mode" not in cfg.model_fields_set and settings_mode is not None:
+            mode = canonical_mode(settings_mode)
         for rule in (r for rules in lists.values() for r in rules):
             if rule.ignored is not None:
                 _log.warning('permissions: ignoring rule "%s" (%s)', rule.text, rule.ignored)
@@ -145,7 +156,7 @@ class Permissions(Service):
             allow=lists["allow"],
             ask=lists["ask"],
             deny=lists["deny"],
-            mode=canonical_mode(cfg.mode),
+            mode=mode,
             read_only_tools=cfg.read_only_tools,
             workspace=workspace,
             names=names,
@@ -153,9 +164,24 @@ class Permissions(Service):
         )
         self._session_rules: list[str] = []
         self._saved_rules: list[str] = []
+        self._on_plan: Callable[[str], None] | None = None
+        self._plan_registered = False
+        self._started = False
 
     async def start(self) -> None:
         self.ctx.on("tools/pre-execute", self._pre_execute)
+        self._started = True
+        self._register_plan_tool()
+
+    def _register_plan_tool(self) -> None:
+        """`exit_plan_mode` is a tool from the first time the mode is `plan` on (`plan`)."""
+        if self._plan_registered or not self._started or self.policy.mode != "plan":
+            return
+        if self.ctx.get("tools") is None:  # no registry: no calls to police, no tool to add
+            return
+        if self.ctx.tools.get(PLAN_TOOL) is None:
+            self.ctx.tools.register(plan_tool(self))
+        self._plan_registered = True
 
     async def _pre_execute(
         self, exec: ToolExecution, next: Callable[[], Awaitable[PreToolDecision]]
@@ -174,6 +200,37 @@ class Permissions(Service):
     def set_mode(self, mode: str) -> None:
         """Switch the mode (`yolo` / `bypass` are `bypassPermissions`). Raises ValueError."""
         self.policy.mode = canonical_mode(mode)
+        self._register_plan_tool()
+
+    @property
+    def on_plan(self) -> Callable[[str], None] | None:
+        """Where a plan presented in plan mode goes when nobody can accept it (`tether run`:
+        it is the run's result); None — the user accepts it (the call asks)."""
+        return self._on_plan
+
+    @on_plan.setter
+    def on_plan(self, receiver: Callable[[str], None] | None) -> None:
+        self._on_plan = receiver
+        self.policy.plan_needs_approval = receiver is None
+
+    def deny(self, rule: str) -> None:
+        """Add a deny rule until this plugin is disposed (`--disallowedTools`). Raises
+        ValueError for a bad rule."""
+        self.policy.add_deny(self.policy.parse(rule))
+
+    def import_settings(self, path: Path) -> None:
+        """Apply a Claude Code settings file given explicitly (`--settings`): its allow, ask
+        and deny rules, and its `permissions.defaultMode` (any mode: the user named the file).
+        Raises ConfigError as a discovered file's problems do."""
+        lists: dict[str, list[PermissionRule]] = {"allow": [], "ask": [], "deny": []}
+        mode = _import_settings(path, lists, self.policy.names, self.policy.workspace)
+        for rule in lists["deny"]:
+            self.policy.add_deny(rule)
+        for rule in lists["allow"]:
+            self.policy.add_allow(rule)
+        self.policy.add_asks(lists["ask"])
+        if mode is not None:
+            self.set_mode(mode)
 
     def decide(self, tool: str, arguments: JsonValue | None) -> PreToolDecision:
         """What the rules and the mode alone say about a call."""
@@ -245,18 +302,23 @@ class Permissions(Service):
 
 def _import_settings(
     path: Path, lists: dict[str, list[PermissionRule]], names: ToolNames, workspace: Path
-) -> None:
+) -> str | None:
     """Add the rules of one Claude Code settings file. Fails closed: a file that exists but
     cannot be read, or a malformed deny/ask rule, raises ConfigError naming the file (tether
     does not run without rules it was given); a malformed allow rule is skipped with a log
-    line (allowing less is safe)."""
+    line (allowing less is safe). Returns the file's `permissions.defaultMode` (checked), or
+    None."""
     if not path.exists():
-        return
+        return None
     section = load_settings(path).get("permissions")
     if section is None:
-        return
+        return None
     if not isinstance(section, dict):
         raise settings_error(path, '"permissions" is not an object')
+    mode = section.get("defaultMode")
+    if mode is not None and (not isinstance(mode, str) or mode not in MODE_ALIASES):
+        known = ", ".join(m for m in MODE_ALIASES if m not in ("yolo", "bypass"))
+        raise settings_error(path, f"permissions.defaultMode {mode!r} is not one of: {known}")
     for kind, rules in lists.items():
         entries = section.get(kind)
         if entries is None:
@@ -272,3 +334,23 @@ def _import_settings(
                 _log.warning(
                     'permissions: skipping permissions.%s[%d] in "%s": %s', kind, index, path, exc
                 )
+    return mode
+
+
+def _preferred_mode(current: str | None, found: str | None, path: Path) -> str | None:
+    """The settings mode so far, given the next file's (files come project, local, user: local
+    outranks project, project outranks user). `bypassPermissions` from a file is ignored with a
+    warning: a file in a cloned repository must not switch asking off."""
+    if found is not None and canonical_mode(found) == "bypassPermissions":
+        _log.warning(
+            'permissions: ignoring defaultMode "%s" in "%s" (switch asking off with '
+            "--dangerously-skip-permissions or the permissions plugin's mode)",
+            found,
+            path,
+        )
+        return current
+    if found is None:
+        return current
+    if current is None or path.name == "settings.local.json":
+        return found
+    return current

@@ -21,7 +21,11 @@ Code's deny > ask > allow:
          a bash line that only reads       Allow   (`ls`, `cat`, `git status`, `rg`... in the
                                                     workspace: `tether.plugins.permissions
                                                     .readonly`; `read_only_commands`)
-         acceptEdits and write/edit        Allow
+         acceptEdits and write/edit, or a
+         bash line of common fs commands
+         on workspace paths                Allow   (`tether.plugins.permissions.modes`)
+         plan and anything else            Deny    (read-only tools only; `exit_plan_mode`
+                                                    asks: the user accepts the plan)
          dontAsk                           Deny
          otherwise                         Ask   `permission mode "<mode>" asks before "<tool>"
                                                  runs`
@@ -52,7 +56,7 @@ offered, the exact command is.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal, TypeAlias
@@ -63,6 +67,7 @@ from ...tools.decisions import Allow, Ask, Deny, PreToolDecision
 from ..hooks.names import ToolNames
 from .command_line import SimpleCommand
 from .commands import Programs, programs_of
+from .modes import PLAN_TOOL, fs_command, plan_refusal
 from .paths import PathPattern
 from .prefix import prefix_rules
 from .readonly import read_only_command
@@ -78,10 +83,13 @@ __all__ = [
     "canonical_mode",
 ]
 
-PermissionMode: TypeAlias = Literal["default", "acceptEdits", "dontAsk", "bypassPermissions"]
+PermissionMode: TypeAlias = Literal[
+    "default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"
+]
 MODE_ALIASES: Final[Mapping[str, PermissionMode]] = {
     "default": "default",
     "acceptEdits": "acceptEdits",
+    "plan": "plan",
     "dontAsk": "dontAsk",
     "bypassPermissions": "bypassPermissions",
     "yolo": "bypassPermissions",
@@ -170,6 +178,9 @@ class PermissionPolicy:
         self._home = home
         self.read_only_commands = read_only_commands
         """Whether bash lines that only read are allowed without asking."""
+        self.plan_needs_approval = True
+        """Whether presenting the plan (`exit_plan_mode`) asks; false where nobody can accept
+        it (`tether run`: the plan is the run's result and the mode stays `plan`)."""
 
     def parse(self, text: str) -> PermissionRule:
         """Parse a rule against this policy's workspace and names. Raises ValueError."""
@@ -180,6 +191,17 @@ class PermissionPolicy:
         self._allow_rules.append(rule)
         for tool in rule.tools:
             self._allow.setdefault(tool, []).append(rule)
+
+    def add_asks(self, rules: Iterable[PermissionRule]) -> None:
+        """Ask from now on (a settings file given with `--settings`)."""
+        for rule in rules:
+            for tool in rule.tools:
+                self._ask.setdefault(tool, []).append(rule)
+
+    def add_deny(self, rule: PermissionRule) -> None:
+        """Deny from now on (`--disallowedTools`)."""
+        for tool in rule.tools:
+            self._deny.setdefault(tool, []).append(rule)
 
     def remove_allow(self, rule: PermissionRule) -> None:
         """Stop allowing what `rule` (an object `add_allow` took) allowed."""
@@ -231,6 +253,10 @@ class PermissionPolicy:
         if reading is not None and reading.sure:
             reason = f'denied by permission rule "{reading.rule.text}": {reading.why}'
             return Verdict("deny", reason, reading.rule.text)
+        if self.mode == "plan" or tool == PLAN_TOOL:
+            planned = self._plan_verdict(tool, arguments)
+            if planned is not None:
+                return planned
         ask = self._first(_lookup(self._ask, tool), call, every=False)
         if ask is None and reading is None:
             reading = self._reading(self._ask.get("read"), call)
@@ -247,7 +273,7 @@ class PermissionPolicy:
                 return _ALLOW
             if tool == "bash" and self._reads_only(arguments, allow_rules):
                 return _ALLOW
-            if self.mode == "acceptEdits" and tool in _EDIT_TOOLS:
+            if self.mode == "acceptEdits" and self._accepts_edit(tool, arguments, allow_rules):
                 return _ALLOW
             asking = Verdict("ask", f'permission mode "{self.mode}" asks before "{tool}" runs')
         elif ask is not None:
@@ -293,20 +319,60 @@ class PermissionPolicy:
             return _Reading(rules[0], False, why)
         return None
 
-    def _reads_only(self, arguments: JsonValue | None, rules: list[PermissionRule]) -> bool:
+    def _plan_verdict(self, tool: str, arguments: JsonValue | None) -> Verdict | None:
+        """Plan mode: Deny for a call that is not read-only, Ask for presenting the plan
+        (Allow when nobody is there to accept it: `plan_needs_approval`), None (decide as
+        usual) for a read-only call."""
+        if tool == PLAN_TOOL:
+            if self.mode != "plan" or not self.plan_needs_approval:  # the tool says why
+                return _ALLOW
+            return Verdict("ask", "the plan is ready: accept it to leave plan mode")
+        if tool in self._read_only:
+            return None
+        if tool == "bash" and self._reads_only(arguments, [], forced=True):
+            return None
+        return Verdict("deny", plan_refusal(tool))
+
+    def _accepts_edit(
+        self, tool: str, arguments: JsonValue | None, rules: list[PermissionRule]
+    ) -> bool:
+        """acceptEdits: an edit tool, or a bash line of common fs commands on workspace paths
+        (`modes.fs_command`) and read-only commands."""
+        if tool in _EDIT_TOOLS:
+            return True
+        if tool != "bash":
+            return False
+
+        def covered(part: SimpleCommand) -> bool:
+            return fs_command(part) or any(rule.covers(part) for rule in rules)
+
+        return self._reads_only(arguments, rules, forced=True, covered=covered)
+
+    def _reads_only(
+        self,
+        arguments: JsonValue | None,
+        rules: list[PermissionRule],
+        *,
+        forced: bool = False,
+        covered: Callable[[SimpleCommand], bool] | None = None,
+    ) -> bool:
         """A bash call whose line only reads, in the workspace (`readonly`), but for simple
-        commands an allow rule covers as written."""
-        if not self.read_only_commands or not isinstance(arguments, dict):
+        commands an allow rule covers as written (`covered`, when given, decides that). `forced`
+        applies the list even when `read_only_commands` is off (plan mode, acceptEdits)."""
+        if not (self.read_only_commands or forced) or not isinstance(arguments, dict):
             return False
         command, workdir = arguments.get("command"), arguments.get("workdir")
         if not isinstance(command, str) or not isinstance(workdir, str | None):
             return False
 
-        def covered(part: SimpleCommand) -> bool:
+        def by_rule(part: SimpleCommand) -> bool:
             return any(rule.covers(part) for rule in rules)
 
         return read_only_command(
-            command, workspace=self.workspace, workdir=workdir, allowed=covered
+            command,
+            workspace=self.workspace,
+            workdir=workdir,
+            allowed=by_rule if covered is None else covered,
         )
 
     def _first(
