@@ -10,6 +10,7 @@ rich is imported for the first status line, not before `run`'s first model reque
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import TYPE_CHECKING, TextIO
 
@@ -24,22 +25,25 @@ from ..agent.events import (
     ToolSlowToStop,
 )
 from ..tools.results import ToolFailure
+from .visible import visible, visible_markup
 
 if TYPE_CHECKING:
     from rich.console import Console
 
 __all__ = ["TurnRenderer", "notice_text", "summarize_arguments"]
 
+_BLANKS = re.compile(r"[ \t\n]+")
+
 
 def escape(text: str) -> str:
-    """`rich.markup.escape`, imported when a status line is first printed."""
-    from rich.markup import escape as rich_escape
-
-    return rich_escape(text)
+    """`text` as rich markup, every character a terminal would hide or obey written out
+    (`tether.cli.visible`; rich is imported when a status line is first printed)."""
+    return visible_markup(text)
 
 
 def summarize_arguments(raw: str, limit: int = 60) -> str:
-    """A one-line preview of a call's raw JSON arguments."""
+    """A one-line preview of a call's raw JSON arguments (whitespace runs folded; hidden
+    characters are left for the caller's `escape`, which writes them out)."""
     try:
         value = json.loads(raw) if raw.strip() else {}
     except ValueError:
@@ -52,13 +56,14 @@ def summarize_arguments(raw: str, limit: int = 60) -> str:
         text = ", ".join(parts)
     else:
         text = str(value)
-    text = " ".join(text.split())
+    text = _BLANKS.sub(" ", text).strip(" ")  # not str.split(): it folds \r, \x1c or U+2028
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def notice_text(source: str, text: str) -> str:
     """A `Notice` as the screen shows it: `⚠ <source>: <text>`, later lines indented."""
-    return f"⚠ {source}: " + "\n  ".join(text.splitlines() or [""])
+    lines = (text[:-1] if text.endswith("\n") else text).split("\n")  # \r etc. are shown
+    return f"⚠ {source}: " + "\n  ".join(lines)
 
 
 class TurnRenderer:
@@ -114,7 +119,7 @@ class TurnRenderer:
                 self._flush_progress()
                 self._break_line()
                 args = escape(summarize_arguments(arguments))
-                self._tools.print(f"[dim]⏵ {name}({args})[/dim]")
+                self._tools.print(f"[dim]⏵ {escape(name)}({args})[/dim]")
             case ToolCallFinished(name=name, result=result, duration_ms=ms):
                 self._break_line()
                 if isinstance(result, ToolFailure):
@@ -122,10 +127,11 @@ class TurnRenderer:
                     lines = result.error.message.splitlines()
                     message = escape(lines[0] if lines else "")
                     self._tools.print(
-                        f"[red]✗ {name} {code}[/red] [dim]{ms:.0f} ms · {message}[/dim]"
+                        f"[red]✗ {escape(name)} {escape(code)}[/red] [dim]{ms:.0f} ms · "
+                        f"{message}[/dim]"
                     )
                 else:
-                    self._tools.print(f"[green]✓ {name}[/green] [dim]{ms:.0f} ms[/dim]")
+                    self._tools.print(f"[green]✓ {escape(name)}[/green] [dim]{ms:.0f} ms[/dim]")
             case StepStarted():
                 self._shown = self._attempt = self._buffer = ""
             case Notice(source=source, text=text):
@@ -141,6 +147,7 @@ class TurnRenderer:
                 )
 
     def _text(self, text: str) -> None:
+        text = visible(text, strict=False)  # per character: a sequence split across deltas too
         out = self._text_out
         if out is None:
             self._buffer += text

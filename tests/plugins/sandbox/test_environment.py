@@ -61,7 +61,7 @@ def test_an_ordinary_variable_is_not_a_credential(name: str, value: str) -> None
 
 def test_include_keeps_a_credential_and_exclude_wins_over_include() -> None:
     parent = {"GITHUB_TOKEN": "t", "AWS_SECRET": "s", "AWS_REGION": "r", "LANG": "C"}
-    policy = EnvPolicy(include=["github_*", "AWS_*"], exclude=["AWS_SECRET"])
+    policy = EnvPolicy(include=("github_*", "AWS_*"), exclude=("AWS_SECRET",))
 
     assert inherited(parent, policy) == {"GITHUB_TOKEN": "t", "AWS_REGION": "r", "LANG": "C"}
 
@@ -85,7 +85,7 @@ def test_set_wins_over_the_parent_and_is_kept_whatever_its_name() -> None:
 
 def test_an_empty_glob_is_refused_with_what_to_give() -> None:
     with pytest.raises(ValidationError, match="give a variable name or a glob like AWS_"):
-        EnvPolicy(include=[" "])
+        EnvPolicy(include=(" ",))
 
 
 def test_an_unknown_key_and_an_unknown_inherit_are_refused() -> None:
