@@ -6,13 +6,15 @@ every character a terminal would hide or obey written out (`\\x1b`, `\\u202e`, `
 `tether.cli.visible`), so `ESC[8m` cannot hide the rest of a command, a bidi override cannot
 reorder it and a zero-width character cannot sit unseen in it; a carriage return is shown, not
 obeyed. The command the user approves is byte for byte the one bash runs. The tool lines of
-`tether run` write them out too, and a model's streamed text cannot send an escape sequence.
+`tether run` write them out too (and its stderr note for a call nobody can approve), and a model's
+streamed text cannot send an escape sequence.
 """
 
 from __future__ import annotations
 
 import asyncio
 import io
+import json
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -244,4 +246,23 @@ async def test_chat_shows_on_the_screen_what_esc_8m_would_hide_and_nothing_runs_
     finally:
         await terminal.aclose()
     assert "    command: echo ok\\x1b[8m; touch pwned" in screen
+    assert not (cli.work / "pwned").exists()
+
+
+@pytest.mark.slow
+async def test_tether_run_writes_out_the_hidden_part_in_its_tool_line_and_approval_note(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    command = "rm notes\x1b[8m; touch pwned"
+    arguments = json.dumps({"command": command, "description": "tidy"})
+    server.push(tool_calls_reply(("t1", "bash", arguments)), text_reply("could not"))
+
+    done = await cli.run("run", "tidy up")
+
+    assert (done.code, done.stdout) == (0, "could not\n")
+    assert "\x1b[8m" not in done.stderr
+    assert (
+        'tether: "bash" needs approval: tether run is non-interactive; allow it with --allow '
+        "'Bash(rm notes\\x1b[8m; touch pwned)' or --yolo\n"
+    ) in done.stderr
     assert not (cli.work / "pwned").exists()

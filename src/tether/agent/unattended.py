@@ -23,6 +23,7 @@ import sys
 from collections.abc import Sequence
 from typing import Final
 
+from ..core.visible import visible
 from ..kernel import Context
 from ..plugins.approval import Approval, ApprovalQuestion
 from ..plugins.permissions import Permissions
@@ -80,7 +81,8 @@ def refuse_unattended(ctx: Context) -> None:
             permissions.decide(question.tool_name, question.arguments), Ask
         )
         text = unattended_note(question, rules_ask=rules_ask)
-        sys.stderr.write(f'tether: "{question.tool_name}" needs approval: {text}\n')
+        shown = visible(f'"{question.tool_name}" needs approval: {text}')
+        sys.stderr.write(f"tether: {shown}\n")
         sys.stderr.flush()
         return text
 

@@ -1,107 +1,24 @@
-"""Showing a string the model controls on a terminal exactly: nothing in it hidden or reordered.
+"""Printing a string the model controls with rich: what a terminal would hide or obey written out
+(`tether.core.visible`, which decides which characters those are) in `ESCAPE_STYLE`.
 
-Owns `hidden(char)`, the one decision of which characters a terminal would not show as what they
-are, and the three ways to print a string with those characters written out (`\\x1b`, `\\u202e`,
-`\\U000e0041`) in a distinct style: `visible` (plain text), `visible_markup` (rich markup, for the
-f-strings the CLI prints) and `visible_text` (a rich `Text`). Every string a model can influence
-passes through one of them before it reaches the terminal: tool names and arguments in approval
-and sandbox-escalation questions, the rules "don't ask again" would save, the reason a question
-gives (which may quote a command's output), the status line and the tool lines of `chat` and
-`run`, notices, previews of output, and the diff of an `edit`/`write` (docs/sandbox.md, "What a
-prompt shows"). Does not own what is shown (the callers) or the bytes that run: a question shows
-the very arguments the tool receives, unchanged.
-
-Two strengths:
-
-* strict (the default), for what the user decides on — a command, a path, a rule, a tool line:
-  control characters (C0 but newline and tab, DEL, C1, so every ESC sequence), Unicode format
-  characters (bidirectional embeddings, overrides, isolates and marks U+202A–202E, U+2066–2069,
-  U+200E/F, U+061C; zero-width space and joiners U+200B–200D, U+2060–2064, U+FEFF, U+180E, the
-  soft hyphen, tag characters U+E0000–E007F), line and paragraph separators, spaces other than
-  U+0020 (a no-break space looks like a space but is not one to bash), variation selectors and
-  the other invisible marks and fillers (U+034F, U+115F, U+1160, U+17B4, U+17B5, U+180B–180F,
-  U+3164, U+FFA0);
-* prose, for the model's own text, reasoning and a command's output: only the control
-  characters (a terminal acts on them; the Unicode ones are needed by right-to-left scripts,
-  emoji and Indic scripts, and a terminal does not act on them).
-
-Newline and tab are kept as they are in both.
+Owns `visible_markup` (rich markup, for the f-strings the CLI prints, where `rich.markup.escape`
+would be used) and `visible_text` (a rich `Text`); `visible` (plain text) is re-exported. Where
+each is used, and the two strengths (strict, prose): docs/sandbox.md, "What a prompt shows".
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
-from functools import lru_cache
 from typing import TYPE_CHECKING, Final
+
+from ..core.visible import visible, visible_parts
 
 if TYPE_CHECKING:
     from rich.text import Text
 
-__all__ = ["ESCAPE_STYLE", "hidden", "visible", "visible_markup", "visible_text"]
+__all__ = ["ESCAPE_STYLE", "visible", "visible_markup", "visible_text"]
 
 ESCAPE_STYLE: Final = "reverse"
 """How a written-out character looks: distinct from any text the model can print."""
-
-_PROSE: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_INVISIBLE: Final = frozenset(
-    {0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180B, 0x180C, 0x180D, 0x180F, 0x3164, 0xFFA0}
-)
-_CATEGORIES: Final = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
-
-
-@lru_cache(maxsize=4096)
-def hidden(char: str, *, strict: bool = True) -> bool:
-    """Whether a terminal would not show `char` (one character) as what it is (see the module
-    note for the two strengths)."""
-    if char in "\n\t":
-        return False
-    code = ord(char)
-    if code < 0x20 or 0x7F <= code <= 0x9F:
-        return True
-    if not strict or 0x20 <= code < 0x7F:
-        return False
-    category = unicodedata.category(char)
-    return (
-        category in _CATEGORIES
-        or (category == "Zs" and char != " ")
-        or code in _INVISIBLE
-        or 0xFE00 <= code <= 0xFE0F
-        or 0xE0100 <= code <= 0xE01EF
-    )
-
-
-def _written(char: str) -> str:
-    code = ord(char)
-    if code <= 0xFF:
-        return f"\\x{code:02x}"
-    if code <= 0xFFFF:
-        return f"\\u{code:04x}"
-    return f"\\U{code:08x}"
-
-
-def _parts(text: str, strict: bool) -> list[tuple[str, bool]]:
-    """`text` as runs of (chunk, written out?); a single run when nothing is hidden."""
-    if not strict and not _PROSE.search(text):
-        return [(text, False)]
-    if strict and text.isascii() and text.isprintable():
-        return [(text, False)]
-    parts: list[tuple[str, bool]] = []
-    start = 0
-    for index, char in enumerate(text):
-        if hidden(char, strict=strict):
-            if start < index:
-                parts.append((text[start:index], False))
-            parts.append((_written(char), True))
-            start = index + 1
-    if start < len(text):
-        parts.append((text[start:], False))
-    return parts
-
-
-def visible(text: str, *, strict: bool = True) -> str:
-    """`text` with every hidden character written out (`\\x1b`), as plain text."""
-    return "".join(chunk for chunk, _ in _parts(text, strict))
 
 
 def visible_markup(text: str, *, strict: bool = True) -> str:
@@ -111,7 +28,7 @@ def visible_markup(text: str, *, strict: bool = True) -> str:
 
     return "".join(
         f"[{ESCAPE_STYLE}]{escape(chunk)}[/{ESCAPE_STYLE}]" if written else escape(chunk)
-        for chunk, written in _parts(text, strict)
+        for chunk, written in visible_parts(text, strict=strict)
     )
 
 
@@ -120,6 +37,6 @@ def visible_text(text: str, style: str = "", *, strict: bool = True) -> Text:
     from rich.text import Text
 
     out = Text(style=style)
-    for chunk, written in _parts(text, strict):
+    for chunk, written in visible_parts(text, strict=strict):
         out.append(chunk, style=ESCAPE_STYLE if written else None)
     return out
