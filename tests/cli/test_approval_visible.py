@@ -250,6 +250,38 @@ async def test_chat_shows_on_the_screen_what_esc_8m_would_hide_and_nothing_runs_
 
 
 @pytest.mark.slow
+async def test_chat_escalation_question_shows_what_esc_8m_would_hide(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    """Issue 32's attack: a command that prints EACCES raises the sandbox-escalation question at
+    will; ESC[8m hid its payload there."""
+    command = "echo 'npm ERR! EACCES: permission denied' >&2; exit 1; \x1b[8m touch pwned"
+    arguments = json.dumps({"command": command, "description": "install"})
+    server.push(tool_calls_reply(("t1", "bash", arguments)), text_reply("done"))
+    terminal = await Terminal.open([str(TETHER), "chat"], cwd=cli.work, env=cli.env)
+    try:
+        await terminal.expect("›")
+        terminal.send(b"install\r")
+        await terminal.expect("approve? ")
+        terminal.send(b"y\r")
+        await terminal.expect("failed in the sandbox")
+        await terminal.expect("approve? ")
+        screen = terminal.screen(columns=160)
+        terminal.send(b"n\r")
+        await terminal.expect("done")
+        await terminal.expect("›")
+        terminal.send(b"/exit\r")
+        assert await terminal.wait() == 0
+    finally:
+        await terminal.aclose()
+    asked = max(i for i, line in enumerate(screen) if "failed in the sandbox" in line)
+    assert screen[asked + 1] == (
+        "    command: echo 'npm ERR! EACCES: permission denied' >&2; exit 1; \\x1b[8m touch pwned"
+    )
+    assert not (cli.work / "pwned").exists()
+
+
+@pytest.mark.slow
 async def test_tether_run_writes_out_the_hidden_part_in_its_tool_line_and_approval_note(
     cli: Cli, server: ScriptedModelServer
 ) -> None:
