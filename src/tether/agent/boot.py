@@ -43,7 +43,8 @@ __all__ = [
 
 SandboxChoice: TypeAlias = SandboxPolicy | SandboxMode | str
 """A sandbox for the command line's `--sandbox` or `Agent(sandbox=...)`: a mode (or its name)
-keeps the configured `writable_roots` and `network_access`; a policy replaces them too."""
+keeps the configured `writable_roots` and `network_access`; a policy replaces them too (the
+configured environment policy, `env`, stays in both cases)."""
 
 BUILTINS: tuple[tuple[str, str], ...] = (
     ("timeout-policy", "tether.plugins.timeout_policy"),
@@ -113,6 +114,7 @@ def sandbox_settings(config: TetherConfig, choice: SandboxChoice | None = None) 
             "mode": choice.mode.value,
             "writable_roots": choice.writable_roots,
             "network_access": choice.network_access,
+            **({"env": merged["env"]} if "env" in merged else {}),
         }
     elif choice is not None:
         merged["mode"] = SandboxSettings.model_validate(choice).mode

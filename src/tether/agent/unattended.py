@@ -23,6 +23,7 @@ import sys
 from collections.abc import Sequence
 from typing import Final
 
+from ..core.visible import visible
 from ..kernel import Context
 from ..plugins.approval import Approval, ApprovalQuestion
 from ..plugins.permissions import Permissions
@@ -91,7 +92,8 @@ def refuse_unattended(ctx: Context) -> None:
         asking = verdict is not None and verdict.decision == "ask"
         rule = verdict.rule if verdict is not None and asking else None
         text = unattended_note(question, rules_ask=asking, asking_rule=rule)
-        sys.stderr.write(f'tether: "{question.tool_name}" needs approval: {text}\n')
+        shown = visible(f'"{question.tool_name}" needs approval: {text}')
+        sys.stderr.write(f"tether: {shown}\n")
         sys.stderr.flush()
         return text
 

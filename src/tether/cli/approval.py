@@ -36,11 +36,13 @@ from typing import Final
 
 from rich.console import Console
 from rich.markup import escape
+from rich.text import Text
 
 from ..core.json import JsonValue
 from ..plugins.approval import ApprovalAnswer, ApprovalQuestion, Rejection
 from ..plugins.permissions.prefix import joined
 from .chat.diff import proposed_diff, render_diff
+from .visible import visible_markup, visible_text
 
 __all__ = ["TerminalPrompter", "describe_arguments"]
 
@@ -48,30 +50,45 @@ _MAX_LINES: Final = 20
 _MAX_CHARS: Final = 2000
 
 
-def _preview(value: JsonValue) -> str:
+def _preview(value: JsonValue) -> Text:
+    """The value's text, its hidden characters written out (`visible_text`), split at newlines
+    only (a carriage return or a form feed is shown, not obeyed), cut to `_MAX_LINES` lines and
+    `_MAX_CHARS` characters, saying how much was cut."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    lines = text.splitlines() or [""]
-    shown = lines[:_MAX_LINES]
-    out = "\n".join(shown)
-    if len(out) > _MAX_CHARS:
-        out = out[:_MAX_CHARS] + "…"
-    hidden = len(lines) - len(shown)
+    lines = text.split("\n")
+    shown = "\n".join(lines[:_MAX_LINES])
+    out = visible_text(shown[:_MAX_CHARS])
+    if len(shown) > _MAX_CHARS:
+        cut = len(shown) - _MAX_CHARS
+        out.append(f"… ({cut} more character{'s' if cut != 1 else ''})", style="dim")
+    hidden = len(lines) - _MAX_LINES
     if hidden > 0:
-        out += f"\n… ({hidden} more line{'s' if hidden != 1 else ''})"
+        out.append(f"\n… ({hidden} more line{'s' if hidden != 1 else ''})", style="dim")
     return out
 
 
-def describe_arguments(arguments: JsonValue | None) -> list[str]:
-    """One `key: value` entry per argument (multi-line values indented), long ones cut."""
+def _entries(arguments: JsonValue | None) -> list[Text]:
     if not isinstance(arguments, dict):
         return [] if arguments is None else [_preview(arguments)]
     entries = []
     for key, value in arguments.items():
         shown = _preview(value)
-        if "\n" in shown:
-            shown = "\n" + "\n".join("      " + line for line in shown.splitlines())
-        entries.append(f"{key}: {shown}")
+        entry = visible_text(key)
+        entry.append(": ")
+        if "\n" in shown.plain:
+            for line in shown.split("\n"):
+                entry.append("\n      ")
+                entry.append_text(line)
+        else:
+            entry.append_text(shown)
+        entries.append(entry)
     return entries
+
+
+def describe_arguments(arguments: JsonValue | None) -> list[str]:
+    """One `key: value` entry per argument (multi-line values indented), long ones cut, every
+    character a terminal would hide or obey written out (`tether.cli.visible`: `\\x1b`)."""
+    return [entry.plain for entry in _entries(arguments)]
 
 
 def _parse(
@@ -150,13 +167,13 @@ class TerminalPrompter:
             where = self._where(question.saved_to)
             lines.append(
                 f"  [bold]a[/bold]  yes, and don't ask again for "
-                f"{escape(joined(question.lasting_rules))}"
+                f"{visible_markup(joined(question.lasting_rules))}"
                 + (f" [dim](saved to {escape(where)})[/dim]" if where else "")
             )
         if question.session_rule is not None:
             key = "s" if question.lasting_rules else "a"
             lines.append(
-                f"  [bold]{key}[/bold]  yes, and allow {escape(question.session_rule)} "
+                f"  [bold]{key}[/bold]  yes, and allow {visible_markup(question.session_rule)} "
                 "for this session"
             )
         lines.append(
@@ -176,7 +193,7 @@ class TerminalPrompter:
 
     def _show(self, question: ApprovalQuestion) -> None:
         console = self._console
-        name = escape(question.tool_name)
+        name = visible_markup(question.tool_name)
         if question.kind == "sandbox-escalation" and question.tool_name in ("edit", "write"):
             console.print(
                 f"[bold yellow]? {name}[/bold yellow] is refused by the sandbox: make this "
@@ -195,7 +212,7 @@ class TerminalPrompter:
         if diff is not None:
             console.print(render_diff(diff), end="", highlight=False)
         else:
-            for entry in describe_arguments(question.arguments):
-                console.print(f"    {escape(entry)}", highlight=False)
+            for entry in _entries(question.arguments):
+                console.print(Text("    ").append_text(entry), highlight=False)
         if question.reason:
-            console.print(f"  [dim]why: {escape(question.reason)}[/dim]")
+            console.print(f"  [dim]why: {visible_markup(question.reason)}[/dim]")

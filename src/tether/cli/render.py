@@ -5,11 +5,14 @@ Owns: how agent events look on a terminal (rich). Text streams to stdout as it a
 tether (a terminal wraps them itself; a log keeps them whole). When `run`'s stdout is piped, text is
 not streamed: stdout gets only the final answer (printed by the command), stderr the progress.
 rich is imported for the first status line, not before `run`'s first model request (~35 ms).
+Every string the model controls is written out as `tether.cli.visible` says (tool names,
+arguments, errors, notices strictly; the streamed text's control characters).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import TYPE_CHECKING, TextIO
 
@@ -24,22 +27,19 @@ from ..agent.events import (
     ToolSlowToStop,
 )
 from ..tools.results import ToolFailure
+from .visible import visible, visible_markup
 
 if TYPE_CHECKING:
     from rich.console import Console
 
 __all__ = ["TurnRenderer", "notice_text", "summarize_arguments"]
 
-
-def escape(text: str) -> str:
-    """`rich.markup.escape`, imported when a status line is first printed."""
-    from rich.markup import escape as rich_escape
-
-    return rich_escape(text)
+_BLANKS = re.compile(r"[ \t\n]+")
 
 
 def summarize_arguments(raw: str, limit: int = 60) -> str:
-    """A one-line preview of a call's raw JSON arguments."""
+    """A one-line preview of a call's raw JSON arguments (whitespace runs folded; hidden
+    characters are left for the caller's `visible_markup`, which writes them out)."""
     try:
         value = json.loads(raw) if raw.strip() else {}
     except ValueError:
@@ -52,13 +52,14 @@ def summarize_arguments(raw: str, limit: int = 60) -> str:
         text = ", ".join(parts)
     else:
         text = str(value)
-    text = " ".join(text.split())
+    text = _BLANKS.sub(" ", text).strip(" ")  # not str.split(): it folds \r, \x1c or U+2028
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def notice_text(source: str, text: str) -> str:
     """A `Notice` as the screen shows it: `⚠ <source>: <text>`, later lines indented."""
-    return f"⚠ {source}: " + "\n  ".join(text.splitlines() or [""])
+    lines = (text[:-1] if text.endswith("\n") else text).split("\n")  # \r etc. are shown
+    return f"⚠ {source}: " + "\n  ".join(lines)
 
 
 class TurnRenderer:
@@ -104,7 +105,9 @@ class TurnRenderer:
                 self._attempt = ""
                 self._buffer = ""
                 limit = "" if event.max_retries is None else f"/{event.max_retries}"
-                why = escape(event.reason.splitlines()[0][:160] if event.reason else event.code)
+                why = visible_markup(
+                    event.reason.splitlines()[0][:160] if event.reason else event.code
+                )
                 self._tools.print(
                     f"[yellow]retrying ({event.attempt}{limit}) in {event.delay_ms / 1000:.1f} s:"
                     f"[/yellow] [dim]{why}[/dim]",
@@ -113,34 +116,38 @@ class TurnRenderer:
             case ToolCallStarted(name=name, arguments=arguments):
                 self._flush_progress()
                 self._break_line()
-                args = escape(summarize_arguments(arguments))
-                self._tools.print(f"[dim]⏵ {name}({args})[/dim]")
+                args = visible_markup(summarize_arguments(arguments))
+                self._tools.print(f"[dim]⏵ {visible_markup(name)}({args})[/dim]")
             case ToolCallFinished(name=name, result=result, duration_ms=ms):
                 self._break_line()
                 if isinstance(result, ToolFailure):
                     code = result.code or "ERROR"
                     lines = result.error.message.splitlines()
-                    message = escape(lines[0] if lines else "")
+                    message = visible_markup(lines[0] if lines else "")
                     self._tools.print(
-                        f"[red]✗ {name} {code}[/red] [dim]{ms:.0f} ms · {message}[/dim]"
+                        f"[red]✗ {visible_markup(name)} {visible_markup(code)}[/red] "
+                        f"[dim]{ms:.0f} ms · {message}[/dim]"
                     )
                 else:
-                    self._tools.print(f"[green]✓ {name}[/green] [dim]{ms:.0f} ms[/dim]")
+                    self._tools.print(
+                        f"[green]✓ {visible_markup(name)}[/green] [dim]{ms:.0f} ms[/dim]"
+                    )
             case StepStarted():
                 self._shown = self._attempt = self._buffer = ""
             case Notice(source=source, text=text):
                 self._flush_progress()
                 self._break_line()
-                self._tools.print(f"[yellow]{escape(notice_text(source, text))}[/yellow]")
+                self._tools.print(f"[yellow]{visible_markup(notice_text(source, text))}[/yellow]")
             case ToolSlowToStop(name=name, waited_s=waited):
                 self._flush_progress()
                 self._break_line()
                 self._tools.print(
-                    f"[yellow]⏳ waiting for {escape(name)} to stop: it does not watch its "
+                    f"[yellow]⏳ waiting for {visible_markup(name)} to stop: it does not watch its "
                     f"signal[/yellow] [dim]({waited:.0f} s after the abort)[/dim]"
                 )
 
     def _text(self, text: str) -> None:
+        text = visible(text, strict=False)  # per character: a sequence split across deltas too
         out = self._text_out
         if out is None:
             self._buffer += text

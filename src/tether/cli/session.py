@@ -32,6 +32,7 @@ from ..core.ending import Ended, ProcessEnding, exit_now
 from ..core.signals import AbortController
 from ..kernel import ConfigError
 from ..plugins.approval import Prompter
+from .visible import visible
 
 __all__ = [
     "CHAT_ENDING_SIGNALS",
@@ -194,14 +195,14 @@ def exit_code(outcome: TurnOutcome, ending: ProcessEnding | None = None) -> int:
         notice("ABORTED: the turn was aborted; tool outcomes are recorded in the session")
         return 130 if ending is None else ending.exit_code(130)
     if outcome.kind == "blocked":
-        sys.stderr.write(f"tether: BLOCKED: {outcome.reason.get('message')}\n")
+        sys.stderr.write(f"tether: BLOCKED: {visible(str(outcome.reason.get('message')))}\n")
         return 1
     if outcome.kind == "error":
         error = outcome.reason.get("error")
         code = message = "?"
         if isinstance(error, dict):
             code, message = str(error.get("code")), str(error.get("message"))
-        sys.stderr.write(f"tether: {code}: {message}\n")
+        sys.stderr.write(f"tether: {visible(code)}: {visible(message)}\n")
         return 1
     sys.stderr.write(f"tether: {outcome.kind.upper()}: the turn ended before completing\n")
     return 1

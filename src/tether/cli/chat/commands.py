@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Final, Protocol
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from ...agent.api import Agent
@@ -37,6 +36,7 @@ from ...agent.session import SessionError
 from ...agent.session.events import ASSISTANT_MESSAGE
 from ...plugins.permissions import Permissions
 from ..session import notice
+from ..visible import visible, visible_markup
 from .custom import Loaded
 from .status import ChatRenderer
 
@@ -99,12 +99,13 @@ async def run_command(app: Chat, line: str) -> bool:
         return False
     if name == "/help":
         for command, help in app.command_table():
-            console.print(f"  [bold]{command:<13}[/bold] {escape(help)}", highlight=False)
+            console.print(f"  [bold]{command:<13}[/bold] {visible_markup(help)}", highlight=False)
         for path, problem in app.custom_commands().problems:
             console.print(
-                f"  [yellow]{escape(str(path))}: {escape(problem)}[/yellow]", highlight=False
+                f"  [yellow]{visible_markup(str(path))}: {visible_markup(problem)}[/yellow]",
+                highlight=False,
             )
-        console.print(f"  [dim]{escape(_KEYS)}[/dim]", highlight=False)
+        console.print(f"  [dim]{visible_markup(_KEYS)}[/dim]", highlight=False)
     elif name == "/clear":
         session = await app.agent.new_session()
         console.print(f"[dim]new session {session.id} (the old one is kept)[/dim]")
@@ -113,9 +114,9 @@ async def run_command(app: Chat, line: str) -> bool:
     elif name == "/model":
         if argument:
             await app.agent.set_model(argument)
-            console.print(f"[dim]model: {escape(argument)} (from the next request)[/dim]")
+            console.print(f"[dim]model: {visible_markup(argument)} (from the next request)[/dim]")
         else:
-            console.print(f"model: {escape(app.agent.llm.model)}", highlight=False)
+            console.print(f"model: {visible_markup(app.agent.llm.model)}", highlight=False)
     elif name == "/sessions":
         _sessions(app)
     elif name == "/resume":
@@ -125,12 +126,14 @@ async def run_command(app: Chat, line: str) -> bool:
             try:
                 session = await app.agent.resume(argument)
             except SessionError as exc:
-                console.print(f"[yellow]{escape(str(exc))}[/yellow]", highlight=False)
+                console.print(f"[yellow]{visible_markup(str(exc))}[/yellow]", highlight=False)
             else:
                 for repaired in session.repair.describe() if session.repair else ():
                     notice(f"repaired the session log: {repaired}")
                 app.show_history()
-                console.print(f"[dim]resumed session {escape(argument)}[/dim]", highlight=False)
+                console.print(
+                    f"[dim]resumed session {visible_markup(argument)}[/dim]", highlight=False
+                )
     elif name == "/cost":
         _cost(app)
     elif name == "/permissions":
@@ -139,7 +142,7 @@ async def run_command(app: Chat, line: str) -> bool:
         _show(app, argument)
     else:
         console.print(
-            f"[yellow]unknown command {escape(name)}; /help lists them (//text sends /text)"
+            f"[yellow]unknown command {visible_markup(name)}; /help lists them (//text sends /text)"
             "[/yellow]",
             highlight=False,
         )
@@ -158,7 +161,7 @@ def _sessions(app: Chat) -> None:
             "%Y-%m-%d %H:%M"
         )
         mark = "*" if summary.id == current else " "
-        title = escape((summary.title or "")[:60])
+        title = visible_markup((summary.title or "")[:60])
         app.console.print(f" {mark} {summary.id}  [dim]{when}[/dim]  {title}", highlight=False)
     app.console.print("[dim]/resume ID continues one[/dim]")
 
@@ -199,21 +202,21 @@ def _permissions(app: Chat) -> None:
     if not isinstance(service, Permissions):
         console.print("[dim]no permission rules are mounted: every call runs[/dim]")
         return
-    console.print(f"mode: {escape(service.mode)}", highlight=False)
+    console.print(f"mode: {visible_markup(service.mode)}", highlight=False)
     for kind, rules in service.policy.listed().items():
         shown = ", ".join(rules) if rules else "[dim]none[/dim]"
-        console.print(f"{kind}: {escape(shown) if rules else shown}", highlight=False)
+        console.print(f"{kind}: {visible_markup(shown) if rules else shown}", highlight=False)
     saved = service.saved_rules
     if saved:
         where = service.settings_file
         console.print(
-            f"saved (don't ask again): {escape(', '.join(saved))} [dim]in {escape(str(where))}"
-            "[/dim]",
+            f"saved (don't ask again): {visible_markup(', '.join(saved))} "
+            f"[dim]in {visible_markup(str(where))}[/dim]",
             highlight=False,
         )
     grants = service.session_rules
     console.print(
-        f"session grants: {escape(', '.join(grants)) if grants else '[dim]none[/dim]'}",
+        f"session grants: {visible_markup(', '.join(grants)) if grants else '[dim]none[/dim]'}",
         highlight=False,
     )
 
@@ -228,5 +231,5 @@ def _show(app: Chat, argument: str) -> None:
         count = len(app.renderer.shown)
         app.console.print(f"[yellow]/show takes a number from 1 to {count}[/yellow]")
         return
-    app.console.print(f"[bold]{escape(entry.title)}[/bold]", highlight=False)
-    app.console.print(entry.text, markup=False, highlight=False)
+    app.console.print(f"[bold]{visible_markup(entry.title)}[/bold]", highlight=False)
+    app.console.print(visible(entry.text, strict=False), markup=False, highlight=False)

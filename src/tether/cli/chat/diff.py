@@ -17,6 +17,7 @@ from typing import Final
 from rich.text import Text
 
 from ...core.json import JsonValue
+from ..visible import visible_text
 
 __all__ = ["proposed_diff", "render_diff"]
 
@@ -75,7 +76,7 @@ def proposed_diff(tool: str, arguments: JsonValue | None, cwd: Path) -> str | No
 def render_diff(diff: str, *, indent: str = "    ") -> Text:
     """A coloured rendering of a unified diff (cut after 80 lines, saying how many more)."""
     out = Text()
-    lines = diff.splitlines()
+    lines = diff.split("\n")[:-1] if diff.endswith("\n") else diff.split("\n")
     for line in lines[:_MAX_LINES]:
         if line.startswith(("+++", "---")):
             style = "bold"
@@ -87,7 +88,7 @@ def render_diff(diff: str, *, indent: str = "    ") -> Text:
             style = "red"
         else:
             style = ""
-        out.append(indent + line + "\n", style=style)
+        out.append_text(visible_text(indent + line + "\n", style))
     hidden = len(lines) - _MAX_LINES
     if hidden > 0:
         out.append(f"{indent}… {hidden} more diff line{'s' if hidden != 1 else ''}\n", "dim")

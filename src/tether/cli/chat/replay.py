@@ -15,7 +15,6 @@ from typing import Final
 
 from rich.console import Console
 from rich.markdown import Markdown
-from rich.markup import escape
 
 from ...agent.session import SessionLog
 from ...agent.session.events import (
@@ -27,6 +26,7 @@ from ...agent.session.events import (
     USER_MESSAGE,
     SessionEvent,
 )
+from ..visible import visible, visible_markup
 from .status import call_target
 
 __all__ = ["replay"]
@@ -73,7 +73,7 @@ def _turn(console: Console, events: Sequence[SessionEvent]) -> None:
             message = data.get("message")
             text = _text(message.get("content") if isinstance(message, Mapping) else None)
             if text.strip():
-                console.print(Markdown(text.strip()))
+                console.print(Markdown(visible(text.strip(), strict=False)))
         elif event.type == TOOL_CALL:
             call_id, name = str(data.get("call_id")), str(data.get("name"))
             calls[call_id] = (name, str(data.get("arguments", "")))
@@ -83,7 +83,7 @@ def _turn(console: Console, events: Sequence[SessionEvent]) -> None:
             reason = data.get("reason")
             kind = reason.get("kind") if isinstance(reason, Mapping) else None
             if kind not in (None, "completed", "compacted"):
-                console.print(f"[dim]turn {escape(str(kind))}[/dim]", highlight=False)
+                console.print(f"[dim]turn {visible_markup(str(kind))}[/dim]", highlight=False)
 
 
 def _user(console: Console, data: Mapping[str, object]) -> None:
@@ -93,10 +93,10 @@ def _user(console: Console, data: Mapping[str, object]) -> None:
     text = _text(data.get("content"))
     if kind == "user" and form == "bash":
         command = source.get("command") if isinstance(source, Mapping) else None
-        console.print(f"[magenta]![/magenta] {escape(str(command or ''))}", highlight=False)
+        console.print(f"[magenta]![/magenta] {visible_markup(str(command or ''))}", highlight=False)
     elif kind == "user":
         prompt, _, _ = text.partition(_ATTACHED)
-        console.print(f"[bold]›[/bold] {escape(prompt.strip())}", highlight=False)
+        console.print(f"[bold]›[/bold] {visible_markup(prompt.strip())}", highlight=False)
     elif kind == "compaction":
         console.print("[dim]⟳ continued from a summary of an earlier session[/dim]")
 
@@ -109,10 +109,10 @@ def _result(
     call_id = str(source.get("call_id")) if isinstance(source, Mapping) else ""
     name, arguments = calls.get(call_id, ("?", ""))
     target = call_target(arguments)
-    label = escape(f"{name} {target}" if target else name)
+    label = visible_markup(f"{name} {target}" if target else name)
     error = data.get("error")
     if isinstance(error, Mapping):
-        code = escape(str(error.get("code") or "ERROR"))
+        code = visible_markup(str(error.get("code") or "ERROR"))
         console.print(f"[red]✗ {label} {code}[/red]", highlight=False)
     else:
         console.print(f"[green]✓ {label}[/green]", highlight=False)

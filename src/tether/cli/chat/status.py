@@ -38,7 +38,6 @@ from typing import Final
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.live import Live
 from rich.markdown import Markdown
-from rich.markup import escape
 from rich.segment import Segment
 from rich.spinner import Spinner
 from rich.text import Text
@@ -58,6 +57,7 @@ from ...agent.events import (
 )
 from ...tools.results import ToolExecutionResult, ToolFailure, ToolSuccess
 from ..render import notice_text
+from ..visible import visible, visible_markup, visible_text
 from .diff import proposed_diff, render_diff
 
 __all__ = ["ChatRenderer", "Shown", "call_target", "format_duration"]
@@ -67,6 +67,7 @@ _STATUS_ROWS: Final = 4
 """Screen lines kept free under the streaming text for the status rows and the prompt."""
 _COUNT_LIMIT: Final = 256 * 1024 * 1024
 """Bytes of a spill file read to count the lines before a tail (beyond: "more than")."""
+_BLANKS: Final = re.compile(r"[ \t\n]+")
 _WRAPPER: Final = re.compile(r"^\s*(<path>.*</path>|<type>.*</type>|</?content>)\s*$")
 """The fs tools' framing lines, left out of previews."""
 _TARGET_KEYS: Final = (
@@ -100,7 +101,7 @@ def call_target(raw_arguments: str, limit: int = 60) -> str:
         if isinstance(item, list):
             item = ", ".join(str(x) for x in item)
         if isinstance(item, str) and item.strip():
-            text = " ".join(item.split())
+            text = _BLANKS.sub(" ", item).strip(" ")  # not split(): it folds \r and U+2028
             return text if len(text) <= limit else text[: limit - 1] + "…"
     return ""
 
@@ -182,7 +183,7 @@ class ChatRenderer:
                 self._writing = False
                 self._ensure_live()
             case ReasoningDelta(text=text):
-                self._reasoning += text
+                self._reasoning += visible(text, strict=False)
             case TextDelta(text=text):
                 self._flush_reasoning()
                 self._on_text(text)
@@ -202,9 +203,9 @@ class ChatRenderer:
                     self._ensure_live()
                 else:
                     self._running[call_id] = _Running(label, time.monotonic(), self._waiting)
-                    self.console.print(f"⏵ {escape(label)}", highlight=False)
+                    self.console.print(f"⏵ {visible_markup(label)}", highlight=False)
             case Notice(source=source, text=text):
-                self.console.print(f"[yellow]{escape(notice_text(source, text))}[/yellow]")
+                self.console.print(f"[yellow]{visible_markup(notice_text(source, text))}[/yellow]")
             case ToolCallFinished(call_id=call_id, name=name, result=result, duration_ms=ms):
                 running = self._running.pop(call_id, None)
                 label = running.label if running is not None else name
@@ -228,7 +229,7 @@ class ChatRenderer:
                 )
             case CompactionFailed(message=message):
                 self._compacting_since = None
-                self.console.print(f"[red]compaction failed: {escape(message)}[/red]")
+                self.console.print(f"[red]compaction failed: {visible_markup(message)}[/red]")
 
     def _compacting(self, event: CompactionStarted) -> None:
         if event.overflow:
@@ -252,8 +253,8 @@ class ChatRenderer:
             running.stuck = stuck
         shown = where if len(where) <= 300 else "…" + where[-299:]
         self.console.print(
-            f"[yellow]⏳ {escape(stuck)}[/yellow] [dim]({waited:.0f} s after the abort; it "
-            f"waits at {escape(shown)})[/dim]",
+            f"[yellow]⏳ {visible_markup(stuck)}[/yellow] [dim]({waited:.0f} s after the abort; it "
+            f"waits at {visible_markup(shown)})[/dim]",
             highlight=False,
         )
 
@@ -295,6 +296,7 @@ class ChatRenderer:
     # -- text ------------------------------------------------------------------------------------
 
     def _on_text(self, text: str) -> None:
+        text = visible(text, strict=False)  # per character: a sequence split across deltas too
         if not self._live_enabled:
             self.console.file.write(text)
             self.console.file.flush()
@@ -347,15 +349,16 @@ class ChatRenderer:
         if isinstance(result, ToolFailure):
             code = result.code or "ERROR"
             first = result.error.message.splitlines()[0] if result.error.message else ""
-            message = escape(first[:100])
+            message = visible_markup(first[:100])
             self.console.print(
-                f"[red]✗ {escape(label)} {code}[/red] [dim]{format_duration(ms)}{wait}"
+                f"[red]✗ {visible_markup(label)} {visible_markup(code)}[/red] "
+                f"[dim]{format_duration(ms)}{wait}"
                 f"{' · ' + message if message else ''}[/dim]",
                 highlight=False,
             )
             return
         self.console.print(
-            f"[green]✓ {escape(label)}[/green] [dim]{format_duration(ms)}{wait}[/dim]",
+            f"[green]✓ {visible_markup(label)}[/green] [dim]{format_duration(ms)}{wait}[/dim]",
             highlight=False,
         )
         if diff is not None and not asked:  # an approval already showed the diff
@@ -372,7 +375,7 @@ class ChatRenderer:
             preview.append(f"  {earlier}\n", style="dim")
         lines = [line for line in output.splitlines() if line.strip() and not _WRAPPER.match(line)]
         for line in lines[:_PREVIEW_LINES]:
-            preview.append("  " + line[:200] + "\n", style="dim")
+            preview.append_text(visible_text("  " + line[:200] + "\n", "dim", strict=False))
         hidden = len(lines) - _PREVIEW_LINES
         more = f"  … +{hidden} line{'s' if hidden != 1 else ''} " if hidden > 0 else "  "
         preview.append(f"{more}(/show {len(self.shown)})", style="dim")
@@ -397,7 +400,7 @@ class ChatRenderer:
         for running in self._running.values():
             elapsed = now - running.started
             state = f" · {running.stuck}" if running.stuck else ""
-            text = Text(f"{running.label} · {elapsed:.1f} s{state}", style="dim")
+            text = visible_text(f"{running.label} · {elapsed:.1f} s{state}", "dim")
             running.spinner.update(text=text)
             rows.append(running.spinner)
         mode = self.mode_line()

@@ -22,6 +22,7 @@ from typing import Annotated
 import cyclopts
 
 from ...agent.session import SessionError, SessionEvent, SessionStore
+from ...core.visible import visible
 
 __all__ = ["app", "check", "list_sessions", "repair", "resume", "show"]
 
@@ -43,7 +44,7 @@ def list_sessions(*, root: RootOpt = None) -> int:
     store = SessionStore(root)
     store.sweep()
     for summary in store.list_sessions():
-        title = (summary.title or "").replace("\n", " ")[:60]
+        title = visible((summary.title or "").replace("\n", " ")[:60])
         print(f"{summary.id}  {_when(summary.modified_at)}  {title}")
     return 0
 
@@ -123,7 +124,7 @@ def show(session_id: str, /, *, root: RootOpt = None) -> int:
     for event in loaded.events:
         line = _describe(event)
         if line is not None:
-            print(line)
+            print(visible(line))  # a logged call's arguments, written out as in a question
     for line in loaded.repair.describe():
         print(f"(load repaired in memory: {line})")
     return 0

@@ -52,6 +52,16 @@ class Config(BaseModel):
             )
         return value
 
+    @field_validator("sandbox")
+    @classmethod
+    def _no_env_policy(cls, value: SandboxSettings) -> SandboxSettings:
+        if "env" in value.model_fields_set:  # hooks run through the shell, with its policy
+            raise ValueError(
+                "hooks-claude-code: sandbox.env is not used here; hooks get the shell's "
+                "environment policy (tether.yml's sandbox.env) and the settings files' env"
+            )
+        return value
+
     @field_validator("stderr_summary_max_chars")
     @classmethod
     def _summary(cls, value: int) -> int:

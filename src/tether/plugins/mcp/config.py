@@ -68,6 +68,11 @@ class ServerConfig(BaseModel):
             raise ValueError('a stdio server needs "command" (or "type": "http" with "url")')
         if self.transport == "http" and not self.url:
             raise ValueError('an http server needs "url"')
+        if "env" in self.sandbox.model_fields_set:  # the SDK passes only its own few variables
+            raise ValueError(
+                'a server gets its "env" and HOME, LOGNAME, PATH, SHELL, TERM, USER; '
+                '"sandbox.env" is for the shell\'s commands: put the variables in "env"'
+            )
         return self
 
     @property

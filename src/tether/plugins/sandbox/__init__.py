@@ -11,12 +11,14 @@
     probe.py      what this kernel supports (probed once per process)
     plan.py       `confine()`: one command's `Jail` (argv, filter descriptor, root locks)
     denials.py    recognizing a command that failed because of the sandbox
+    environment.py  `EnvPolicy`: which of tether's environment variables commands inherit
 
 Used by the shell (bash, jobs, hooks, the process API of custom tools), the MCP client and the
 file tools (`boundary.py`); the modes and their guarantees are described in docs/sandbox.md.
 """
 
 from .denials import sandbox_denial as sandbox_denial
+from .environment import EnvPolicy as EnvPolicy
 from .plan import SANDBOX_UNAVAILABLE as SANDBOX_UNAVAILABLE
 from .plan import Jail as Jail
 from .plan import SandboxUnavailable as SandboxUnavailable
@@ -31,6 +33,7 @@ from .probe import kernel_support as kernel_support
 __all__ = [
     "FULL_ACCESS",
     "SANDBOX_UNAVAILABLE",
+    "EnvPolicy",
     "Jail",
     "KernelSupport",
     "SandboxMode",

@@ -3,8 +3,9 @@
 Owns `SandboxMode` (`read-only | workspace-write | danger-full-access`), `SandboxPolicy` (a mode,
 the extra `writable_roots` and `network_access`) and `SandboxSettings` (the same as a pydantic
 model for `tether.yml`'s `sandbox:` and the shell plugin's config, where a bare mode string is
-accepted too). Does not own how a policy is enforced (`bwrap.py`, `plan.py`) or what is protected
-(`protected.py`).
+accepted too, with the environment policy of the shell's processes, `env`). Does not own how a
+policy is enforced (`bwrap.py`, `plan.py`), what is protected (`protected.py`) or which variables
+pass (`environment.py`).
 
     read-only           nothing outside the process may change: the whole filesystem is
                         read-only, /tmp is a private tmpfs, there is no network
@@ -24,6 +25,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+
+from .environment import DEFAULT_ENV_POLICY, EnvPolicy
 
 __all__ = ["FULL_ACCESS", "MODES", "SandboxMode", "SandboxPolicy", "SandboxSettings", "parse_mode"]
 
@@ -98,6 +101,7 @@ class SandboxSettings(BaseModel):
       mode: workspace-write          # read-only | workspace-write | danger-full-access
       writable_roots: [~/.cache/uv]  # relative paths are relative to the workspace
       network_access: false
+      env: {include: [DATABASE_URL]} # what commands inherit: `environment.EnvPolicy`
     ```
     """
 
@@ -106,6 +110,7 @@ class SandboxSettings(BaseModel):
     mode: str = SandboxMode.WORKSPACE_WRITE.value
     writable_roots: tuple[str, ...] = ()
     network_access: bool = False
+    env: EnvPolicy = DEFAULT_ENV_POLICY
 
     @model_validator(mode="before")
     @classmethod

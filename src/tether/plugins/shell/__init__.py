@@ -16,7 +16,7 @@ Plugins: `tether.plugins.shell.plugin` (`shell`, provides `ctx.shell`) and
     _reaper.py       tether as child subreaper (Linux prctl); reaping adopted zombies
     _ledger.py       the orphan ledger: groups and escaped processes a killed tether left
     _collect.py      byte-exact tails and spill files
-    _env.py          the child's scrubbed environment
+    _env.py          the child's environment (the sandbox's env policy + the request's)
     render.py        what the model sees of a result
     errors.py        `ShellError`, `SpawnAbortedError`, `ToolCallAborted`
 """

@@ -71,6 +71,7 @@ from types import MappingProxyType
 from typing import Final
 
 from ...core.signals import AbortSignal
+from ..sandbox.environment import DEFAULT_ENV_POLICY, EnvPolicy
 from ..sandbox.plan import Jail
 from ..sandbox.policy import FULL_ACCESS, SandboxPolicy
 from ._collect import CaptureLimits, SpillDirectory, StreamCollector
@@ -235,14 +236,16 @@ class Subprocess:
         *,
         tag: str | None = None,
         jail: Jail | None = None,
+        env_policy: EnvPolicy = DEFAULT_ENV_POLICY,
     ) -> Subprocess:
         """Start `spec` in a new session (synchronously: there is no window in which a
         cancellation could leave a half-started process). With a `jail` (`confine()`), it runs
         contained, as the jail says, and the jail is released when it exits; without one, it
-        runs under the fallback: `tag` is its `TETHER_PROCESS_TAG` (default: a new one). Raises
+        runs under the fallback: `tag` is its `TETHER_PROCESS_TAG` (default: a new one). The
+        environment is tether's as `env_policy` passes it, overlaid by `spec.env`. Raises
         `OSError` when it cannot be spawned (bad cwd, missing program)."""
         self = cls(spec, spill_dir)
-        env = child_environment(spec.env)
+        env = child_environment(spec.env, policy=env_policy)
         if jail is None:
             if tag is not None:
                 self._tag = tag

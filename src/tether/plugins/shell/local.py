@@ -84,6 +84,7 @@ class LocalBashExecutor:
                 ledger=ledger,
                 keep_spill_files=config.keep_spill_files,
                 spill_parent=config.spill_dir,
+                env_policy=config.sandbox.env,
             )
         self._subprocesses = subprocesses
 

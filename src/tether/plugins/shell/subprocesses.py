@@ -30,6 +30,7 @@ from typing import Final
 
 from ...core.signals import AbortSignal
 from ...core.timeout import MAX_TIMER_DELAY_MS
+from ..sandbox.environment import DEFAULT_ENV_POLICY, EnvPolicy
 from ..sandbox.plan import confine
 from ..sandbox.probe import KernelSupport, kernel_support
 from ._collect import SpillDirectory
@@ -108,7 +109,15 @@ def _spawn_failure(exc: OSError) -> ShellError:
 class SubprocessService:
     """Spawns and owns process groups. Close it with `await service.aclose()`."""
 
-    __slots__ = ("_closed", "_ledger", "_live", "_look_timer", "_spill", "_support")
+    __slots__ = (
+        "_closed",
+        "_env_policy",
+        "_ledger",
+        "_live",
+        "_look_timer",
+        "_spill",
+        "_support",
+    )
 
     def __init__(
         self,
@@ -117,7 +126,9 @@ class SubprocessService:
         keep_spill_files: bool = False,
         spill_parent: str | None = None,
         support: KernelSupport | None = None,
+        env_policy: EnvPolicy = DEFAULT_ENV_POLICY,
     ) -> None:
+        self._env_policy = env_policy  # what every child inherits of tether's environment
         self._support = support = kernel_support() if support is None else support
         if not support.contain:
             _warn_uncontained(support)
@@ -140,6 +151,8 @@ class SubprocessService:
 
     async def spawn(self, spec: SpawnSpec, *, signal: AbortSignal) -> Subprocess:
         """Spawn `spec`; `signal` is its lifetime: an abort before settlement terminates it.
+        Its environment is tether's as the service's `env_policy` passes it (default: the
+        built-in credential rules, `tether.plugins.sandbox.environment`), overlaid by `spec.env`.
 
         Raises `ValueError` for an empty argv or a bad `grace_ms`, `RuntimeError` when the
         service is closed, `SpawnAbortedError` when `signal` has already aborted, and
@@ -161,7 +174,9 @@ class SubprocessService:
         )
         if jail is not None:  # contained: the kernel holds its processes, nothing to track
             try:
-                process = Subprocess.spawn(spec, self._spill, jail=jail)
+                process = Subprocess.spawn(
+                    spec, self._spill, jail=jail, env_policy=self._env_policy
+                )
             except OSError as exc:
                 raise _spawn_failure(exc) from exc
             self._own(process, signal)
@@ -170,7 +185,7 @@ class SubprocessService:
         if self._ledger is not None:
             self._ledger.expect(tag)  # before the spawn: a kill from here on leaves it findable
         try:
-            process = Subprocess.spawn(spec, self._spill, tag=tag)
+            process = Subprocess.spawn(spec, self._spill, tag=tag, env_policy=self._env_policy)
         except OSError as exc:
             if self._ledger is not None:
                 self._ledger.discard(tag)
