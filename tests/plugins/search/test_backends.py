@@ -63,9 +63,15 @@ async def until_rg_runs(workspace: Path, call: asyncio.Task[Any] | None = None) 
             await asyncio.sleep(0.01)
 
 
-def test_the_bundled_rg_is_found_without_rg_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_bundled_rg_is_found_without_rg_on_path_as_a_private_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PATH", SYSTEM_PATH)
-    assert ripgrep.find_rg() == BUNDLED_RG
+    monkeypatch.setenv("TETHER_HOME", str(tmp_path))
+    found = ripgrep.find_rg()
+    assert found is not None
+    assert found.startswith(f"{tmp_path}/run/bin/")
+    assert Path(found).read_bytes() == Path(BUNDLED_RG).read_bytes()
 
 
 def test_rg_on_path_is_used_when_the_package_has_none(
@@ -75,6 +81,19 @@ def test_rg_on_path_is_used_when_the_package_has_none(
     monkeypatch.setattr(ripgrep, "bundled_rg", lambda: None)
     monkeypatch.setenv("PATH", f"{tmp_path}:{SYSTEM_PATH}")
     assert ripgrep.find_rg() == str(tmp_path / "rg")
+
+
+def test_rg_on_path_is_never_taken_from_a_relative_entry_or_the_workspace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace, system = tmp_path / "ws", tmp_path / "system"
+    for directory in (workspace / "node_modules" / ".bin", workspace / "bin", system):
+        directory.mkdir(parents=True)
+        (directory / "rg").symlink_to(BUNDLED_RG)
+    monkeypatch.chdir(workspace)
+    monkeypatch.setattr(ripgrep, "bundled_rg", lambda: None)
+    monkeypatch.setenv("PATH", f"node_modules/.bin:{workspace / 'bin'}:{system}")
+    assert ripgrep.find_rg(outside=(str(workspace),)) == str(system / "rg")
 
 
 async def test_grep_and_glob_work_without_rg_on_path(

