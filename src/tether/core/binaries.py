@@ -209,6 +209,7 @@ def _make_copy(directory: str, entries: Sequence[_Entry], distribution: str) -> 
     os.makedirs(parent, mode=0o755, exist_ok=True)
     partial = tempfile.mkdtemp(dir=parent, prefix=".partial-")
     try:
+        os.chmod(partial, 0o755)  # mkdtemp's 0700 would hide a shared home's copy
         for entry in entries:
             _copy_file(entry, os.path.join(partial, entry.relative), distribution)
         if os.path.lexists(directory):

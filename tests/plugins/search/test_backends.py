@@ -119,7 +119,7 @@ async def test_without_any_rg_the_plugin_refuses_to_mount(
         await ctx.plugin(search_tools)
     assert str(caught.value) == (
         "search-tools: ripgrep (rg) not found: reinstall tether's dependencies (the"
-        ' "ripgrep" package ships rg) or put rg on PATH'
+        ' "ripgrep" package ships rg) or put rg on PATH, outside the workspace'
     )
     await ctx.dispose()
 

@@ -264,10 +264,8 @@ def _bound_hit(request: ResolvedShellRequest, result: ShellRunResult) -> str | N
         return None
     if result.bound_hit == "max_processes":
         return bound_note(request.sandbox.bounds, "max_processes")
-    if result.timed_out:
-        return None
-    if result.exit_code == 0 and result.signal_name is None:
-        return None
+    if not result.timed_out and result.exit_code == 0 and result.signal_name is None:
+        return None  # a fork bomb retries until its deadline: a timed-out one is read too
     return bound_hit(request.sandbox.bounds, output=f"{result.stdout.text}\n{result.stderr.text}")
 
 
