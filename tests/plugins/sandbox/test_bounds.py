@@ -29,7 +29,7 @@ from tether.plugins.sandbox.policy import SandboxSettings
 
 def test_the_default_tmpfs_size_is_a_gib_or_a_quarter_of_ram_whichever_is_less() -> None:
     ram = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    assert DEFAULT_TMP_SIZE == min(1 << 30, ram // 4)
+    assert min(1 << 30, ram // 4) == DEFAULT_TMP_SIZE
     assert DEFAULT_MAX_PROCESSES == 1024
 
 
