@@ -45,9 +45,7 @@ def test_a_command_group_bounds_the_processes_moved_into_it_and_says_it_was_hit(
     group = command_group(4)
     assert group is not None
     try:
-        assert (
-            Path(group.path).name == f"tether-{os.getpid()}-{Path(group.path).name.split('-')[2]}"
-        )
+        assert re.fullmatch(rf"tether-{os.getpid()}-\d+", Path(group.path).name)
         assert Path(group.path, "pids.max").read_text().strip() == "4"
         assert not group.hit()
         reader, writer = os.pipe()
