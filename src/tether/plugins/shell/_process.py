@@ -6,8 +6,10 @@ Two kinds. A *contained* process (spawned with a `Jail`, `tether.plugins.sandbox
 `bwrap` running the command in its own PID namespace: everything the command starts ends with its
 leader, with its namespace, or with tether (`_namespace.py`), so nothing below about descendants,
 tags, looks or the subreaper applies to it — its escalation is SIGTERM to the command's group,
-then SIGKILL to the namespace, and it has settled once bwrap has exited and the pipes closed. The
-rest of this note is the *uncontained* process, the fallback where namespaces cannot be created.
+then SIGKILL to the namespace, and it has settled once bwrap has exited and the pipes closed. A
+sandboxed one with a process bound waits (bwrap's `--block-fd`) until the loop has read its init's
+pid (`--info-fd`) and bounded it (`_bound_processes`). The rest of this note is the
+*uncontained* process, the fallback where namespaces cannot be created.
 
 Contract. A `Subprocess` is spawned in its own session (`start_new_session=True`, so its pid is
 its process group id). Its `done` future resolves exactly once, with the leader's `ExitStatus`,
@@ -65,10 +67,8 @@ import json
 import logging
 import os
 import resource
-import select
 import shutil
 import signal as signals
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -101,8 +101,6 @@ _KILL_CONFIRM_S: Final = 2.0
 """How long to keep confirming a SIGKILLed group's death (SIGKILL cannot be ignored)."""
 _POLL_FIRST_S: Final = 0.001
 _POLL_MAX_S: Final = 0.025
-_BOUND_WAIT_S: Final = 10.0
-"""How long a spawn waits for bwrap to create the namespace whose processes it bounds."""
 _KILL_ROUNDS: Final = 3
 """SIGKILL rounds, each after a fresh look (a process forked while the previous one ran)."""
 
@@ -176,6 +174,7 @@ class Subprocess:
 
     __slots__ = (
         "__weakref__",
+        "_block",
         "_contained",
         "_done",
         "_drain_timer",
@@ -186,6 +185,7 @@ class Subprocess:
         "_group_gone",
         "_hit",
         "_info",
+        "_info_data",
         "_init_gone",
         "_init_pid",
         "_jail",
@@ -231,7 +231,9 @@ class Subprocess:
         self._members: dict[int, ProcessEntry] = {}
         self._jail: Jail | None = None
         self._info: int | None = None  # a contained command: bwrap's `--info-fd`, read end
+        self._info_data = b""  # what was read from it so far
         self._init_pid: int | None = None  # read from it early when a process bound is set
+        self._block: tuple[int, int] | None = None  # `--block-fd` write end, process bound
         self._group: CommandGroup | None = None  # its pids cgroup, removed at settlement
         self._hit: str | None = None  # `bound_hit`, read as the group is removed
         self._init_gone: asyncio.Task[None] | None = None
@@ -298,8 +300,9 @@ class Subprocess:
             if block_r >= 0:
                 os.close(block_r)
         self._info = info
-        if jail.max_processes is not None:
-            self._bound_processes(block_w, jail.max_processes)
+        if jail.max_processes is not None:  # the command starts once bounded
+            self._block = (block_w, jail.max_processes)
+            self._loop.add_reader(info, self._info_readable)
         jail.spawned()
         self._jail = jail
         self._contained = True
@@ -573,59 +576,63 @@ class Subprocess:
             self._killer.add_done_callback(self._killer_done)
         self._maybe_settle()
 
-    def _bound_processes(self, block: int, limit: int) -> None:
-        """Set `RLIMIT_NPROC` to `limit` on the namespace's init while bwrap waits on `block`
-        (`--block-fd`), then let the command start: every process of the command inherits it,
-        and inside its own user namespace it counts only the command's processes
-        (`sandbox/bounds.py`); where a `pids` cgroup can be made, init is moved into one with
-        `pids.max` = `limit` too (`sandbox/cgroups.py`: root is exempt from `RLIMIT_NPROC`).
-        Waits (synchronously, bounded) for bwrap's `--info-fd`, written
-        right after bwrap created the namespace. Fails closed: when the bound cannot be set,
-        bwrap is killed before the command ever runs (its result: killed by SIGKILL)."""
-        assert self._launched is not None
-        data = b""
+    def _info_readable(self) -> None:
+        """bwrap's `--info-fd` has data: once it names the namespace's init, bound it and let
+        the command start (`_bound_processes`); at EOF bwrap ended before it made one."""
+        info = self._info
+        if info is None or self._block is None:
+            return
         try:
-            info = self._info
-            assert info is not None
-            poller = select.poll()
-            poller.register(info, select.POLLIN)
-            deadline = time.monotonic() + _BOUND_WAIT_S
-            while True:
-                try:
-                    self._init_pid = int(json.loads(data)["child-pid"])
-                    break
-                except (ValueError, KeyError, TypeError):
-                    pass
-                left = deadline - time.monotonic()
-                if left <= 0 or not poller.poll(left * 1000):
-                    raise TimeoutError("bwrap wrote no --info-fd")
-                try:
-                    chunk = os.read(info, 4096)
-                except BlockingIOError:
-                    continue
-                if not chunk:
-                    raise EOFError("bwrap ended before it created the namespace")
-                data += chunk
-            resource.prlimit(self._init_pid, resource.RLIMIT_NPROC, (limit, limit))
+            chunk = os.read(info, 4096)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        self._info_data += chunk
+        if chunk:
+            try:
+                pid = int(json.loads(self._info_data)["child-pid"])
+            except (ValueError, KeyError, TypeError):
+                return  # not all of it yet
+            self._init_pid = pid
+        self._loop.remove_reader(info)
+        block, limit = self._block
+        if self._init_pid is not None:
+            self._bound_processes(self._init_pid, block, limit)
+
+    def _bound_processes(self, init: int, block: int, limit: int) -> None:
+        """Set `RLIMIT_NPROC` to `limit` on the namespace's `init` while it waits on `block`
+        (bwrap's `--block-fd`), then let the command start: every process of the command
+        inherits it, and inside its own user namespace it counts only the command's processes
+        (`sandbox/bounds.py`); where a `pids` cgroup can be made, init is moved into one with
+        `pids.max` = `limit` too (`sandbox/cgroups.py`; root is exempt from `RLIMIT_NPROC`).
+        Fails closed: when the bound cannot be set, init and bwrap are killed and `block` stays
+        open until settlement, so the command never runs (its result: killed by SIGKILL)."""
+        assert self._launched is not None
+        try:
+            resource.prlimit(init, resource.RLIMIT_NPROC, (limit, limit))
             group = command_group(limit)
             if group is not None:
                 try:
-                    group.add(self._init_pid)
+                    group.add(init)
                 except OSError:
                     _log.warning("cannot move %r into %s", self, group.path, exc_info=True)
                     group.remove()
                 else:
                     self._group = group
             os.write(block, b"x")
-        except Exception as exc:
-            if not isinstance(exc, EOFError):
-                _log.warning(
-                    "cannot bound the processes of %r; not starting it", self, exc_info=True
-                )
-            with contextlib.suppress(OSError):
-                os.kill(self._launched.pid, signals.SIGKILL)  # never EOF on `block` first
-        finally:
-            os.close(block)
+        except Exception:
+            _log.warning("cannot bound the processes of %r; not starting it", self, exc_info=True)
+            for pid in (init, self._launched.pid):
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signals.SIGKILL)
+            return
+        self._close_block()
+
+    def _close_block(self) -> None:
+        block, self._block = self._block, None
+        if block is not None:
+            os.close(block[0])
 
     def _namespace_init(self) -> int | None:
         """A pidfd for the namespace's init, from bwrap's `--info-fd` (`{"child-pid": N}`), or
@@ -637,17 +644,20 @@ class Subprocess:
         info, self._info = self._info, None
         if info is None:
             return None
-        if self._init_pid is not None:  # read when the process bound was set
+        if self._block is not None:  # bwrap ended before its process bound was set
+            self._loop.remove_reader(info)
+            self._close_block()
+        if self._init_pid is not None:
             os.close(info)
             return pidfd_of(self._init_pid)
         try:
-            data = os.read(info, 4096)
+            self._info_data += os.read(info, 4096)
         except OSError:
-            data = b""
+            pass
         finally:
             os.close(info)
         try:
-            pid = int(json.loads(data)["child-pid"])
+            pid = int(json.loads(self._info_data)["child-pid"])
         except (ValueError, KeyError, TypeError):
             return None
         return pidfd_of(pid)  # None: gone already
