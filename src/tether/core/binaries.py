@@ -174,9 +174,9 @@ def _verify_copy(directory: str, entries: Sequence[_Entry]) -> bool:
     )
 
 
-def _copy_file(entry: _Entry, target: str, distribution: str) -> None:
+def _copy_file(entry: _Entry, target: str, distribution: str) -> tuple[int, int, int, int]:
     """Copy `entry.source` to the new file `target`, mode 0555, if and only if it has its
-    digest."""
+    digest; its stat signature (the hash was taken while copying)."""
     os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
     src = os.open(entry.source, os.O_RDONLY | os.O_CLOEXEC)
     try:
@@ -196,6 +196,7 @@ def _copy_file(entry: _Entry, target: str, distribution: str) -> None:
                 )
             os.fchmod(fd, 0o555)
             os.fsync(fd)
+            return _signature(os.fstat(fd))
         finally:
             os.close(fd)
     finally:
@@ -210,8 +211,10 @@ def _make_copy(directory: str, entries: Sequence[_Entry], distribution: str) -> 
     partial = tempfile.mkdtemp(dir=parent, prefix=".partial-")
     try:
         os.chmod(partial, 0o755)  # mkdtemp's 0700 would hide a shared home's copy
-        for entry in entries:
-            _copy_file(entry, os.path.join(partial, entry.relative), distribution)
+        made = {
+            entry.relative: _copy_file(entry, os.path.join(partial, entry.relative), distribution)
+            for entry in entries
+        }
         if os.path.lexists(directory):
             stale = tempfile.mkdtemp(dir=parent, prefix=".stale-")
             os.rename(directory, os.path.join(stale, "copy"))
@@ -220,6 +223,8 @@ def _make_copy(directory: str, entries: Sequence[_Entry], distribution: str) -> 
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise
+    for relative, signature in made.items():  # hashed while copied: verified (a rename keeps
+        _verified[os.path.join(directory, relative)] = signature  # the inode and mtime)
 
 
 def trusted_binary(
