@@ -113,6 +113,8 @@ def sandbox_settings(config: TetherConfig, choice: SandboxChoice | None = None) 
             "mode": choice.mode.value,
             "writable_roots": choice.writable_roots,
             "network_access": choice.network_access,
+            "tmp_size": choice.bounds.tmp_size,
+            "max_processes": choice.bounds.max_processes,
         }
     elif choice is not None:
         merged["mode"] = SandboxSettings.model_validate(choice).mode

@@ -1,6 +1,8 @@
 """Containment and the OS sandbox for every process tether starts (bubblewrap on Linux).
 
     policy.py     `SandboxMode`, `SandboxPolicy`, `SandboxSettings` (what a sandbox allows)
+    bounds.py     `Bounds`: tmpfs sizes and the process bound of a sandboxed command
+    cgroups.py    a `pids` cgroup per sandboxed command, where one can be made
     protected.py  the policy files that stay read-only inside writable roots; placeholders
     seccomp.py    the BPF filter against what namespaces do not cover (AF_UNIX, io_uring, ...)
     bwrap.py      finding `bwrap`; the one function from a `Layout` to bwrap's arguments
@@ -12,6 +14,7 @@ Used by the shell (bash, jobs, hooks, the process API of custom tools) and the M
 modes and their guarantees are described in docs/sandbox.md.
 """
 
+from .bounds import Bounds as Bounds
 from .denials import sandbox_denial as sandbox_denial
 from .plan import SANDBOX_UNAVAILABLE as SANDBOX_UNAVAILABLE
 from .plan import Jail as Jail
@@ -27,6 +30,7 @@ from .probe import kernel_support as kernel_support
 __all__ = [
     "FULL_ACCESS",
     "SANDBOX_UNAVAILABLE",
+    "Bounds",
     "Jail",
     "KernelSupport",
     "SandboxMode",
