@@ -13,8 +13,10 @@ raw `create_subprocess_exec` and the uncontained bash tool):
     + pids cgroup           and a `pids` cgroup per command (made, joined, removed), where this
                             process can make one (the default where it can)
 
-Reported: median µs per call over CALLS calls (after 5 warm-up calls), ROUNDS rounds; what each
-way adds over "sandboxed, no bounds", as the median of per-round differences.
+Reported: median µs per call over CALLS calls (after 5 warm-up calls), ROUNDS rounds, in wall
+time and in CPU time (this process and its reaped children: steadier than wall time on a loaded
+machine); what each way adds over "sandboxed, no bounds", as the median of per-round
+differences.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import asyncio
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -41,7 +44,7 @@ from tether.plugins.shell import bash as bash_plugin
 from tether.tools import ToolExecutionInput, ToolRuntime
 
 UNCONTAINED = KernelSupport(None, False, False, False, "the benchmark's uncontained baseline")
-ROUNDS = 7
+ROUNDS = 9
 CALLS = 30
 WAYS = ("raw", "uncontained", "unbounded", "tmpfs", "rlimit", "cgroup")
 LABELS = {
@@ -113,7 +116,16 @@ async def mounted(way: str, workspace: Path) -> Context:
     return ctx
 
 
-async def child(way: str, calls: int) -> float:
+def _cpu_s() -> float:
+    """CPU seconds of this process and its reaped children (user + system)."""
+    own, children = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+async def child(way: str, calls: int) -> tuple[float, float]:
     _patch(way)
     with tempfile.TemporaryDirectory() as tmp:
         ctx: Context | None = None
@@ -124,13 +136,15 @@ async def child(way: str, calls: int) -> float:
             run = lambda n: tool_true(ctx, n)  # noqa: E731
         for n in range(5):
             await run(n)
+        cpu = _cpu_s()
         us: float = await per_call_us(run, calls)
+        cpu_us = (_cpu_s() - cpu) / calls * 1e6
         if ctx is not None:
             await ctx.dispose()
-    return us
+    return us, cpu_us
 
 
-def measure(way: str) -> float:
+def measure(way: str) -> tuple[float, float]:
     done = subprocess.run(
         [sys.executable, __file__, "--child", way, str(CALLS)],
         capture_output=True,
@@ -138,7 +152,7 @@ def measure(way: str) -> float:
         check=True,
     )
     found: Any = json.loads(done.stdout.splitlines()[-1])
-    return float(found)
+    return float(found[0]), float(found[1])
 
 
 def main() -> None:
@@ -153,19 +167,34 @@ def main() -> None:
         f"{support.user_namespace}, pids cgroups under {cgroups}, load average "
         f"{os.getloadavg()[0]:.1f} at the start\n"
     )
-    samples: dict[str, list[float]] = {way: [] for way in ways}
+    wall: dict[str, list[float]] = {way: [] for way in ways}
+    cpu: dict[str, list[float]] = {way: [] for way in ways}
     for _ in range(ROUNDS):
         for way in ways:
-            samples[way].append(measure(way))
-    print("| per call (`true`)                                | µs/call | + ms vs no bounds |")
-    print("|--------------------------------------------------|--------:|------------------:|")
+            us, cpu_us = measure(way)
+            wall[way].append(us)
+            cpu[way].append(cpu_us)
+
+    def added(samples: dict[str, list[float]], way: str) -> str:
+        if way in ("raw", "uncontained", "unbounded"):
+            return ""
+        diffs = (v - u for v, u in zip(samples[way], samples["unbounded"], strict=True))
+        return f"{statistics.median(d / 1000 for d in diffs):+.2f}"
+
+    print(
+        "| per call (`true`)                                | wall µs | + ms vs no bounds "
+        "| CPU µs | + ms CPU vs no bounds |"
+    )
+    print(
+        "|--------------------------------------------------|--------:|------------------:"
+        "|-------:|----------------------:|"
+    )
     for way in ways:
-        added = ""
-        if way not in ("raw", "uncontained", "unbounded"):
-            diffs = (v - u for v, u in zip(samples[way], samples["unbounded"], strict=True))
-            added = f"{statistics.median(d / 1000 for d in diffs):+.2f}"
-        median = statistics.median(samples[way])
-        print(f"| {LABELS[way]:<48} | {median:>7.0f} | {added:>17} |")
+        print(
+            f"| {LABELS[way]:<48} | {statistics.median(wall[way]):>7.0f} | "
+            f"{added(wall, way):>17} | {statistics.median(cpu[way]):>6.0f} | "
+            f"{added(cpu, way):>21} |"
+        )
     print(
         f"\n(one process per way and round, {CALLS} calls after 5 warm-up calls, median µs; "
         f"{ROUNDS} rounds interleaved; differences are medians of per-round differences; load "
