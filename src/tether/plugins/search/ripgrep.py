@@ -21,7 +21,7 @@ import shutil
 from collections.abc import Sequence
 from typing import Final
 
-from ...core.binaries import absolute_path_entries, trusted_binary
+from ...core.binaries import absolute_path_entries, bundled_binary, trusted_binary
 from ...core.signals import AbortSignal
 from ..sandbox.policy import FULL_ACCESS
 from ..shell.errors import ToolCallAborted
@@ -29,7 +29,15 @@ from ..shell.seam import ShellExecutor, ShellRequest
 from .errors import SEARCH_FAILED, SEARCH_INVALID_ARGS, SEARCH_TIMEOUT, SearchError
 from .query import GlobQuery, GrepQuery
 
-__all__ = ["RgOutput", "bundled_rg", "find_rg", "glob_argv", "grep_argv", "run_rg"]
+__all__ = [
+    "RgOutput",
+    "bundled_rg",
+    "find_rg",
+    "glob_argv",
+    "grep_argv",
+    "rg_installed",
+    "run_rg",
+]
 
 _EXE: Final = "rg.exe" if os.name == "nt" else "rg"
 
@@ -48,6 +56,14 @@ def bundled_rg() -> str | None:
     (`core.binaries.trusted_binary`), None when the package is not installed. Raises
     `UntrustedBinary` when its `rg` does not match the wheel's RECORD."""
     return trusted_binary("ripgrep", _EXE)
+
+
+def rg_installed(*, outside: Sequence[str] = ()) -> bool:
+    """Whether there is an `rg` to find (`find_rg`), without copying or hashing anything."""
+    if bundled_binary("ripgrep", _EXE) is not None:
+        return True
+    search = absolute_path_entries(os.environ.get("PATH", os.defpath), outside=outside)
+    return bool(search) and shutil.which(_EXE, path=search) is not None
 
 
 def find_rg(*, outside: Sequence[str] = ()) -> str | None:

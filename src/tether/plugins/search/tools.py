@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final, cast
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
@@ -38,7 +38,7 @@ from ..shell.errors import ToolCallAborted
 from ..shell.seam import ShellExecutor
 from . import render, ripgrep
 from .args import GlobArgs, GrepArgs, grep_args_model
-from .errors import SEARCH_INVALID_ARGS, SEARCH_NOT_FOUND, SearchError
+from .errors import SEARCH_FAILED, SEARCH_INVALID_ARGS, SEARCH_NOT_FOUND, SearchError
 from .query import GlobQuery, GrepQuery
 
 __all__ = [
@@ -137,8 +137,11 @@ def _cut(line: str, width: int) -> str:
     return line if len(line) <= width else f"{line[:width]}... (line truncated to {width} chars)"
 
 
-def search_tools(shell: ShellExecutor, config: SearchToolsConfig, rg: str) -> list[ToolDefinition]:
-    """`grep` and `glob`; `rg` is ripgrep's path."""
+def search_tools(
+    shell: ShellExecutor, config: SearchToolsConfig, rg: str | Callable[[], str]
+) -> list[ToolDefinition]:
+    """`grep` and `glob`; `rg` is ripgrep's path, or what finds it at each call (raising
+    `SearchError`)."""
     base = os.path.abspath(os.path.expanduser(config.root or os.getcwd()))
     backstop_ms = min(config.timeout_ms * 2, MAX_TIMER_DELAY_MS)
 
@@ -159,7 +162,7 @@ def search_tools(shell: ShellExecutor, config: SearchToolsConfig, rg: str) -> li
         """ripgrep's output lines (run through the shell), and whether the cap cut some off."""
         out = await ripgrep.run_rg(
             shell,
-            [rg, *argv[1:]],
+            [rg if isinstance(rg, str) else rg(), *argv[1:]],
             workdir=workdir,
             timeout_ms=backstop_ms,
             max_output_bytes=config.max_output_bytes,
@@ -252,11 +255,19 @@ def search_tools(shell: ShellExecutor, config: SearchToolsConfig, rg: str) -> li
 def apply(ctx: Context, config: SearchToolsConfig) -> None:
     """Register `grep` and `glob` on `ctx.tools`, running ripgrep through `ctx.shell`."""
     workspace = os.path.abspath(os.path.expanduser(config.root or os.getcwd()))
-    try:
-        rg = ripgrep.find_rg(outside=(workspace,))
-    except UntrustedBinary as exc:
-        raise ValueError(f"search-tools: {exc}") from None
-    if rg is None:
+
+    def rg() -> str:
+        """The verified `rg` (its private copy is made at the first search, not at mount: a
+        copy of 26 MB that a session without a search would pay for)."""
+        try:
+            found = ripgrep.find_rg(outside=(workspace,))
+        except UntrustedBinary as exc:
+            raise SearchError(f"search unavailable: {exc}", SEARCH_FAILED) from None
+        if found is None:
+            raise SearchError("search unavailable: ripgrep (rg) is gone", SEARCH_FAILED)
+        return found
+
+    if not ripgrep.rg_installed(outside=(workspace,)):
         raise ValueError(
             "search-tools: ripgrep (rg) not found: reinstall tether's dependencies (the"
             ' "ripgrep" package ships rg) or put rg on PATH, outside the workspace'
