@@ -609,6 +609,8 @@ class Subprocess:
         Fails closed: when the bound cannot be set, init and bwrap are killed and `block` stays
         open until settlement, so the command never runs (its result: killed by SIGKILL)."""
         assert self._launched is not None
+        if self._killer is not None:
+            return  # being stopped: it never starts (`block` is closed once bwrap exited)
         try:
             resource.prlimit(init, resource.RLIMIT_NPROC, (limit, limit))
             group = command_group(limit)
@@ -621,6 +623,8 @@ class Subprocess:
                 else:
                     self._group = group
             os.write(block, b"x")
+        except ProcessLookupError:
+            return  # its init is gone already (bwrap failed, or was killed): nothing to start
         except Exception:
             _log.warning("cannot bound the processes of %r; not starting it", self, exc_info=True)
             for pid in (init, self._launched.pid):
