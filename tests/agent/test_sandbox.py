@@ -20,6 +20,7 @@ from tether import AbortController, AbortSignal, SandboxPolicy
 from tether.agent.boot import sandbox_settings
 from tether.kernel import ConfigError, TetherConfig
 from tether.plugins.approval import ApprovalAnswer, ApprovalQuestion
+from tether.plugins.sandbox.bounds import DEFAULT_MAX_PROCESSES, DEFAULT_TMP_SIZE, Bounds
 from tether.testing.scripted_model import text_reply, tool_calls_reply
 
 from ..users import CURRENT, private_directory
@@ -147,13 +148,17 @@ def test_a_mode_overrides_the_files_mode_and_keeps_their_writable_roots() -> Non
         "mode": "read-only",
         "writable_roots": ("~/.cache",),
         "network_access": True,
+        "tmp_size": DEFAULT_TMP_SIZE,
+        "max_processes": DEFAULT_MAX_PROCESSES,
     }
     assert sandbox_settings(config, "workspace-write").mode == "workspace-write"
-    policy = SandboxPolicy(writable_roots=("/x",))
+    policy = SandboxPolicy(writable_roots=("/x",), bounds=Bounds(max_processes=64))
     assert sandbox_settings(config, policy).model_dump() == {
         "mode": "workspace-write",
         "writable_roots": ("/x",),
         "network_access": False,
+        "tmp_size": DEFAULT_TMP_SIZE,
+        "max_processes": 64,
     }
 
 

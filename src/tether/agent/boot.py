@@ -115,6 +115,8 @@ def sandbox_settings(config: TetherConfig, choice: SandboxChoice | None = None) 
             "writable_roots": choice.writable_roots,
             "network_access": choice.network_access,
             **({"env": merged["env"]} if "env" in merged else {}),
+            "tmp_size": choice.bounds.tmp_size,
+            "max_processes": choice.bounds.max_processes,
         }
     elif choice is not None:
         merged["mode"] = SandboxSettings.model_validate(choice).mode

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from ..core.binaries import bundled_binary
+from ..core.binaries import absolute_path_entries, bundled_binary
 
 __all__ = [
     "DevServer",
@@ -65,8 +65,13 @@ def bundled_temporal() -> str | None:
 
 
 def find_temporal() -> str | None:
-    """The `temporal` to run: the bundled one, else the first on PATH; None for neither."""
-    return bundled_temporal() or shutil.which(_EXE)
+    """The `temporal` to run: the bundled one, else the first in an absolute PATH entry; None for
+    neither."""
+    found = bundled_temporal()
+    if found is not None:
+        return found
+    search = absolute_path_entries(os.environ.get("PATH", os.defpath))  # never `.`-relative
+    return shutil.which(_EXE, path=search) if search else None
 
 
 def free_port() -> int:

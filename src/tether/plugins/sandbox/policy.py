@@ -26,6 +26,7 @@ from typing import Final
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
+from .bounds import DEFAULT_BOUNDS, DEFAULT_MAX_PROCESSES, DEFAULT_TMP_SIZE, Bounds, parse_size
 from .environment import DEFAULT_ENV_POLICY, EnvPolicy
 
 __all__ = ["FULL_ACCESS", "MODES", "SandboxMode", "SandboxPolicy", "SandboxSettings", "parse_mode"]
@@ -62,11 +63,13 @@ def parse_mode(value: str | SandboxMode) -> SandboxMode:
 class SandboxPolicy:
     """A sandbox for one command. `writable_roots` (absolute paths) are writable besides the
     workspace in `workspace-write`; `network_access` keeps the network in the sandboxed modes
-    (full access always has it)."""
+    (full access always has it); `bounds` are what a sandboxed command may take (`bounds.py`;
+    full access has none)."""
 
     mode: SandboxMode = SandboxMode.WORKSPACE_WRITE
     writable_roots: tuple[str, ...] = ()
     network_access: bool = False
+    bounds: Bounds = DEFAULT_BOUNDS
 
     @classmethod
     def of(cls, value: SandboxPolicy | SandboxMode | str) -> SandboxPolicy:
@@ -102,6 +105,8 @@ class SandboxSettings(BaseModel):
       writable_roots: [~/.cache/uv]  # relative paths are relative to the workspace
       network_access: false
       env: {include: [DATABASE_URL]} # what commands inherit: `environment.EnvPolicy`
+      tmp_size: 1G                   # each of /tmp and /dev/shm (default: 1G or RAM/4)
+      max_processes: 1024            # processes and threads at once; null: no bound
     ```
     """
 
@@ -111,6 +116,8 @@ class SandboxSettings(BaseModel):
     writable_roots: tuple[str, ...] = ()
     network_access: bool = False
     env: EnvPolicy = DEFAULT_ENV_POLICY
+    tmp_size: int | str = DEFAULT_TMP_SIZE
+    max_processes: int | None = DEFAULT_MAX_PROCESSES
 
     @model_validator(mode="before")
     @classmethod
@@ -132,6 +139,19 @@ class SandboxSettings(BaseModel):
                 raise ValueError("writable_roots: an entry is empty; give a directory path")
         return tuple(roots)
 
+    @field_validator("tmp_size")
+    @classmethod
+    def _size(cls, value: int | str) -> int:
+        size = parse_size(value)
+        Bounds(tmp_size=size)  # raises naming what is wrong
+        return size
+
+    @field_validator("max_processes")
+    @classmethod
+    def _processes(cls, value: int | None) -> int | None:
+        Bounds(max_processes=value)
+        return value
+
     def policy(self, workspace: str) -> SandboxPolicy:
         """The policy, with `writable_roots` made absolute (`~` expanded; relative to
         `workspace`)."""
@@ -140,5 +160,8 @@ class SandboxSettings(BaseModel):
             for root in self.writable_roots
         )
         return SandboxPolicy(
-            mode=SandboxMode(self.mode), writable_roots=roots, network_access=self.network_access
+            mode=SandboxMode(self.mode),
+            writable_roots=roots,
+            network_access=self.network_access,
+            bounds=Bounds(tmp_size=parse_size(self.tmp_size), max_processes=self.max_processes),
         )

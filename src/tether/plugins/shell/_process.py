@@ -6,8 +6,10 @@ Two kinds. A *contained* process (spawned with a `Jail`, `tether.plugins.sandbox
 `bwrap` running the command in its own PID namespace: everything the command starts ends with its
 leader, with its namespace, or with tether (`_namespace.py`), so nothing below about descendants,
 tags, looks or the subreaper applies to it — its escalation is SIGTERM to the command's group,
-then SIGKILL to the namespace, and it has settled once bwrap has exited and the pipes closed. The
-rest of this note is the *uncontained* process, the fallback where namespaces cannot be created.
+then SIGKILL to the namespace, and it has settled once bwrap has exited and the pipes closed. A
+sandboxed one with a process bound waits (bwrap's `--block-fd`) until the loop has read its init's
+pid (`--info-fd`) and bounded it (`_bound_processes`). The rest of this note is the
+*uncontained* process, the fallback where namespaces cannot be created.
 
 Contract. A `Subprocess` is spawned in its own session (`start_new_session=True`, so its pid is
 its process group id). Its `done` future resolves exactly once, with the leader's `ExitStatus`,
@@ -58,11 +60,13 @@ settlement.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import errno
 import json
 import logging
 import os
+import resource
 import shutil
 import signal as signals
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -71,6 +75,7 @@ from types import MappingProxyType
 from typing import Final
 
 from ...core.signals import AbortSignal
+from ..sandbox.cgroups import CommandGroup, command_group
 from ..sandbox.environment import DEFAULT_ENV_POLICY, EnvPolicy
 from ..sandbox.plan import Jail
 from ..sandbox.policy import FULL_ACCESS, SandboxPolicy
@@ -170,15 +175,20 @@ class Subprocess:
 
     __slots__ = (
         "__weakref__",
+        "_block",
         "_contained",
         "_done",
         "_drain_timer",
         "_ends_with_leader",
         "_exited",
         "_grace_s",
+        "_group",
         "_group_gone",
+        "_hit",
         "_info",
+        "_info_data",
         "_init_gone",
+        "_init_pid",
         "_jail",
         "_killer",
         "_launched",
@@ -222,6 +232,11 @@ class Subprocess:
         self._members: dict[int, ProcessEntry] = {}
         self._jail: Jail | None = None
         self._info: int | None = None  # a contained command: bwrap's `--info-fd`, read end
+        self._info_data = b""  # what was read from it so far
+        self._init_pid: int | None = None  # read from it early when a process bound is set
+        self._block: tuple[int, int] | None = None  # `--block-fd` write end, process bound
+        self._group: CommandGroup | None = None  # its pids cgroup, removed at settlement
+        self._hit: str | None = None  # `bound_hit`, read as the group is removed
         self._init_gone: asyncio.Task[None] | None = None
         self._contained = False
         self.phase = Phase.RUNNING
@@ -263,30 +278,49 @@ class Subprocess:
                 env[name] = value
         info, info_w = os.pipe()  # bwrap writes its init's host pid there (`--info-fd`)
         os.set_blocking(info, False)  # read once bwrap exited; never wait for a writer
+        block_r, block_w = os.pipe() if jail.max_processes is not None else (-1, -1)
         try:
             _check_program(spec.argv[0], spec.cwd, env)
-            argv = [jail.argv[0], "--info-fd", str(info_w), *jail.argv[1:]]
+            extra = ["--info-fd", str(info_w)]
+            if block_r >= 0:  # the command waits until its bound is set (`_bound_processes`)
+                extra += ["--block-fd", str(block_r)]
             self._launched = Launched.start(
-                argv,
+                [jail.argv[0], *extra, *jail.argv[1:]],
                 cwd=spec.cwd,
                 env=env,
                 stdin=spec.stdin,
                 events=self,
-                pass_fds=(*jail.pass_fds, info_w),
+                pass_fds=(*jail.pass_fds, info_w, *((block_r,) if block_r >= 0 else ())),
             )
         except BaseException:
             os.close(info)
+            if block_w >= 0:
+                os.close(block_w)
             jail.release()
             raise
         finally:
             os.close(info_w)
+            if block_r >= 0:
+                os.close(block_r)
         self._info = info
+        if jail.max_processes is not None:  # the command starts once bounded
+            self._block = (block_w, jail.max_processes)
+            self._loop.add_reader(info, self._info_readable)
         jail.spawned()
         self._jail = jail
         self._contained = True
         self.pid = self._launched.pid
         self._leader = Leader(self.pid, None)
         return self
+
+    @property
+    def bound_hit(self) -> str | None:
+        """`max_processes` when the kernel refused a fork of the command for its process bound
+        (read from its cgroup; None where it has none, or the bound was never reached)."""
+        group = self._group
+        if group is not None:
+            return "max_processes" if group.hit() else None
+        return self._hit
 
     @property
     def contained(self) -> bool:
@@ -545,6 +579,68 @@ class Subprocess:
             self._killer.add_done_callback(self._killer_done)
         self._maybe_settle()
 
+    def _info_readable(self) -> None:
+        """bwrap's `--info-fd` has data: once it names the namespace's init, bound it and let
+        the command start (`_bound_processes`); at EOF bwrap ended before it made one."""
+        info = self._info
+        if info is None or self._block is None:
+            return
+        try:
+            chunk = os.read(info, 4096)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        self._info_data += chunk
+        if chunk:
+            try:
+                pid = int(json.loads(self._info_data)["child-pid"])
+            except (ValueError, KeyError, TypeError):
+                return  # not all of it yet
+            self._init_pid = pid
+        self._loop.remove_reader(info)
+        block, limit = self._block
+        if self._init_pid is not None:
+            self._bound_processes(self._init_pid, block, limit)
+
+    def _bound_processes(self, init: int, block: int, limit: int) -> None:
+        """Set `RLIMIT_NPROC` to `limit` on the namespace's `init` while it waits on `block`
+        (bwrap's `--block-fd`), then let the command start: every process of the command
+        inherits it, and inside its own user namespace it counts only the command's processes
+        (`sandbox/bounds.py`); where a `pids` cgroup can be made, init is moved into one with
+        `pids.max` = `limit` too (`sandbox/cgroups.py`; root is exempt from `RLIMIT_NPROC`).
+        Fails closed: when the bound cannot be set, init and bwrap are killed and `block` stays
+        open until settlement, so the command never runs (its result: killed by SIGKILL)."""
+        assert self._launched is not None
+        if self._killer is not None:
+            return  # being stopped: it never starts (`block` is closed once bwrap exited)
+        try:
+            resource.prlimit(init, resource.RLIMIT_NPROC, (limit, limit))
+            group = command_group(limit)
+            if group is not None:
+                try:
+                    group.add(init)
+                except OSError:
+                    _log.warning("cannot move %r into %s", self, group.path, exc_info=True)
+                    group.remove()
+                else:
+                    self._group = group
+            os.write(block, b"x")
+        except ProcessLookupError:
+            return  # its init is gone already (bwrap failed, or was killed): nothing to start
+        except Exception:
+            _log.warning("cannot bound the processes of %r; not starting it", self, exc_info=True)
+            for pid in (init, self._launched.pid):
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signals.SIGKILL)
+            return
+        self._close_block()
+
+    def _close_block(self) -> None:
+        block, self._block = self._block, None
+        if block is not None:
+            os.close(block[0])
+
     def _namespace_init(self) -> int | None:
         """A pidfd for the namespace's init, from bwrap's `--info-fd` (`{"child-pid": N}`), or
         None when bwrap wrote none (it failed first) or init is already gone. bwrap exits as soon
@@ -555,14 +651,20 @@ class Subprocess:
         info, self._info = self._info, None
         if info is None:
             return None
+        if self._block is not None:  # bwrap ended before its process bound was set
+            self._loop.remove_reader(info)
+            self._close_block()
+        if self._init_pid is not None:
+            os.close(info)
+            return pidfd_of(self._init_pid)
         try:
-            data = os.read(info, 4096)
+            self._info_data += os.read(info, 4096)
         except OSError:
-            data = b""
+            pass
         finally:
             os.close(info)
         try:
-            pid = int(json.loads(data)["child-pid"])
+            pid = int(json.loads(self._info_data)["child-pid"])
         except (ValueError, KeyError, TypeError):
             return None
         return pidfd_of(pid)  # None: gone already
@@ -580,6 +682,10 @@ class Subprocess:
         if self._init_gone is not None and not self._init_gone.done():
             return
         self.phase = Phase.SETTLED
+        group, self._group = self._group, None
+        if group is not None:
+            self._hit = "max_processes" if group.hit() else None
+            group.remove()  # the namespace is gone: the group is empty
         if self._drain_timer is not None:
             self._drain_timer.cancel()
             self._drain_timer = None

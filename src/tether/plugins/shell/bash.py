@@ -36,6 +36,7 @@ from ...tools.approval import ApprovalOutcome, ApprovalRequest
 from ...tools.results import ContentBlock, text_content
 from ..jobs.model import JobHooks, JobOutcome, JobStart, JobStatus
 from ..jobs.registry import JobRegistry
+from ..sandbox.bounds import bound_hit, bound_note
 from ..sandbox.denials import sandbox_denial
 from ..sandbox.policy import FULL_ACCESS, SandboxMode, SandboxPolicy
 from .errors import SpawnAbortedError, ToolCallAborted
@@ -256,6 +257,18 @@ def _denial(request: ResolvedShellRequest, result: ShellRunResult) -> str | None
     )
 
 
+def _bound_hit(request: ResolvedShellRequest, result: ShellRunResult) -> str | None:
+    """The note naming the sandbox's bound (processes, tmpfs size) the command hit: for certain
+    when the kernel says so (its cgroup), else read from a failed command's output."""
+    if not request.sandbox.sandboxed:
+        return None
+    if result.bound_hit == "max_processes":
+        return bound_note(request.sandbox.bounds, "max_processes")
+    if not result.timed_out and result.exit_code == 0 and result.signal_name is None:
+        return None  # a fork bomb retries until its deadline: a timed-out one is read too
+    return bound_hit(request.sandbox.bounds, output=f"{result.stdout.text}\n{result.stderr.text}")
+
+
 _ESCAPED: Final = "The user allowed running it once outside the sandbox; this is that run's result"
 _UNESCAPED: Final[dict[str, str]] = {
     "rejected": "The user declined to run it outside the sandbox",
@@ -348,6 +361,10 @@ def bash_tool(ctx: Context, config: Config) -> ToolDefinition:
         resolved = shell.resolve(request)
         result = await _run(shell, resolved, exec)
         value = _foreground(result, resolved.sandbox)
+        hit = _bound_hit(resolved, result)
+        if hit is not None:  # leaving the sandbox would not help: say which bound it hit
+            value["sandbox_note"] = hit
+            return value
         note = _denial(resolved, result)
         if note is None:
             return value

@@ -212,6 +212,7 @@ def run_result(
         timeout_ms=timeout_ms,
         stdout=process.stdout.result(),
         stderr=process.stderr.result(),
+        bound_hit=process.bound_hit,
     )
 
 

@@ -90,6 +90,9 @@ class ShellRunResult:
     """The effective timeout."""
     stdout: Collected
     stderr: Collected
+    bound_hit: str | None = None
+    """The sandbox bound the kernel says the command ran into, by its config key
+    (`max_processes`, where a cgroup counts its processes); None otherwise."""
 
 
 class ProcessStatus(enum.Enum):
