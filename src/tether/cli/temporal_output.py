@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..agent.loop import TurnOutcome
+from ..core.json import JsonValue
 from .output import HeadlessReport, RunInfo
 from .render import TurnRenderer
 from .session import exit_code
@@ -77,4 +78,22 @@ class TurnOutput:
             code = exit_code(outcome)
         if self.report is not None:
             self.report.finish(outcome, exit_code=code)
+        return code
+
+    def refuse(self, message: str, *, code: int, error: str = "TEMPORAL_ERROR") -> int:
+        """The run could not start or follow its turn (a configuration, a cluster, a session
+        that cannot be used): the one line on stderr, and for json / stream-json a `result`
+        record with `error` as its code, so a script always gets a record; returns `code`."""
+        sys.stderr.write(f"tether: {message}\n")
+        sys.stderr.flush()
+        if self.format == "text":
+            return code
+        if self.report is None:
+            self.start("", None, Path.cwd())
+        reason: dict[str, JsonValue] = {
+            "kind": "error",
+            "error": {"code": error, "message": message},
+        }
+        if self.report is not None:
+            self.report.finish(TurnOutcome(0, reason, ""), exit_code=code)
         return code

@@ -57,6 +57,7 @@ __all__ = [
     "status",
     "turn_handle",
     "workflow_id",
+    "workflow_pollers",
 ]
 
 _PREFIX: Final = "tether-session-"
@@ -264,3 +265,19 @@ def refusal(error: WorkflowUpdateFailedError) -> str:
     """What the workflow said when it refused an Update (its validator's message)."""
     cause = error.cause
     return cause.message if isinstance(cause, FailureError) else str(cause or error)
+
+
+async def workflow_pollers(client: Client, task_queue: str) -> int:
+    """How many workers polled `task_queue` for workflow tasks recently (the server's view;
+    a worker that just died stays listed for a few minutes)."""
+    from temporalio.api.enums.v1 import TaskQueueType
+    from temporalio.api.taskqueue.v1 import TaskQueue
+    from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+
+    request = DescribeTaskQueueRequest(
+        namespace=client.namespace,
+        task_queue=TaskQueue(name=task_queue),
+        task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+    )
+    response = await client.workflow_service.describe_task_queue(request)
+    return len(response.pollers)

@@ -47,7 +47,9 @@ from .client import (
     status,
     turn_handle,
     workflow_id,
+    workflow_pollers,
 )
+from .cluster import Cluster
 from .connection import Connection, connected
 from .payloads import ApprovalAsk, LogEntry, SessionSpec, TurnResult
 from .projector import catch_up, project_turn
@@ -55,9 +57,11 @@ from .storage import PayloadStore
 
 __all__ = [
     "CLUSTER_FILE",
+    "QUEUE_CHECK_S",
     "AskHandler",
     "Attached",
     "EntryHandler",
+    "NoWorker",
     "SessionUnavailable",
     "Target",
     "attach",
@@ -79,20 +83,42 @@ class Target:
     """Which session on which cluster: `session` None starts a new one; the rest configure a
     new session's workflow (an existing workflow keeps its own)."""
 
-    address: str
+    cluster: Cluster
     task_queue: str = "tether"
     tool_task_queue: str | None = None
     session: str | None = None
-    namespace: str = "default"
     heartbeat_timeout_s: float = 10.0
     turns_per_run: int = 50
     tool_start_timeout_s: float = 60.0
+    model_step_timeout_s: float = 900.0
     payload_store: str | None = None
+    worker_wait_s: float = 300.0
+    """How long a turn waits for a worker of `task_queue` to take it (`NoWorker` after)."""
+    terminate_without_worker: bool = False
+    """At `worker_wait_s`, terminate a session this client started instead of leaving its
+    workflow for a worker that appears later."""
+
+    @property
+    def address(self) -> str:
+        return self.cluster.address
+
+    @property
+    def namespace(self) -> str:
+        return self.cluster.namespace
 
 
 class SessionUnavailable(Exception):
     """The session cannot be attached to, or its workflow refused the turn; the message says
     why and what to do."""
+
+
+class NoWorker(SessionUnavailable):
+    """No worker took the turn within `Target.worker_wait_s`: the message names the task queue
+    and the command that starts a worker for it."""
+
+
+QUEUE_CHECK_S: Final = 2.0
+"""How often a turn that no worker has taken yet asks the server who polls its queue."""
 
 
 def recorded_cluster(store: SessionStore, session_id: str) -> dict[str, str]:
@@ -140,11 +166,70 @@ class Attached:
         session was closed)."""
         start = self.log.next_seq
         try:
-            update = await start_turn(self.handle, prompt)
+            update = await self._taken(start_turn(self.handle, prompt), on_notice)
         except WorkflowUpdateFailedError as exc:
             raise SessionUnavailable(refusal(exc)) from exc
         return await self.follow(
             update, start, on_ask=on_ask, on_notice=on_notice, on_entry=on_entry
+        )
+
+    async def _taken(
+        self,
+        starting: Awaitable[WorkflowUpdateHandle[TurnResult]],
+        on_notice: Callable[[str], None],
+    ) -> WorkflowUpdateHandle[TurnResult]:
+        """`starting` (the turn's Update, which returns once a worker accepted it), watched: a
+        queue no worker polls is named at once, with the command that starts one; past
+        `worker_wait_s` the turn is given up (`NoWorker`)."""
+        loop = asyncio.get_running_loop()
+        accepting = asyncio.ensure_future(starting)
+        deadline = loop.time() + self.target.worker_wait_s
+        queue = self.target.task_queue
+        told = False
+        try:
+            while True:
+                left = deadline - loop.time()
+                await asyncio.wait({accepting}, timeout=max(0.0, min(QUEUE_CHECK_S, left)))
+                if accepting.done():
+                    return accepting.result()
+                if not told:
+                    with contextlib.suppress(RPCError):
+                        if await workflow_pollers(self.connection.client, queue) == 0:
+                            on_notice(
+                                f"no worker polls the task queue {queue!r} on "
+                                f"{self.target.cluster.describe()}; the turn waits for one "
+                                f"(up to {self.target.worker_wait_s:g} s): "
+                                f"{self._worker_command()}"
+                            )
+                            told = True
+                if loop.time() >= deadline:
+                    break
+        finally:
+            if not accepting.done():
+                accepting.cancel()
+            await asyncio.wait({accepting})
+            if not accepting.cancelled():
+                accepting.exception()  # retrieved: a result or failure was returned/raised above
+        if self.target.terminate_without_worker and self.target.session is None:
+            with contextlib.suppress(RPCError):
+                await self.handle.terminate(reason="no worker took the session's first turn")
+            ended = "; its workflow was terminated"
+        else:
+            ended = (
+                f"; the session's workflow waits for one: start it, then follow the turn "
+                f"with tether temporal attach {self.session_id}"
+            )
+        raise NoWorker(
+            f"no worker took the turn in {self.target.worker_wait_s:g} s on the task queue "
+            f"{queue!r} ({self.target.cluster.describe()}): {self._worker_command()}{ended}"
+        )
+
+    def _worker_command(self) -> str:
+        cluster = self.target.cluster
+        namespace = "" if cluster.namespace == "default" else f" --namespace {cluster.namespace}"
+        return (
+            f"tether worker --address {cluster.address}{namespace} "
+            f"--task-queue {self.target.task_queue}"
         )
 
     async def follow(
@@ -265,7 +350,7 @@ async def attach(target: Target, *, cwd: Path) -> AsyncIterator[Attached]:
     """
     store = SessionStore()
     payloads = PayloadStore.parse(target.payload_store)
-    async with connected(target.address, target.namespace, payloads) as connection:
+    async with connected(target.cluster, None, payloads) as connection:
         client = connection.client
         if target.session is None:
             session_id = new_session_id()
@@ -275,6 +360,7 @@ async def attach(target: Target, *, cwd: Path) -> AsyncIterator[Attached]:
                 heartbeat_timeout_s=target.heartbeat_timeout_s,
                 turns_per_run=target.turns_per_run,
                 tool_schedule_to_start_s=target.tool_start_timeout_s,
+                llm_start_to_close_s=target.model_step_timeout_s,
             )
             with store.create(session_id=session_id, cwd=cwd, origin="temporal") as log:
                 _record_cluster(store, log, target)
