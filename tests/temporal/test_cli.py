@@ -294,3 +294,27 @@ def _running(process: psutil.Process) -> bool:
         return process.status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
+
+
+def test_attach_to_a_session_without_a_running_workflow_names_the_listing_command(
+    cluster: Cluster, main_worker: WorkerProcess, tmp_path: Path
+) -> None:
+    done = cluster.tether(
+        tmp_path, "temporal", "attach", "no-such-session", "--address", cluster.address
+    )
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"tether: session no-such-session cannot be resumed on {cluster.address}: no workflow; "
+        "`tether temporal sessions` lists the running sessions\n"
+    )
+
+
+def test_stream_json_init_of_a_temporal_run_names_no_model_as_null(
+    cluster: Cluster, main_worker: WorkerProcess, tmp_path: Path
+) -> None:
+    cluster.model.push(text_reply("Streamed."))
+    args = ("run", "--temporal", cluster.address, "hi", "--task-queue", "main")
+    done = cluster.tether(tmp_path, *args, "--output-format", "stream-json")
+    assert done.returncode == 0, done.stderr
+    init = json.loads(done.stdout.splitlines()[0])
+    assert (init["type"], init["subtype"], init["model"]) == ("system", "init", None)

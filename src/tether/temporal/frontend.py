@@ -338,13 +338,16 @@ class Attached:
 
 
 @contextlib.asynccontextmanager
-async def attach(target: Target, *, cwd: Path) -> AsyncIterator[Attached]:
+async def attach(
+    target: Target, *, cwd: Path, instead: str = "start a new session (without --resume)"
+) -> AsyncIterator[Attached]:
     """A new session (`target.session` None): its log is created and written at once (header,
     and `temporal.json` naming the cluster) and its workflow started. An existing one: its
     workflow must be running; the local log is opened, or created when the session was started
     elsewhere, and caught up with every turn the workflow recorded.
 
-    Raises `SessionUnavailable` when the session has no running workflow, or its log has events
+    Raises `SessionUnavailable` (ending with `instead`, what to do) when the session has no
+    running workflow, or its log has events
     the workflow does not, `SessionError` for a log that cannot be opened, ValueError for a bad
     payload store and RuntimeError when the store or the cluster cannot be reached.
     """
@@ -369,7 +372,7 @@ async def attach(target: Target, *, cwd: Path) -> AsyncIterator[Attached]:
             return
         session_id = target.session
         handle = client.get_workflow_handle(workflow_id(session_id))
-        await _check_running(handle, session_id, target.address)
+        await _check_running(handle, session_id, target.address, instead)
         log = (
             store.open(session_id)
             if store.exists(session_id)
@@ -407,7 +410,9 @@ def _record_cluster(store: SessionStore, log: SessionLog, target: Target) -> Non
     temp.replace(path)
 
 
-async def _check_running(handle: WorkflowHandle[Any, Any], session_id: str, address: str) -> None:
+async def _check_running(
+    handle: WorkflowHandle[Any, Any], session_id: str, address: str, instead: str
+) -> None:
     try:
         description = await handle.describe()
     except RPCError as exc:
@@ -419,6 +424,5 @@ async def _check_running(handle: WorkflowHandle[Any, Any], session_id: str, addr
     if status != WorkflowExecutionStatus.RUNNING:
         shown = "no workflow" if status is None else f"its workflow is {status.name.lower()}"
         raise SessionUnavailable(
-            f"session {session_id} cannot be resumed on {address}: {shown}; start a new "
-            "session (without --resume)"
+            f"session {session_id} cannot be resumed on {address}: {shown}; {instead}"
         )

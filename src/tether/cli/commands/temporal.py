@@ -730,7 +730,8 @@ async def _take_over(
     try:
         where, store = _cluster(session, cluster, payload_store)
         target = Target(cluster=where, session=session, payload_store=store)
-        async with attach(target, cwd=Path.cwd()) as attached:
+        instead = "`tether temporal sessions` lists the running sessions"
+        async with attach(target, cwd=Path.cwd(), instead=instead) as attached:
             running = await attached.running_turn()
             if running is None:
                 _notice(
