@@ -67,7 +67,7 @@ def sessions(
     cluster: Cluster, cwd: Path, *args: str, **env: str
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(TETHER), "temporal", "sessions", *args],
+        [str(TETHER), "temporal", "sessions", "--json", *args],
         cwd=cwd,
         env=cluster.env(cwd, **env),
         capture_output=True,
@@ -92,7 +92,7 @@ def test_a_tls_endpoint_with_a_private_ca_is_reached_with_tls_ca(
         cluster, tmp_path, "--address", fronts.tls.address, "--tls-ca", str(fronts.ca_pem)
     )
     assert done.returncode == 0, done.stderr
-    assert "(namespace default, TLS)" in done.stderr
+    assert isinstance(json.loads(done.stdout), list)
 
 
 def test_a_server_certificate_of_an_unknown_ca_is_one_line_naming_tls_ca(
@@ -120,7 +120,7 @@ def test_mtls_connects_with_the_client_certificate_and_key(
 ) -> None:
     done = sessions(cluster, tmp_path, "--address", fronts.mtls.address, *fronts.client_flags())
     assert done.returncode == 0, done.stderr
-    assert "(namespace default, mTLS)" in done.stderr
+    assert isinstance(json.loads(done.stdout), list)
 
 
 def test_mtls_without_a_client_certificate_is_one_line_naming_tls_cert(
@@ -154,7 +154,7 @@ def test_an_api_key_from_the_environment_is_accepted(
     args = ("--address", fronts.keyed.address, "--tls-ca", str(fronts.ca_pem))
     done = sessions(cluster, tmp_path, *args, TEMPORAL_API_KEY=API_KEY)
     assert done.returncode == 0, done.stderr
-    assert "(namespace default, TLS, API key)" in done.stderr
+    assert isinstance(json.loads(done.stdout), list)
     assert API_KEY not in done.stderr + done.stdout
 
 
