@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
+from signal import SIGTERM
 from typing import Any
 
 import psutil
@@ -35,6 +36,8 @@ from tether import (
     TurnFinished,
     tool,
 )
+from tether.core.ending import ProcessEnding
+from tether.core.signals import AbortSignal
 from tether.testing.scripted_model import (
     finish,
     reasoning,
@@ -127,6 +130,29 @@ async def test_run_returns_the_answer_the_outcome_and_each_tool_call_with_its_co
     assert (first.arguments, first.content) == ('{"text": "hi"}', "HI")
     assert result.tool_calls[1].content.startswith("Error: ")
     assert result.session_id == agent.session_id
+
+
+async def test_a_host_that_installs_process_ending_gets_a_sigterm_turn_aborted_with_its_cause(
+    rig: Rig,
+) -> None:
+    rig.server.push(tool_calls_reply(("h1", "hold", "{}")))
+    async with rig.agent(builtins=False) as agent:
+        exits: list[int] = []
+        with ProcessEnding(exit=exits.append) as ending:  # what the docs tell a host to do
+            mine = AbortController()
+            with AbortSignal.any(mine.signal, ending.signal) as turn_signal:
+                turn = asyncio.create_task(agent.run("go", signal=turn_signal))
+                await rig.held.entered.wait()
+                os.kill(os.getpid(), SIGTERM)
+                result = await turn
+
+        assert (ending.exit_code(0), exits) == (143, [])
+        assert result.outcome.reason == {
+            "kind": "aborted",
+            "reason": {"kind": "signal", "signal": "SIGTERM"},
+        }
+        assert codes(result.tool_calls) == [("h1", "hold", "ABORTED", True)]
+    assert rig.store.check(result.session_id) == []
 
 
 async def test_an_aborted_run_records_the_started_call_aborted_and_the_queued_one_undispatched(

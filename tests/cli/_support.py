@@ -266,9 +266,16 @@ class Terminal:
                 await self._changed.wait()
         return code
 
+    def hang_up(self) -> None:
+        """Close the terminal, as closing its window does: the kernel hangs up the command's
+        session (SIGHUP to its leader; reading or writing the terminal fails from then on)."""
+        self._stop_reading()
+        if self._master >= 0:
+            os.close(self._master)
+            self._master = -1
+
     async def aclose(self) -> None:
         if self.process.returncode is None:
             self.process.kill()
             await self.process.wait()
-        self._stop_reading()
-        os.close(self._master)
+        self.hang_up()

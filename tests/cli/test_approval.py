@@ -375,6 +375,27 @@ async def test_the_prompt_shows_the_tool_its_arguments_the_reason_and_the_choice
     )
 
 
+async def test_a_file_tools_escalation_asks_to_make_the_change_once_outside_the_sandbox() -> None:
+    prompter, out = terminal_prompter("y\n")
+    question = ApprovalQuestion(
+        tool_name="write",
+        call_id="c1",
+        arguments={"file_path": "tether.yml", "content": "x: 1\n"},
+        reason='write "/w/tether.yml": tether.yml is protected by the sandbox',
+        session_rule=None,
+        fingerprint="sha256:x",
+        kind="sandbox-escalation",
+    )
+
+    assert await prompter.ask(question) == "allow-once"
+    assert out.getvalue().splitlines()[0] == (
+        "? write is refused by the sandbox: make this change once outside the sandbox?"
+    )
+    assert '  why: write "/w/tether.yml": tether.yml is protected by the sandbox' in (
+        out.getvalue().splitlines()
+    )
+
+
 @pytest.mark.parametrize(
     ("lines", "answer"),
     [(["a\n"], "allow-session"), (["n\n"], "reject"), (["\n"], "reject"), ([""], "reject")],

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import secrets
 import signal
 import subprocess
 import threading
@@ -318,3 +319,53 @@ def test_stream_json_init_of_a_temporal_run_names_no_model_as_null(
     assert done.returncode == 0, done.stderr
     init = json.loads(done.stdout.splitlines()[0])
     assert (init["type"], init["subtype"], init["model"]) == ("system", "init", None)
+
+
+async def test_sigterm_to_a_worker_mid_call_aborts_the_call_after_its_grace_and_exits_143(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    argv = ["sleep", f"300.{secrets.randbelow(10**9):09d}"]
+    cluster.model.push(tool_calls_reply(bash("c1", " ".join(argv))), text_reply("it stopped"))
+    workspace = cluster.root / "ws-ending"
+    first = cluster.spawn_worker("ending", workspace, "ending-1")
+    client = cluster.start_tether(
+        tmp_path, "run", "--temporal", cluster.address, "nap", "--task-queue", "ending"
+    )
+    second = None
+    try:
+        await eventually(
+            lambda: _running(argv), timeout_s=PATIENCE_S, what="the command on the worker"
+        )
+        first.process.send_signal(signal.SIGTERM)
+        assert first.process.wait(PATIENCE_S) == 143, first.log.read_text()
+        assert _running(argv) == []
+        second = cluster.spawn_worker("ending", workspace, "ending-2")  # the turn goes on
+        stdout, stderr = client.communicate(timeout=PATIENCE_S)
+    finally:
+        for process in (client, first.process):
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        if second is not None:
+            second.stop()
+        for left in _running(argv):
+            left.kill()
+
+    assert (client.returncode, stdout) == (0, "it stopped\n"), stderr
+    sid = session_id(stderr)
+    assert cluster.tether(tmp_path, "sessions", "check", sid).returncode == 0
+    events = SessionStore(cluster.root / "home" / "sessions").load(sid).events
+    codes = [(e.data.get("error") or {}).get("code") for e in events if e.type == "tool/result"]
+    assert codes == ["ABORTED"]
+
+
+def _running(argv: list[str]) -> list[psutil.Process]:
+    """The live processes whose argv is `argv` (unique to the test)."""
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        try:
+            if process.info["cmdline"] == argv and process.status() != psutil.STATUS_ZOMBIE:
+                found.append(process)
+        except psutil.Error:
+            pass
+    return found

@@ -20,7 +20,11 @@ the context (plugins, background jobs, the model client it built).
 
 Turns run one after another: a run started while another turn of this agent runs waits for it.
 The caller owns each turn's `signal`; aborting it ends the turn `aborted` after its started tool
-calls were awaited (a call that never started is recorded `ABORTED_BEFORE_DISPATCH`).
+calls were awaited (a call that never started is recorded `ABORTED_BEFORE_DISPATCH`). The agent
+installs no signal handlers: the host decides what SIGTERM, SIGHUP, SIGQUIT and SIGINT do. To end
+a turn on them as `tether run` does, fuse `ProcessEnding().signal` (`tether.core.ending`) into the
+turn's signal — or abort the turn from the host's own handler with an `Ended(signum)` reason —
+and exit with `ending.reason.exit_code` once `run` returned (docs/ending.md).
 
 Between turns an interactive front end (`tether chat` is one) can switch the model
 (`set_model`), start a new session or continue another (`new_session`, `resume`), summarise the

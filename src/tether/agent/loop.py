@@ -28,9 +28,11 @@ session it returns replaces `agent.session` for the rest of the turn (see `Agent
 Cancellation: the caller owns the turn's `AbortSignal` (the CLI aborts it on Ctrl-C). The signal
 reaches the model stream (closed on abort) and every tool call; started calls are awaited and
 recorded, unstarted ones get synthetic `ABORTED_BEFORE_DISPATCH` pairs, and the turn ends
-`{"kind": "aborted"}`. Contexts accepted during a turn that ends before a step delivers them (an
-aborted turn: a subagent's partial output) are recorded in that turn, after its last results:
-the next turn reads them from the log — in this process, or after `--resume` in another.
+`{"kind": "aborted", "reason": cause}`: the signal's `Ended.cause` when the process is ending
+(`{"kind": "signal", "signal": "SIGTERM"}`, `tether.core.ending`), else `{"kind": "user"}`.
+Contexts accepted during a turn that ends before a step delivers them (an aborted turn: a
+subagent's partial output) are recorded in that turn, after its last results: the next turn
+reads them from the log — in this process, or after `--resume` in another.
 
 A session log that cannot be written (`SessionWriteFailed`: a full disk, an I/O error) stops the
 turn: the step's started calls are aborted and awaited (their results stay held by the log), and
@@ -49,6 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, cast
 
+from ..core.ending import Ended
 from ..core.errors import error_message
 from ..core.json import JsonValue, snapshot
 from ..core.signals import AbortSignal
@@ -507,7 +510,9 @@ class AgentLoop:
 
 def _failure_reason(exc: BaseException, signal: AbortSignal) -> dict[str, JsonValue]:
     if signal.aborted or isinstance(exc, _TurnAborted):
-        return {"kind": "aborted", "reason": {"kind": "user"}}
+        ended = signal.reason
+        cause: dict[str, JsonValue] = ended.cause if isinstance(ended, Ended) else {"kind": "user"}
+        return {"kind": "aborted", "reason": cause}
     if isinstance(exc, LlmError):
         error: dict[str, JsonValue] = {"message": exc.message, "code": exc.code}
         if exc.failure.status is not None:

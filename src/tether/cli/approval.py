@@ -177,7 +177,12 @@ class TerminalPrompter:
     def _show(self, question: ApprovalQuestion) -> None:
         console = self._console
         name = escape(question.tool_name)
-        if question.kind == "sandbox-escalation":
+        if question.kind == "sandbox-escalation" and question.tool_name in ("edit", "write"):
+            console.print(
+                f"[bold yellow]? {name}[/bold yellow] is refused by the sandbox: make this "
+                "change once [bold]outside[/bold] the sandbox?"
+            )
+        elif question.kind == "sandbox-escalation":
             console.print(
                 f"[bold yellow]? {name}[/bold yellow] failed in the sandbox: run it once "
                 "[bold]outside[/bold] the sandbox?"

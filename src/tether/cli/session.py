@@ -2,36 +2,41 @@
 
 Owns: starting the public `Agent` for a command (`tether.agent.api`: the boot, model, session
 store and loop a library user gets; `tether run` and `tether chat` are both its clients), the
-exit code a turn's outcome gives, and the Ctrl-C contract of the CLI — the first Ctrl-C
+exit code a turn's outcome gives, and the Ctrl-C contract of the chat — the first Ctrl-C
 aborts the running turn through its signal (tools get cancellation, outcomes are recorded), a
 second one within 2 s cancels the run (the turn is still closed durably and every started tool
-is awaited), a third exits at once.
+is awaited), a third exits at once. The other ways a process ends (SIGTERM, SIGHUP, SIGQUIT;
+every signal for `tether run`) are `tether.core.ending`'s: `Interrupts.end` routes one to the
+chat's running turn (or quits at the prompt), and once the process is ending a Ctrl-C exits at
+once.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import signal as os_signal
 import sys
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
+from typing import Final
 
 from ..agent.api import Agent
 from ..agent.events import AgentEvent
 from ..agent.loop import TurnOutcome
 from ..agent.session import SessionError, SessionStore, SessionSummary
 from ..agent.unattended import apply_flags
+from ..core.ending import Ended, ProcessEnding, exit_now
 from ..core.signals import AbortController
 from ..kernel import ConfigError
 from ..plugins.approval import Prompter
 
 __all__ = [
+    "CHAT_ENDING_SIGNALS",
     "Interrupts",
+    "announce_ending",
     "exit_code",
-    "install_interrupts",
     "latest_session",
     "notice",
     "open_agent",
@@ -48,10 +53,14 @@ class Interrupts:
         self._last = 0.0
         self._task: asyncio.Task[object] | None = None
         self._presses = 0
+        self._ending: Ended | None = None
 
     def arm(self, controller: AbortController | None) -> None:
-        """Route the next Ctrl-C to `controller` (None: at the prompt)."""
+        """Route the next Ctrl-C to `controller` (None: at the prompt); once the process is
+        ending, `controller` is aborted at once with the ending's reason."""
         self._controller = controller
+        if controller is not None and self._ending is not None:
+            controller.abort(self._ending)
 
     def install(self) -> None:
         loop = asyncio.get_running_loop()
@@ -75,14 +84,27 @@ class Interrupts:
             controller.abort()
             self._notice("interrupted (Esc); the turn is aborted")
 
+    def end(self, reason: Ended) -> None:
+        """The process is ending (`ProcessEnding.on_end`): abort the running turn with `reason`
+        as its cause, or, at the prompt, cancel the task (the chat quits)."""
+        self._ending = reason
+        controller = self._controller
+        self._notice(f"{reason.name}: ending; the running turn is aborted and recorded")
+        if controller is not None and not controller.signal.aborted:
+            controller.abort(reason)
+        elif controller is None and self._task is not None:
+            self._task.cancel()
+
     def _pressed(self) -> None:
+        if self._ending is not None:  # a second signal while the process drains
+            exit_now(130)
         now = time.monotonic()
         recent = now - self._last < 2.0
         self._last = now
         self._presses = self._presses + 1 if recent else 1
         controller = self._controller
         if self._presses >= 3:
-            os._exit(130)
+            exit_now(130)
         if self._presses == 1 and controller is not None and not controller.signal.aborted:
             controller.abort()
             self._notice("aborting the turn (Ctrl-C again to quit)")
@@ -148,21 +170,18 @@ def latest_session(store: SessionStore, cwd: Path) -> str | None:
     return sessions[0].id if sessions else None
 
 
-def install_interrupts(stack: AsyncExitStack) -> Interrupts:
-    """The CLI's Ctrl-C policy for the running task, until `stack` closes."""
-    interrupts = Interrupts(notice)
-    interrupts.install()
-    stack.callback(interrupts.uninstall)
-    return interrupts
+CHAT_ENDING_SIGNALS: Final = (os_signal.SIGTERM, os_signal.SIGHUP, os_signal.SIGQUIT)
+"""The signals that end `tether chat` through `ProcessEnding` (SIGINT is `Interrupts`')."""
 
 
-def exit_code(outcome: TurnOutcome) -> int:
-    """0 for a completed turn; 130 for an aborted one; 1 otherwise (with the stderr line)."""
+def exit_code(outcome: TurnOutcome, ending: ProcessEnding | None = None) -> int:
+    """0 for a completed turn; for an aborted one 128 + N of the signal that is ending the
+    process (130 otherwise); 1 otherwise (with the stderr line)."""
     if outcome.completed:
         return 0
     if outcome.kind == "aborted":
         notice("ABORTED: the turn was aborted; tool outcomes are recorded in the session")
-        return 130
+        return 130 if ending is None else ending.exit_code(130)
     if outcome.kind == "blocked":
         sys.stderr.write(f"tether: BLOCKED: {outcome.reason.get('message')}\n")
         return 1
@@ -177,7 +196,15 @@ def exit_code(outcome: TurnOutcome) -> int:
     return 1
 
 
+def announce_ending(reason: Ended) -> None:
+    """Say that a signal (or the input's end) is ending `tether run` (`ProcessEnding.on_end`)."""
+    notice(f"{reason.name}: aborting the turn; tool outcomes are recorded (again: quit at once)")
+
+
 def notice(message: str) -> None:
-    """A status line on stderr."""
-    sys.stderr.write(f"\ntether: {message}\n")
-    sys.stderr.flush()
+    """A status line on stderr (nothing when stderr is gone)."""
+    try:
+        sys.stderr.write(f"\ntether: {message}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass

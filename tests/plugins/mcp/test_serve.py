@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -149,6 +150,99 @@ async def test_stdin_eof_aborts_and_drains_calls_in_flight_and_exits_zero(tmp_pa
     assert entry["result"]["error"]["info"]["code"] == "ABORTED"
 
 
+async def test_sigterm_aborts_and_drains_calls_in_flight_logs_them_and_exits_143(
+    tmp_path: Path,
+) -> None:
+    args, env = _serve_args(tmp_path)
+    record = tmp_path / "record.jsonl"
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        *args,
+        env={**os.environ, **env},
+        cwd=str(tmp_path),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert process.stdin is not None
+    try:
+        for message in _initialize_and_call(_sleepy(30)):
+            process.stdin.write(message)
+        await process.stdin.drain()
+        await wait_for(lambda: len(events(record, "started")) == 1)
+        process.send_signal(signal.SIGTERM)  # stdin stays open: the signal alone ends it
+        code = await asyncio.wait_for(process.wait(), 120)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+    assert code == 143
+    assert [e["event"] for e in events(record)] == ["started", "aborted", "drained"]
+    [entry] = _log(tmp_path)
+    assert entry["result"]["error"]["info"]["code"] == "ABORTED"
+
+
+async def test_a_second_signal_while_calls_drain_exits_at_once(tmp_path: Path) -> None:
+    args, env = _serve_args(tmp_path)
+    record = tmp_path / "record.jsonl"
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        *args,
+        env={**os.environ, **env},
+        cwd=str(tmp_path),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert process.stdin is not None
+    try:
+        for message in _initialize_and_call({"seconds": 300, "drain": 300}):
+            process.stdin.write(message)
+        await process.stdin.drain()
+        await wait_for(lambda: len(events(record, "started")) == 1)
+        process.send_signal(signal.SIGTERM)
+        await wait_for(lambda: len(events(record, "aborted")) == 1)  # draining for 300 s
+        process.send_signal(signal.SIGHUP)
+        code = await asyncio.wait_for(process.wait(), 120)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+    assert code == 129
+    assert [e["event"] for e in events(record)] == ["started", "aborted"]
+
+
+def _sleepy(seconds: float) -> dict[str, Any]:
+    return {"seconds": seconds}
+
+
+def _initialize_and_call(arguments: dict[str, Any]) -> list[bytes]:
+    """The JSON-RPC lines of an `initialize` and one `sleepy` call with `arguments`."""
+    messages = [
+        types.JSONRPCRequest(
+            jsonrpc="2.0",
+            id=1,
+            method="initialize",
+            params={
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "0"},
+            },
+        ),
+        types.JSONRPCNotification(jsonrpc="2.0", method="notifications/initialized"),
+        types.JSONRPCRequest(
+            jsonrpc="2.0",
+            id=2,
+            method="tools/call",
+            params={"name": "sleepy", "arguments": arguments},
+        ),
+    ]
+    return [
+        (message.model_dump_json(by_alias=True, exclude_unset=True) + "\n").encode()
+        for message in messages
+    ]
+
+
 def _cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -227,5 +321,5 @@ async def test_serve_over_streamable_http_lists_calls_and_cancels(tmp_path: Path
         ]
         assert codes == [None, "ABORTED"]
     finally:
-        process.terminate()  # uvicorn shuts down gracefully; tether disposes; exit 0
-        assert await asyncio.wait_for(process.wait(), 120) == 0
+        process.terminate()  # uvicorn shuts down gracefully; tether disposes; exit 128 + 15
+        assert await asyncio.wait_for(process.wait(), 120) == 143

@@ -9,7 +9,9 @@ session's earlier conversation; the loop over lines — a message, a slash comma
 custom, `tether.cli.chat.custom`), or `!command` (bash mode, `tether.cli.chat.bashmode`);
 `@path` attachments, and a mention of a file that does not exist, which is not sent but put back
 in the input to fix; and the interrupt contract: Esc aborts a running turn (`keys`), the first
-Ctrl-C aborts it too, a second quits (`Interrupts`; at the prompt see `input`).
+Ctrl-C aborts it too, a second quits (`Interrupts`; at the prompt see `input`); SIGTERM, SIGHUP
+(a closed terminal) and SIGQUIT abort the running turn with the signal as its cause and end the
+chat with 128 + N (`tether.core.ending`; a second signal exits at once).
 
 Without a terminal, stdin is read as one message per line (a script, a pipe, a file) and end of
 input ends the chat; an input that ends before any line (`tether chat </dev/null`) is refused
@@ -35,11 +37,13 @@ from ...agent.api import Agent
 from ...agent.compaction import DEFAULT_CONTEXT_WINDOW
 from ...agent.events import result_text
 from ...agent.session import SessionStore
+from ...core.ending import ProcessEnding
 from ...core.signals import AbortController
 from ...plugins.permissions import Permissions
 from ...tools.results import ToolFailure
 from ..approval import TerminalPrompter
 from ..session import (
+    CHAT_ENDING_SIGNALS,
     Interrupts,
     exit_code,
     latest_session,
@@ -50,7 +54,7 @@ from ..session import (
 from .bashmode import run_shell_line
 from .commands import COMMANDS, run_command
 from .custom import CustomCommand, Loaded, expand, load_commands
-from .input import ChatInput, LineInput, PromptInput, is_terminal
+from .input import ChatInput, LineInput, PromptInput, is_terminal, terminal_alive
 from .keys import TurnKeys
 from .mentions import attach_mentions, missing_mentions
 from .replay import replay
@@ -151,6 +155,9 @@ async def run_chat(options: ChatOptions) -> int:
             return 2
         app.interrupts.install()
         stack.callback(app.interrupts.uninstall)
+        app.ending = stack.enter_context(
+            ProcessEnding(CHAT_ENDING_SIGNALS, on_end=app.interrupts.end)
+        )
         for line in agent.session.repair.describe() if agent.session.repair else ():
             notice(f"repaired the session log: {line}")
         return await app.run(agent, resumed=resume is not None)
@@ -164,6 +171,7 @@ class ChatApp:
     def __init__(self, options: ChatOptions, stack: AsyncExitStack) -> None:
         self.cwd = options.cwd
         self.interrupts = Interrupts(notice)
+        self.ending = ProcessEnding(CHAT_ENDING_SIGNALS)  # installed by `run_chat`
         terminal = is_terminal()
         editing = terminal and importlib.util.find_spec("prompt_toolkit") is not None
         self.console = Console(file=sys.stdout, highlight=False)
@@ -187,7 +195,7 @@ class ChatApp:
             )
             stack.callback(prompt_input.close)
             self.input = self._prompt_input = prompt_input
-            self._keys = TurnKeys(prompt_input.fd)
+            self._keys = TurnKeys(prompt_input.fd, on_closed=self._hung_up)
         else:
             self.input = LineInput()
         self.prompter = TerminalPrompter(
@@ -244,18 +252,23 @@ class ChatApp:
         if resumed:
             self.show_history()
         try:
-            while True:
+            while self.ending.reason is None:
                 self.interrupts.arm(None)
                 prefill, self._prefill = self._prefill, ""
                 line = await self.input.read(prefill)
                 if line is None:
+                    if self._terminal and not terminal_alive():
+                        self._hung_up()  # EOF or EIO at the prompt: the terminal was closed
                     break
                 self._read_any = True
                 if not await self._line(line):
                     break
         except asyncio.CancelledError:
             notice("quit; the session log is closed and balanced")
-            return 130
+            return self.ending.exit_code(130)
+        if self.ending.reason is not None:
+            notice("quit; the session log is closed and balanced")
+            return self.ending.exit_code(130)
         if not self._read_any and not self._terminal:
             notice(
                 "stdin ended before any message: without a terminal, tether chat reads one "
@@ -404,6 +417,10 @@ class ChatApp:
         finally:
             if self._prompt_input is not None:
                 self._prompt_input.type_ahead(keys.take())
+
+    def _hung_up(self) -> None:
+        """The terminal was closed (its reads fail): end the chat as SIGHUP does."""
+        self.ending.hang_up()
 
     @contextmanager
     def _paused(self) -> Iterator[None]:

@@ -28,6 +28,7 @@ import contextlib
 import hashlib
 import os
 import sys
+import termios
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -40,7 +41,14 @@ if TYPE_CHECKING:
     from prompt_toolkit.completion import CompleteEvent, Completion
     from prompt_toolkit.document import Document
 
-__all__ = ["ChatInput", "LineInput", "PromptInput", "history_path", "is_terminal"]
+__all__ = [
+    "ChatInput",
+    "LineInput",
+    "PromptInput",
+    "history_path",
+    "is_terminal",
+    "terminal_alive",
+]
 
 
 class ChatInput(Protocol):
@@ -60,6 +68,15 @@ def is_terminal() -> bool:
     except (AttributeError, ValueError):
         return False
     return tty and os.environ.get("TERM", "") != "dumb"
+
+
+def terminal_alive() -> bool:
+    """Whether stdin is still a working terminal (a closed one fails its ioctls with EIO)."""
+    try:
+        termios.tcgetattr(sys.stdin.fileno())
+    except (OSError, ValueError, termios.error):
+        return False
+    return True
 
 
 def history_path(cwd: Path) -> Path:
@@ -218,15 +235,13 @@ class PromptInput:
         if self._saved_modes is not None:
             return
         try:
-            import termios
-
             fd = sys.stdin.fileno()
             saved = termios.tcgetattr(fd)
             modes = termios.tcgetattr(fd)
             modes[0] &= ~termios.ICRNL
             modes[3] &= ~termios.ECHO
             termios.tcsetattr(fd, termios.TCSANOW, modes)
-        except (ImportError, OSError, ValueError):
+        except (OSError, ValueError, termios.error):
             return
         self._saved_modes = saved
 
@@ -236,10 +251,8 @@ class PromptInput:
         if saved is None:
             return
         try:
-            import termios
-
             termios.tcsetattr(sys.stdin.fileno(), termios.TCSANOW, saved)
-        except (ImportError, OSError, ValueError):
+        except (OSError, ValueError, termios.error):
             pass
 
     async def read(self, default: str = "") -> str | None:

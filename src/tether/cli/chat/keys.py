@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import os
+import termios
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
@@ -33,10 +34,12 @@ is 0.5 s for key bindings; 50 ms is what its input flush uses)."""
 
 
 class TurnKeys:
-    """See the module note. `fd` is the terminal (stdin)."""
+    """See the module note. `fd` is the terminal (stdin); `on_closed` is called when reading it
+    fails or meets its end (the terminal was closed)."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, *, on_closed: Callable[[], None] | None = None) -> None:
         self._fd = fd
+        self._on_closed = on_closed
         self._kept: list[KeyPress] = []
         self._on_escape: Callable[[], None] | None = None
         self._parser: Any = None
@@ -79,8 +82,6 @@ class TurnKeys:
         if self._reading:
             return
         try:
-            import termios
-
             from prompt_toolkit.input.vt100_parser import Vt100Parser
 
             saved = termios.tcgetattr(self._fd)
@@ -89,7 +90,7 @@ class TurnKeys:
             mode[6][termios.VMIN] = 1
             mode[6][termios.VTIME] = 0
             termios.tcsetattr(self._fd, termios.TCSANOW, mode)
-        except (ImportError, OSError, ValueError):
+        except (ImportError, OSError, ValueError, termios.error):
             return
         self._saved_mode = saved
         if self._parser is None:
@@ -108,10 +109,8 @@ class TurnKeys:
         saved, self._saved_mode = self._saved_mode, None
         if saved is not None:
             try:
-                import termios
-
                 termios.tcsetattr(self._fd, termios.TCSANOW, saved)
-            except (ImportError, OSError, ValueError):
+            except (OSError, ValueError, termios.error):
                 pass
 
     def _readable(self) -> None:
@@ -119,16 +118,21 @@ class TurnKeys:
             data = os.read(self._fd, 1024)
         except (BlockingIOError, InterruptedError):
             return
-        except OSError:
-            self._stop()
+        except OSError:  # EIO: the terminal was closed
+            self._closed()
             return
-        if not data:
-            self._stop()
+        if not data:  # a terminal in this mode ends only when it is closed
+            self._closed()
             return
         self._parser.feed(self._decoder.decode(data))
         if self._flush is not None:
             self._flush.cancel()
         self._flush = asyncio.get_running_loop().call_later(_ESCAPE_WAIT_S, self._timeout)
+
+    def _closed(self) -> None:
+        self._stop()
+        if self._on_closed is not None:
+            self._on_closed()
 
     def _timeout(self) -> None:
         """Nothing followed: what the parser still holds is complete (a lone Esc)."""

@@ -12,12 +12,13 @@ Both are clients of the public `tether.agent.Agent`: it boots, picks the model, 
 resumes) the session and runs the turns; `chat` is `tether.cli.chat` (line editing, slash
 commands, live status, diffs, compaction), which this module only parses the options for.
 In both, the first Ctrl-C aborts the running turn through its signal;
-tools are cancelled and every outcome is recorded in the session log.
+tools are cancelled and every outcome is recorded in the session log. In `run`, SIGINT, SIGTERM,
+SIGHUP and SIGQUIT all do that (`tether.core.ending`): the turn ends aborted with the signal as
+its cause and the exit status is 128 + N; a second signal exits at once.
 """
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -27,16 +28,15 @@ import cyclopts
 
 from ...agent.api import Agent
 from ...agent.events import AgentEvent
-from ...agent.loop import TurnOutcome
 from ...agent.session import SessionStore
 from ...agent.unattended import refuse_unattended
-from ...core.signals import AbortController
+from ...core.ending import ProcessEnding
 from ...plugins.permissions import Permissions
 from ...tools.arrivals import settle_tools
 from ..output import HeadlessReport, RunInfo
 from ..render import TurnRenderer
 from ..sandbox_option import SandboxOpt
-from ..session import exit_code, install_interrupts, latest_session, notice, open_agent
+from ..session import announce_ending, exit_code, latest_session, open_agent
 
 __all__ = ["chat", "run"]
 
@@ -181,6 +181,7 @@ async def run(
             report(event)
 
     async with AsyncExitStack() as stack:
+        ending = stack.enter_context(ProcessEnding(on_end=announce_ending))
         agent = await open_agent(
             stack,
             cwd=workdir,
@@ -194,13 +195,10 @@ async def run(
         )
         if agent is None:
             return 2
-        interrupts = install_interrupts(stack)
         refuse_unattended(agent.context)
-        controller = AbortController()
-        interrupts.arm(controller)
         sys.stderr.write(f"tether: session {agent.session_id} · model {agent.llm.model}\n")
         if output_format != "text":
-            await settle_tools(agent.context, signal=controller.signal)  # init lists MCP tools
+            await settle_tools(agent.context, signal=ending.signal)  # init lists MCP tools
             report = HeadlessReport(
                 output_format,
                 _run_info(agent, workdir),
@@ -209,18 +207,12 @@ async def run(
             )
             report.start()
             reports.append(report)
-        outcome: TurnOutcome | None = None
-        try:
-            outcome = (await agent.run(text, signal=controller.signal)).outcome
-        except asyncio.CancelledError:
-            notice("quit; the session log is closed and balanced")
-            code = 130
-        else:
-            renderer.end_turn()
-            if output_format == "text" and not tty and outcome.text:
-                sys.stdout.write(outcome.text + "\n")
-                sys.stdout.flush()
-            code = exit_code(outcome)
+        outcome = (await agent.run(text, signal=ending.signal)).outcome
+        renderer.end_turn()
+        if output_format == "text" and not tty and outcome.text:
+            sys.stdout.write(outcome.text + "\n")
+            sys.stdout.flush()
+        code = exit_code(outcome, ending)
         for report in reports:
             report.finish(outcome, exit_code=code)
         return code

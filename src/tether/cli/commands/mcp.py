@@ -4,22 +4,31 @@
 project's `.mcp.json`) and prints each server, its status and its tools. `serve` exposes the
 configured tools over MCP on stdio (or Streamable HTTP on 127.0.0.1 with `--http PORT`); see
 `tether.plugins.mcp.serve`. Without the `mcp` extra both say so in one line.
+
+`serve` ends on SIGINT, SIGTERM, SIGHUP or SIGQUIT (`tether.core.ending`): every call in flight
+is aborted and drained (its `ABORTED` result logged), then it exits 128 + N; a second signal exits
+at once. On stdio it also ends when stdin does (exit 0).
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import sys
 from pathlib import Path
-from typing import Annotated, cast
+from typing import TYPE_CHECKING, Annotated, cast
 
 import cyclopts
 
+from ...core.ending import ProcessEnding, exit_now
 from ...core.signals import AbortSignal
 from ...kernel import ConfigError, Context, tether_home
 from ...plugins.mcp.config import McpConfig
 from ...tools.arrivals import settle_tools
 from ..boot import start
+
+if TYPE_CHECKING:
+    from ...plugins.mcp.serve import ToolServer
 
 __all__ = ["app", "list_servers", "serve"]
 
@@ -99,7 +108,7 @@ async def serve(
     if importlib.util.find_spec("mcp") is None:
         print(_NO_EXTRA, file=sys.stderr)
         return 2
-    from ...plugins.mcp.serve import ToolServer, open_log, serve_http, serve_stdio
+    from ...plugins.mcp.serve import ToolServer, open_log, serve_http
 
     workdir = (cwd or Path.cwd()).resolve()
     try:
@@ -108,14 +117,35 @@ async def serve(
         print(f"tether: {exc}", file=sys.stderr)
         return 2
     results = open_log(log or tether_home() / "mcp-serve.jsonl")
-    try:
-        await settle_tools(ctx, signal=AbortSignal.never())  # every tool, MCP servers' included
-        server = ToolServer(ctx, allow=allow, deny=deny, log=results)
-        if http is None:
-            await serve_stdio(server)
-        else:
-            await serve_http(server, http)
-    finally:
-        await ctx.dispose()
-        results.close()
-    return 0
+    server = ToolServer(ctx, allow=allow, deny=deny, log=results)
+    with ProcessEnding(on_end=lambda _: server.abort_all()) as ending:
+        try:
+            await settle_tools(ctx, signal=ending.signal)  # every tool, MCP servers' included
+            if http is not None:
+                await serve_http(server, http, stop=ending.signal)
+            elif not await _stdio_until(server, ending.signal):
+                await server.drained()  # every call aborted (`on_end`) has its result logged
+        finally:
+            await ctx.dispose()
+            results.close()
+        reason = ending.reason
+        if reason is not None and http is None:
+            # The stdio transport's thread still blocks reading stdin and cannot be woken:
+            # end the process now, as `tether.cli.app.run` would after returning.
+            exit_now(reason.exit_code)
+        return ending.exit_code(0)
+
+
+async def _stdio_until(server: ToolServer, stop: AbortSignal) -> bool:
+    """Serve on stdio until stdin ends (True: every call was drained) or `stop` aborts first
+    (False: the calls are being aborted; the transport is left to the process's end)."""
+    from ...plugins.mcp.serve import serve_stdio
+
+    serving = asyncio.ensure_future(serve_stdio(server))
+    stopped = asyncio.ensure_future(stop.wait())
+    await asyncio.wait({serving, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    stopped.cancel()
+    if serving.done():
+        serving.result()
+        return True
+    return False

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final
 import cyclopts
 
 from ...agent.session import SessionError, SessionStore
+from ...core.ending import Ended, ProcessEnding
 from ...kernel import tether_home
 from ..sandbox_option import SandboxOpt
 from ..temporal_cluster import ClusterFlags
@@ -134,8 +135,9 @@ async def worker(
     sandbox: SandboxOpt = None,
 ) -> int:
     """Run a Temporal worker for this workspace: session workflows, model steps and tool calls
-    on `--task-queue`. Ctrl-C (or SIGTERM) stops it; running tool calls get `--graceful-s` to
-    finish, then are aborted (and still report `ABORTED`).
+    on `--task-queue`. Ctrl-C, SIGTERM, SIGHUP or SIGQUIT stops it: running tool calls get
+    `--graceful-s` to finish, then are aborted (and still report `ABORTED`); it exits 128 + N
+    (143 for SIGTERM). A second signal exits at once.
 
     The policy is `tether run`'s: deny rules and hooks hold; a call that needs approval is
     refused unless `--allow` or `--yolo` permits it — or, with `--approvals`, waits until a
@@ -170,21 +172,29 @@ async def worker(
         sandbox=sandbox,
     )
     stop = asyncio.Event()
-    _on_stop_signals(stop)
+
+    def stopping(reason: Ended) -> None:
+        sys.stderr.write(
+            f"tether worker: {reason.name}: stopping; running tool calls get --graceful-s "
+            f"({graceful_s:g} s), then are aborted (again: quit at once)\n"
+        )
+        sys.stderr.flush()
+        stop.set()
 
     def ready(identity: str) -> None:
         sys.stderr.write(f"tether worker: {identity} polls {task_queue!r} at {where.describe()}\n")
         sys.stderr.flush()
 
-    try:
-        await run_worker(settings, stop=stop, on_ready=ready)
-    except (ConfigError, ValueError) as exc:
-        sys.stderr.write(f"tether: {exc}\n")
-        return 2
-    except (RuntimeError, ImportError) as exc:
-        sys.stderr.write(f"tether: {exc}\n")
-        return 1
-    return 0
+    with ProcessEnding(on_end=stopping) as ending:
+        try:
+            await run_worker(settings, stop=stop, on_ready=ready)
+        except (ConfigError, ValueError) as exc:
+            sys.stderr.write(f"tether: {exc}\n")
+            return 2
+        except (RuntimeError, ImportError) as exc:
+            sys.stderr.write(f"tether: {exc}\n")
+            return 1
+        return ending.exit_code(0)
 
 
 @app.command(name="dev")

@@ -1,7 +1,9 @@
 """`tether tools list` and `tether tools call <name> '<json>'`: the registry from the terminal.
 
 `call` runs one call through the full pipeline with the configured plugins, prints the result
-and its code, and honours Ctrl-C by aborting the call's signal (the result is still printed).
+and its code, and honours Ctrl-C, SIGTERM, SIGHUP and SIGQUIT by aborting the call's signal
+(`tether.core.ending`: the result is still printed, the exit status is 128 + N; a second signal
+exits at once).
 MCP servers start in the background: `list`, and `call` of a name not registered yet, wait for
 them (`tools/settle`); `call bash` does not.
 The shell keeps its spill files: a truncated output names a file that must outlive the command.
@@ -11,13 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal as os_signal
 import sys
 from pathlib import Path
 from typing import Annotated
 
 import cyclopts
 
+from ...core.ending import ProcessEnding
 from ...core.signals import AbortController, AbortSignal
 from ...kernel import ConfigError
 from ...tools import ToolExecutionInput, ToolFailure
@@ -107,18 +109,18 @@ async def call(
         return 2
     controller = AbortController()
     loop = asyncio.get_running_loop()
-    loop.add_signal_handler(os_signal.SIGINT, controller.abort)
     timer = None if timeout_ms is None else loop.call_later(timeout_ms / 1000, controller.abort)
+    ending = ProcessEnding(on_end=controller.abort)  # a signal aborts the call, as Ctrl-C does
     try:
-        if ctx.tools.get(name) is None:  # an MCP server's tool arrives when it has started
-            await settle_tools(ctx, signal=controller.signal)
-        result = await ctx.tools.execute(
-            ToolExecutionInput(
-                call_id="cli-1", name=name, arguments=parsed, signal=controller.signal
+        with ending:
+            if ctx.tools.get(name) is None:  # an MCP server's tool arrives when it has started
+                await settle_tools(ctx, signal=controller.signal)
+            result = await ctx.tools.execute(
+                ToolExecutionInput(
+                    call_id="cli-1", name=name, arguments=parsed, signal=controller.signal
+                )
             )
-        )
     finally:
-        loop.remove_signal_handler(os_signal.SIGINT)
         if timer is not None:
             timer.cancel()
         await ctx.dispose()
@@ -131,5 +133,5 @@ async def call(
     if isinstance(result, ToolFailure):
         code = result.code or "ERROR"
         print(f"tether: {code}: {result.error.message}", file=sys.stderr)
-        return 1
+        return ending.exit_code(1)
     return 0

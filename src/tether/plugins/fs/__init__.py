@@ -5,7 +5,10 @@ Plugins: `tether.plugins.fs.plugin` (`fs`: all three below), `tether.plugins.fs.
 `tether.plugins.fs.tools` (`tool-fs`). Modules:
 
     seam.py         vocabulary, events and the `FileSystem` provider protocol
-    local.py        `LocalFileSystem`: resolution, confinement, atomic writes, edits
+    local.py        `LocalFileSystem`: resolution, confinement, reads, which sandbox applies
+    writes.py       writes and edits inside the sandbox, beneath the writable root
+    beneath.py      opening a directory beneath a root without following links
+    text.py         version tokens, the binary sniff, strict UTF-8
     observation.py  per-owner observations answering the write/edit intent waterfalls
     tools.py        the tool bodies and remediation
     args.py         model-facing parameters and their validation texts

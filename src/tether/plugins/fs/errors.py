@@ -75,7 +75,20 @@ FS_CODES: Final = frozenset(
 
 class FsError(HarnessError):
     """A filesystem failure with one of the `FS_*` codes, e.g.
-    `FsError('cannot read "/w/a.txt": not found', FS_NOT_FOUND)`."""
+    `FsError('cannot read "/w/a.txt": not found', FS_NOT_FOUND)`. `escalation`: set on an
+    FS_SANDBOX_DENIED the sandbox's policy made (a protected path, outside the writable roots,
+    read-only mode): what to ask a person who may let this one write through."""
+
+    def __init__(
+        self,
+        message: str,
+        code: str,
+        *,
+        cause: BaseException | None = None,
+        escalation: str | None = None,
+    ) -> None:
+        super().__init__(message, code, cause=cause)
+        self.escalation = escalation
 
 
 def check_signal(signal: AbortSignal, verb: str) -> None:
@@ -96,6 +109,14 @@ _BY_ERRNO: Final = {
     errno.EPERM: (FS_PERMISSION_DENIED, "permission denied"),
     errno.EROFS: (FS_PERMISSION_DENIED, "read-only file system"),
     errno.EFBIG: (FS_TOO_LARGE, "file too large"),
+    errno.ELOOP: (
+        FS_SANDBOX_DENIED,
+        "a symbolic link is on its path (the file tools never write"
+        " through one; it may have been swapped in meanwhile)",
+    ),
+    errno.EINVAL: (FS_IO_ERROR, "invalid argument (the path changed while it was written?)"),
+    errno.ENAMETOOLONG: (FS_IO_ERROR, "file name too long"),
+    errno.ENOSPC: (FS_IO_ERROR, "no space left on device"),
 }
 
 

@@ -7,6 +7,8 @@ One entry point for the usual composition; each part is also a plugin of its own
     root: str | None          workspace; relative paths resolve here (default: the cwd at mount)
     confine: bool = True      refuse paths whose real location is outside the workspace
     readable: list[str] = []  directories outside it whose files may be read, never written
+    sandbox: SandboxSettings | None = None   the policy writes and edits obey (default: the
+                              shell's, the sandbox bash runs in; see local.py)
     observation_policy: bool = True   require a read before overwriting or editing a file
     read_limit, read_max_line_length, read_max_bytes, read_stream_min_size   (see tool-fs)
 """
@@ -18,6 +20,7 @@ from typing import Final
 from pydantic import BaseModel, ConfigDict
 
 from ...kernel import Context
+from ..sandbox.policy import SandboxSettings
 from . import observation, tools
 from .local import LocalFileSystem
 from .tools import Count
@@ -34,6 +37,7 @@ class FsConfig(BaseModel):
     root: str | None = None
     confine: bool = True
     readable: tuple[str, ...] = ()
+    sandbox: SandboxSettings | None = None
     observation_policy: bool = True
     read_limit: Count = 2000
     read_max_line_length: Count = 2000
@@ -49,7 +53,12 @@ async def apply(ctx: Context, config: FsConfig) -> None:
     plugin and disposed with it, last mounted first."""
     await ctx.plugin(
         LocalFileSystem,
-        {"root": config.root, "confine": config.confine, "readable": config.readable},
+        {
+            "root": config.root,
+            "confine": config.confine,
+            "readable": config.readable,
+            "sandbox": config.sandbox,
+        },
     )
     if config.observation_policy:
         await ctx.plugin(observation)

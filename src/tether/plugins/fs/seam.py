@@ -163,9 +163,12 @@ class FileSystem(Protocol):
         content: str,
         *,
         intent: WriteIntent = None,
+        escalated: bool = False,
         signal: AbortSignal,
     ) -> WriteResult:
-        """Atomically create or replace the file under `intent`, creating parents."""
+        """Atomically create or replace the file under `intent`, creating parents; inside the
+        sandbox's writable roots and never a protected path unless `escalated` (a person allowed
+        this one write outside it); FS_SANDBOX_DENIED with `.escalation` set otherwise."""
         ...
 
     async def edit_text(
@@ -176,7 +179,9 @@ class FileSystem(Protocol):
         new_string: str,
         replace_all: bool = False,
         guard: EditGuard | None = None,
+        escalated: bool = False,
         signal: AbortSignal,
     ) -> EditResult:
-        """Replace literal text (exactly one match unless `replace_all`), serialized per target."""
+        """Replace literal text (exactly one match unless `replace_all`), serialized per target;
+        the sandbox applies as for `write_text`."""
         ...

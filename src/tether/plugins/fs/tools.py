@@ -2,10 +2,14 @@
 
 Owns: the tool definitions, their bodies (resolve against the session cwd, ask the intent
 waterfalls, call the seam, report what was observed), the remediation suffixes for write/edit
-failures, and the prompt texts. Does not own: I/O and its errors (the `fs` service), or the
-read-before-write rule (the observation policy answers the intent waterfalls; without it writes
-and edits are unconditional). None of these tools declares `timeout_ms`: file I/O is stopped by
-the caller's signal only.
+failures, and the prompt texts. A write or edit the sandbox refuses (FS_SANDBOX_DENIED with an
+`escalation`: a protected path, outside the writable roots, read-only mode — in every permission
+mode, `--yolo` included) is asked as a `sandbox-escalation` question where a person can answer
+(`tether chat`), and made once outside the sandbox only on their yes; elsewhere, or on a no, the
+call fails with the refusal and what the model can do. Does not own: I/O and its errors (the `fs`
+service), or the read-before-write rule (the observation policy answers the intent waterfalls;
+without it writes and edits are unconditional). None of these tools declares `timeout_ms`: file I/O
+is stopped by the caller's signal only.
 """
 
 from __future__ import annotations
@@ -23,8 +27,9 @@ from ...core.json import JsonValue
 from ...kernel import Context
 from ...tools.definition import ToolDefinition, ToolOutput, define_tool
 from ...tools.errors import ToolCallAborted
-from ...tools.execution import ToolRunContext
+from ...tools.execution import ToolExecution, ToolRunContext
 from ...tools.results import ContentBlock
+from ..approval.escalation import ask_to_leave_sandbox
 from . import render
 from .args import EditArgs, ReadArgs, WriteArgs, read_args_model
 from .errors import (
@@ -172,6 +177,30 @@ async def _no_edit_guard() -> EditGuard | None:
     return None
 
 
+_NOT_LEFT: Final = {
+    "rejected": "the user declined to allow it outside the sandbox",
+    "unavailable": (
+        "nobody can allow it outside the sandbox here; if the task needs it, say so: the user"
+        " can make the change, allow it when asked in `tether chat`, or run tether with"
+        " --sandbox danger-full-access"
+    ),
+}
+
+
+async def _escalate(ctx: Context, exec: ToolExecution, error: FsError) -> None:
+    """A write or edit the sandbox refused (`error.escalation` set): return when a person
+    allows it once outside the sandbox, else raise the refusal with the answer appended (a
+    cancelled question: `ABORTED`). Any other error is re-raised as is."""
+    if error.escalation is None:
+        raise error
+    outcome = await ask_to_leave_sandbox(ctx, exec, error.escalation)
+    if outcome == "allowed-once":
+        return
+    if outcome == "cancelled":
+        raise ToolCallAborted(cause=error) from error
+    raise FsError(f"{error.message} — {_NOT_LEFT[outcome]}", error.code, cause=error) from error
+
+
 def _argument(args: object, key: str) -> object:
     return args.get(key) if isinstance(args, Mapping) else None
 
@@ -248,7 +277,13 @@ def fs_tools(ctx: Context, fs: FileSystem, config: ToolFsConfig) -> list[ToolDef
             target = await fs.resolve(args.file_path, cwd=session_cwd(exec.agent), signal=signal)
             refuse_read_only(target.writable, target.display_path, "write")
             intent = await ctx.waterfall(WRITE_INTENT, target, exec.agent, base=_no_write_intent)
-            done = await fs.write_text(target, args.content, intent=intent, signal=signal)
+            try:
+                done = await fs.write_text(target, args.content, intent=intent, signal=signal)
+            except FsError as error:
+                await _escalate(ctx, exec, error)
+                done = await fs.write_text(
+                    target, args.content, intent=intent, escalated=True, signal=signal
+                )
         except FsError as error:
             fixed = remediate(error)
             if fixed is error:
@@ -265,14 +300,24 @@ def fs_tools(ctx: Context, fs: FileSystem, config: ToolFsConfig) -> list[ToolDef
             target = await fs.resolve(args.file_path, cwd=session_cwd(exec.agent), signal=signal)
             refuse_read_only(target.writable, target.display_path, "edit")
             guard = await ctx.waterfall(EDIT_INTENT, target, exec.agent, base=_no_edit_guard)
-            done = await fs.edit_text(
-                target,
-                old_string=args.old_string,
-                new_string=args.new_string,
-                replace_all=args.replace_all,
-                guard=guard,
-                signal=signal,
-            )
+            escalated = False
+            while True:
+                try:
+                    done = await fs.edit_text(
+                        target,
+                        old_string=args.old_string,
+                        new_string=args.new_string,
+                        replace_all=args.replace_all,
+                        guard=guard,
+                        escalated=escalated,
+                        signal=signal,
+                    )
+                    break
+                except FsError as error:
+                    if escalated:
+                        raise
+                    await _escalate(ctx, exec, error)
+                    escalated = True
         except FsError as error:
             fixed = remediate(error)
             if fixed is error:

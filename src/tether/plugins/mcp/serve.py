@@ -33,7 +33,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
 
-from ...core.signals import AbortController
+from ...core.signals import AbortController, AbortSignal
 from ...kernel import Context
 from ...tools.execution import ToolExecution, ToolExecutionInput
 from ...tools.results import ToolExecutionResult, ToolSuccess
@@ -77,6 +77,7 @@ class ToolServer:
         self._deny = tuple(deny)
         self._log = log
         self._inflight: dict[str, AbortController] = {}
+        self._executions: set[asyncio.Task[ToolExecutionResult]] = set()
         self._calls = 0
         self.server: Server[Any] = Server(
             "tether", on_list_tools=self._list_tools, on_call_tool=self._call_tool
@@ -95,6 +96,11 @@ class ToolServer:
         """Abort every call in flight (stdin reached EOF, or the server is stopping)."""
         for controller in list(self._inflight.values()):
             controller.abort()
+
+    async def drained(self) -> None:
+        """Return once every call in flight has published its one result (logged)."""
+        while self._executions:
+            await asyncio.wait(set(self._executions))
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -138,6 +144,8 @@ class ToolServer:
             ),
             name=f"mcp serve {call_id}",
         )
+        self._executions.add(execution)
+        execution.add_done_callback(self._executions.discard)
         try:
             try:
                 result = await asyncio.shield(execution)
@@ -195,11 +203,11 @@ async def serve_stdio(server: ToolServer) -> None:
     server.abort_all()
 
 
-async def serve_http(server: ToolServer, port: int) -> None:
+async def serve_http(server: ToolServer, port: int, *, stop: AbortSignal) -> None:
     """Serve Streamable HTTP on 127.0.0.1:`port` (path `/mcp`; port 0: one the kernel picks)
-    until SIGINT or SIGTERM; then uvicorn shuts down gracefully and every call still in flight is
-    aborted and drained. Says on stderr where it listens (connections queue from then on)."""
-    import signal
+    until `stop` aborts (the command's `tether.core.ending`: a terminating signal); then every
+    call still in flight is aborted, uvicorn shuts down gracefully and the calls are drained.
+    Says on stderr where it listens (connections queue from then on)."""
     import socket
     import sys
 
@@ -208,7 +216,7 @@ async def serve_http(server: ToolServer, port: int) -> None:
     class _Server(uvicorn.Server):
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
-            yield  # ours are installed below; uvicorn's would re-raise the signal at the end
+            yield  # the command's are installed; uvicorn's would re-raise the signal at the end
 
     app = server.server.streamable_http_app(host="127.0.0.1")
     http = _Server(uvicorn.Config(app, log_level="warning"))
@@ -216,21 +224,19 @@ async def serve_http(server: ToolServer, port: int) -> None:
     bound = listening.getsockname()[1]
     sys.stderr.write(f"tether: serving MCP at http://127.0.0.1:{bound}/mcp\n")
     sys.stderr.flush()
-    loop = asyncio.get_running_loop()
 
-    def stop() -> None:
+    def stopping(_: object) -> None:
         server.abort_all()
         http.should_exit = True
 
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop)
+    remove = stop.add_listener(stopping)
     try:
         await http.serve(sockets=[listening])
     finally:
+        remove()
         listening.close()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(signum)
         server.abort_all()
+        await server.drained()
 
 
 def open_log(path: Path) -> IO[str]:

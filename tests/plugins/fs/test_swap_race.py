@@ -1,0 +1,78 @@
+"""The `write` swap race (issue 32 item 2), as this user and as an unprivileged one: a real
+background process exchanges a workspace directory with a link to a directory outside
+(`renameat2(RENAME_EXCHANGE)` in a loop) while 1,000 `write` calls go to files in that directory.
+Every write either lands inside the workspace or fails with one of the clear errors below; none
+lands outside, and no temp file is left anywhere. Run with `openat2` and with the per-component
+walk it falls back to."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ...users import PYTHON_FOR_ALL, USERS, User, private_directory
+
+pytestmark = pytest.mark.timeout(300)
+
+SCRIPT = Path(__file__).with_name("_swap_race.py")
+WRITES = 1000
+
+CLEAR_ERRORS = {
+    'FS_SANDBOX_DENIED: cannot access "{d}/f<i>": it is outside the workspace "{ws}"',
+    'FS_SANDBOX_DENIED: cannot write "{d}/f<i>": a directory on its path is a symbolic link'
+    " (the file tools never write through one; it may have been swapped in meanwhile);"
+    " nothing was written",
+    'FS_IO_ERROR: cannot access "{d}/f<i>": its path changed while it was resolved'
+    " (Invalid argument); nothing was done",
+}
+
+
+@pytest.mark.parametrize("mechanism", ["openat2", "walk"])
+@pytest.mark.parametrize("user", USERS)
+def test_a_directory_swapped_for_a_link_outside_gets_no_write_outside(
+    user: User, mechanism: str
+) -> None:
+    with private_directory(user) as root:
+        workspace, outside = root / "ws", root / "outside"
+        workspace.mkdir()
+        outside.mkdir()
+        user.own(root)
+        run = subprocess.run(
+            user.argv(
+                [
+                    sys.executable,
+                    str(SCRIPT),
+                    str(workspace),
+                    str(outside),
+                    str(WRITES),
+                    mechanism,
+                    PYTHON_FOR_ALL,
+                ]
+            ),
+            capture_output=True,
+            text=True,
+            timeout=240,
+            check=False,
+        )
+        assert run.returncode == 0, run.stderr
+        summary = json.loads(run.stdout)
+
+        assert os.listdir(outside) == []
+        assert [path for path in root.rglob("*") if path.name.endswith(".tether-tmp")] == []
+        failures: dict[str, int] = summary["failures"]
+        assert summary["succeeded"] + sum(failures.values()) == WRITES
+        known = {text.format(d=workspace / "d", ws=workspace) for text in CLEAR_ERRORS}
+        assert set(failures) <= known
+        (real,) = [path for path in (workspace / "d", workspace / "s") if not path.is_symlink()]
+        landed = sorted(real.iterdir())
+        assert len(landed) == summary["succeeded"]
+        for path in landed:
+            assert path.read_text() == f"payload {path.name.removeprefix('f')}\n"
+        assert summary["swaps"] > 0
+        if mechanism == "walk":
+            assert summary["openat2"] is False
