@@ -62,11 +62,21 @@ def test_tether_temporal_run_address_is_the_same_command(
     assert (done.returncode, done.stdout) == (0, "Same command.\n"), done.stderr
 
 
-async def test_ctrl_c_in_run_on_temporal_aborts_the_turn_and_exits_130_with_the_outcomes_projected(
-    cluster: Cluster, main_worker: WorkerProcess, tmp_path: Path
+@pytest.mark.parametrize(
+    ("ending", "status"),
+    [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)],
+    ids=["SIGINT", "SIGTERM", "SIGHUP"],
+)
+async def test_an_ending_signal_to_run_on_temporal_aborts_the_turn_and_exits_128_plus_n(
+    cluster: Cluster,
+    main_worker: WorkerProcess,
+    tmp_path: Path,
+    ending: signal.Signals,
+    status: int,
 ) -> None:
-    cluster.model.push(tool_calls_reply(bash("nap", "echo $$ > cli-nap.txt; sleep 30")))
-    marker = main_worker.workspace / "cli-nap.txt"
+    name = f"cli-nap-{ending.name}.txt"
+    cluster.model.push(tool_calls_reply(bash("nap", f"echo $$ > {name}; sleep 30")))
+    marker = main_worker.workspace / name
     process = await asyncio.create_subprocess_exec(
         str(TETHER),
         "run",
@@ -86,9 +96,10 @@ async def test_ctrl_c_in_run_on_temporal_aborts_the_turn_and_exits_130_with_the_
         timeout_s=PATIENCE_S,
         what="the nap to start",
     )
-    process.send_signal(signal.SIGINT)
+    process.send_signal(ending)
     _, stderr = await asyncio.wait_for(process.communicate(), PATIENCE_S)
-    assert process.returncode == 130, stderr.decode()
+    assert process.returncode == status, stderr.decode()
+    assert f"aborting the turn ({ending.name})" in stderr.decode()
     sid = session_id(stderr.decode())
     show = cluster.tether(tmp_path, "sessions", "show", sid)
     assert "ABORTED" in show.stdout, show.stdout

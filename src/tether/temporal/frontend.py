@@ -1,6 +1,6 @@
 """The client side of `tether run|chat --temporal` and `tether temporal attach|abort`: attach to
-a durable session, run or follow turns with tether's Ctrl-C policy, keep the local JSONL log
-projected.
+a durable session, run or follow turns with tether's policy for ending signals, keep the local
+JSONL log projected.
 
 Owns: opening (or creating) the session's log under `$TETHER_HOME/sessions` and starting or
 attaching to its workflow (`attach`). A new session's log is written at once — its header, and
@@ -8,8 +8,9 @@ attaching to its workflow (`attach`). A new session's log is written at once —
 temporal sessions`) from its first turn on, even when this client is killed before the turn
 ends. Running a turn (`Attached.turn`) starts the `run_turn` Update and follows it
 (`Attached.follow`, also how `attach` takes over a turn another client started): the first
-Ctrl-C sends the `abort_turn` Signal and keeps waiting for the turn's balanced end, a second
-stops waiting (the workflow still ends the turn; a later catch-up records it); calls that wait
+ending signal (Ctrl-C, SIGTERM, SIGHUP, SIGQUIT) sends the `abort_turn` Signal and keeps
+waiting for the turn's balanced end, a second ends the process at once with its status (the
+workflow still ends the turn; a later catch-up records it); calls that wait
 for a human are reported to `on_ask` as they appear; with `on_entry`, the turn's entries are
 delivered as they happen (polled from the running workflow) and, at the end, from the turn's
 recorded result; the whole turn is projected once it has ended. Not here: printing and exit
@@ -21,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import signal as os_signal
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +37,7 @@ from temporalio.client import (
 from temporalio.service import RPCError, RPCStatusCode
 
 from ..agent.session import SessionLog, SessionStore, new_session_id
+from ..core.ending import Ended, ProcessEnding
 from .client import (
     SessionStatus,
     abort_turn,
@@ -140,6 +141,8 @@ class Attached:
     handle: WorkflowHandle[Any, Any]
     log: SessionLog
     poll_s: float = 0.25
+    ended: Ended | None = None
+    """The signal that aborted the followed turn (its exit status is `ended.exit_code`)."""
 
     @property
     def session_id(self) -> str:
@@ -160,8 +163,8 @@ class Attached:
         on_ask: AskHandler | None = None,
         on_notice: Callable[[str], None] = lambda _: None,
         on_entry: EntryHandler | None = None,
-    ) -> TurnResult | None:
-        """Run one turn and project it; None when a second Ctrl-C stopped the waiting. Raises
+    ) -> TurnResult:
+        """Run one turn and project it (see `follow` for signals). Raises
         `SessionUnavailable` when the workflow refuses the turn (one is already running, the
         session was closed)."""
         start = self.log.next_seq
@@ -240,13 +243,20 @@ class Attached:
         on_ask: AskHandler | None = None,
         on_notice: Callable[[str], None] = lambda _: None,
         on_entry: EntryHandler | None = None,
-    ) -> TurnResult | None:
+    ) -> TurnResult:
         """Wait for the turn `update` (whose entries start at session-log index `start`) with
-        the Ctrl-C policy of the module note, then project it; None when a second Ctrl-C
-        stopped the waiting."""
-        loop = asyncio.get_running_loop()
+        the policy of the module note, then project it. Any ending signal (SIGINT, SIGTERM,
+        SIGHUP, SIGQUIT: `tether.core.ending`) aborts the turn and keeps waiting for its
+        balanced end (`ended` says which); a second one ends the process at once, with its
+        status (the workflow still ends the turn; a later catch-up records it)."""
         pressed = asyncio.Event()
-        loop.add_signal_handler(os_signal.SIGINT, pressed.set)
+
+        def ending(reason: Ended) -> None:
+            self.ended = reason
+            pressed.set()
+
+        process_ending = ProcessEnding(on_end=ending)
+        process_ending.install()
         delivered = start
         running = asyncio.create_task(update.result())
         helpers: list[asyncio.Task[None]] = []
@@ -264,7 +274,6 @@ class Attached:
                     await asyncio.sleep(self.poll_s)
 
             helpers.append(asyncio.create_task(live()))
-        presses = 0
         try:
             while not running.done():
                 press = asyncio.create_task(pressed.wait())
@@ -273,19 +282,18 @@ class Attached:
                 if running.done():
                     break
                 pressed.clear()
-                presses += 1
-                if presses > 1:
-                    on_notice("stopped waiting; the workflow still ends the turn")
-                    return None
-                on_notice("aborting the turn (waiting for its balanced end; Ctrl-C again to stop)")
+                name = "" if self.ended is None else f" ({self.ended.name})"
+                on_notice(
+                    f"aborting the turn{name} (waiting for its balanced end; again to stop "
+                    "waiting: the workflow still ends the turn)"
+                )
                 await abort_turn(self.handle, "user")
             try:
                 result = running.result()
             except WorkflowUpdateFailedError as exc:  # the workflow refused the turn
                 raise SessionUnavailable(refusal(exc)) from exc
         finally:
-            with contextlib.suppress(RuntimeError):
-                loop.remove_signal_handler(os_signal.SIGINT)
+            process_ending.uninstall()
             for task in (running, *helpers):
                 task.cancel()
                 await asyncio.wait({task})

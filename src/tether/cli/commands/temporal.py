@@ -470,7 +470,7 @@ async def _run(
             )
             if output.report is not None and not output.report.info.model:  # none recorded
                 output.name_model((await session.status()).model)
-            return output.finish(result, session_id=session.session_id)
+            return output.finish(result, session_id=session.session_id, ended=session.ended)
     except NoWorker as exc:
         return output.refuse(str(exc), code=EXIT_NO_WORKER, error="NO_WORKER")
     except SessionUnavailable as exc:
@@ -512,8 +512,9 @@ async def _chat(options: SessionOptions, cluster: ClusterFlags, address: str) ->
                 result = await session.turn(
                     text, on_ask=lines.answer, on_notice=_notice, on_entry=output.on_entry
                 )
-                if result is None:
-                    return 130
+                if session.ended is not None:  # a signal aborted the turn: chat ends too
+                    output.finish(result, session_id=session.session_id, ended=session.ended)
+                    return session.ended.exit_code
                 if result.text and not output.tty:
                     sys.stdout.write(result.text + "\n")
                 elif output.tty:
@@ -754,8 +755,6 @@ async def _take_over(
                 await abort_turn(attached.handle, "user")
                 _notice(f"aborting the running turn of session {session}; waiting for its end")
                 result = await attached.follow(update, start, on_notice=_notice)
-                if result is None:
-                    return 130
                 _notice(
                     f"turn {result.turn} ended {result.reason.get('kind')}; tool outcomes are "
                     f"recorded (tether sessions show {session})"
@@ -766,7 +765,7 @@ async def _take_over(
             result = await attached.follow(
                 update, start, on_notice=_notice, on_entry=output.on_entry
             )
-            return output.finish(result, session_id=session)
+            return output.finish(result, session_id=session, ended=attached.ended)
     except SessionUnavailable as exc:
         _notice(str(exc))
         return 2
