@@ -4,9 +4,12 @@
 (`histories/payloads`, a file payload store).
 
 `replay(history)` replays one through today's `SessionWorkflow` in the worker's sandbox and
-checks two things: no nondeterminism, and every `run_turn` result the replay derives equals the
+checks three things: no nondeterminism; every `run_turn` result the replay derives equals the
 one the history recorded (its entries too, where it recorded them) — so a change that would
-re-derive an old turn's log differently fails here even when Temporal would not notice.
+re-derive an old turn's log differently fails here even when Temporal would not notice; and
+every activity the replay starts has the options its `ActivityTaskScheduled` event recorded
+(task queue, timeouts, heartbeat, retry policy) — Temporal's own replay compares only an
+activity's type and id, so an unpatched change of options would pass it.
 `record(...)` adds a history to the corpus (`TETHER_RECORD_HISTORIES=1` in the dev-server
 tests), with the external payloads it references.
 """
@@ -17,6 +20,7 @@ import json
 import os
 import shutil
 from collections.abc import Iterator, Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +37,10 @@ from temporalio.worker import (
     HandleUpdateInput,
     Interceptor,
     Replayer,
+    StartActivityInput,
     WorkflowInboundInterceptor,
     WorkflowInterceptorClassInput,
+    WorkflowOutboundInterceptor,
 )
 
 from tether.temporal.payloads import TurnResult
@@ -48,9 +54,19 @@ PAYLOADS = HISTORIES / "payloads"
 _REFERENCE = b"temporal.api.sdk.v1.ExternalStorageReference"
 
 _derived: dict[str, Any] = {}  # update id -> the result the replay's handler returned
+_started: list[StartActivityInput] = []  # the activities the replay started, in order
+
+
+class _CaptureStarts(WorkflowOutboundInterceptor):
+    def start_activity(self, input: StartActivityInput) -> Any:
+        _started.append(input)
+        return super().start_activity(input)
 
 
 class _Capture(WorkflowInboundInterceptor):
+    def init(self, outbound: WorkflowOutboundInterceptor) -> None:
+        super().init(_CaptureStarts(outbound))
+
     async def handle_update_handler(self, input: HandleUpdateInput) -> Any:
         result = await super().handle_update_handler(input)
         if input.update == "run_turn":
@@ -125,13 +141,81 @@ async def replay(history: WorkflowHistory, payloads: Path = PAYLOADS) -> None:
         interceptors=[_TurnResults()],
     )
     _derived.clear()
+    _started.clear()
     result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
     assert result.replay_failure is None, f"{history.workflow_id}: {result.replay_failure!r}"
+    _same_activity_options(history, _started)
     recorded = await recorded_turns(history, data_converter)
     for update_id, turn in recorded.items():
         derived = _derived.get(update_id)
         assert derived is not None, f"turn {update_id} was not derived again by the replay"
         assert _same(turn, derived), f"turn {update_id} replays differently:\n{turn}\n{derived}"
+
+
+def _seconds(duration: Any) -> float:
+    return float(duration.ToTimedelta().total_seconds())
+
+
+def _wanted(value: timedelta | None) -> float:
+    return 0.0 if value is None else value.total_seconds()
+
+
+def _same_activity_options(history: WorkflowHistory, started: Sequence[StartActivityInput]) -> None:
+    """Every recorded `ActivityTaskScheduled` matches the activity the replay started in its
+    place, option by option (an unset timeout as the server fills it in: schedule-to-start
+    and start-to-close default to schedule-to-close, a heartbeat to none)."""
+    scheduled = [
+        event.activity_task_scheduled_event_attributes
+        for event in history.events
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+    ]
+    assert len(started) >= len(scheduled), (
+        f"{history.workflow_id}: the replay started {len(started)} activities, the history "
+        f"scheduled {len(scheduled)}"
+    )
+    for index, (recorded, replayed) in enumerate(zip(scheduled, started, strict=False)):
+        differences = [
+            f"{option}: recorded {was}, replayed {now}"
+            for option, was, now in _options(recorded, replayed)
+            if was != now
+        ]
+        assert not differences, (
+            f"{history.workflow_id}: activity {index} ({replayed.activity}) was started with "
+            f"other options than the history recorded — an unpatched change (see "
+            f"tether.temporal.versions): {'; '.join(differences)}"
+        )
+
+
+def _options(recorded: Any, replayed: StartActivityInput) -> Iterator[tuple[str, object, object]]:
+    """(option, recorded, replayed) for each option the replay's start can be compared on."""
+    to_close = _seconds(recorded.schedule_to_close_timeout)
+    yield "activity type", recorded.activity_type.name, replayed.activity
+    if replayed.task_queue is not None:
+        yield "task queue", recorded.task_queue.name, replayed.task_queue
+    if replayed.schedule_to_close_timeout is not None:
+        yield "schedule_to_close", to_close, _wanted(replayed.schedule_to_close_timeout)
+    to_start = replayed.schedule_to_start_timeout
+    yield (
+        "schedule_to_start",
+        _seconds(recorded.schedule_to_start_timeout),
+        to_close if to_start is None else _wanted(to_start),
+    )
+    if replayed.start_to_close_timeout is not None:
+        yield (
+            "start_to_close",
+            _seconds(recorded.start_to_close_timeout),
+            _wanted(replayed.start_to_close_timeout),
+        )
+    yield "heartbeat", _seconds(recorded.heartbeat_timeout), _wanted(replayed.heartbeat_timeout)
+    policy = replayed.retry_policy
+    if policy is not None:
+        attempts = recorded.retry_policy.maximum_attempts
+        yield "retry maximum_attempts", attempts, policy.maximum_attempts
+        yield (
+            "retry non_retryable_error_types",
+            list(recorded.retry_policy.non_retryable_error_types),
+            list(policy.non_retryable_error_types or []),
+        )
 
 
 def patch_markers(history: WorkflowHistory) -> set[str]:

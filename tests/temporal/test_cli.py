@@ -62,11 +62,21 @@ def test_tether_temporal_run_address_is_the_same_command(
     assert (done.returncode, done.stdout) == (0, "Same command.\n"), done.stderr
 
 
-async def test_ctrl_c_in_run_on_temporal_aborts_the_turn_and_exits_130_with_the_outcomes_projected(
-    cluster: Cluster, main_worker: WorkerProcess, tmp_path: Path
+@pytest.mark.parametrize(
+    ("ending", "status"),
+    [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)],
+    ids=["SIGINT", "SIGTERM", "SIGHUP"],
+)
+async def test_an_ending_signal_to_run_on_temporal_aborts_the_turn_and_exits_128_plus_n(
+    cluster: Cluster,
+    main_worker: WorkerProcess,
+    tmp_path: Path,
+    ending: signal.Signals,
+    status: int,
 ) -> None:
-    cluster.model.push(tool_calls_reply(bash("nap", "echo $$ > cli-nap.txt; sleep 30")))
-    marker = main_worker.workspace / "cli-nap.txt"
+    name = f"cli-nap-{ending.name}.txt"
+    cluster.model.push(tool_calls_reply(bash("nap", f"echo $$ > {name}; sleep 30")))
+    marker = main_worker.workspace / name
     process = await asyncio.create_subprocess_exec(
         str(TETHER),
         "run",
@@ -86,9 +96,10 @@ async def test_ctrl_c_in_run_on_temporal_aborts_the_turn_and_exits_130_with_the_
         timeout_s=PATIENCE_S,
         what="the nap to start",
     )
-    process.send_signal(signal.SIGINT)
+    process.send_signal(ending)
     _, stderr = await asyncio.wait_for(process.communicate(), PATIENCE_S)
-    assert process.returncode == 130, stderr.decode()
+    assert process.returncode == status, stderr.decode()
+    assert f"aborting the turn ({ending.name})" in stderr.decode()
     sid = session_id(stderr.decode())
     show = cluster.tether(tmp_path, "sessions", "show", sid)
     assert "ABORTED" in show.stdout, show.stdout
@@ -295,6 +306,30 @@ def _running(process: psutil.Process) -> bool:
         return process.status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
+
+
+def test_attach_to_a_session_without_a_running_workflow_names_the_listing_command(
+    cluster: Cluster, main_worker: WorkerProcess, tmp_path: Path
+) -> None:
+    done = cluster.tether(
+        tmp_path, "temporal", "attach", "no-such-session", "--address", cluster.address
+    )
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"tether: session no-such-session cannot be resumed on {cluster.address}: no workflow; "
+        "`tether temporal sessions` lists the running sessions\n"
+    )
+
+
+def test_stream_json_init_of_a_temporal_run_names_no_model_as_null(
+    cluster: Cluster, main_worker: WorkerProcess, tmp_path: Path
+) -> None:
+    cluster.model.push(text_reply("Streamed."))
+    args = ("run", "--temporal", cluster.address, "hi", "--task-queue", "main")
+    done = cluster.tether(tmp_path, *args, "--output-format", "stream-json")
+    assert done.returncode == 0, done.stderr
+    init = json.loads(done.stdout.splitlines()[0])
+    assert (init["type"], init["subtype"], init["model"]) == ("system", "init", None)
 
 
 async def test_sigterm_to_a_worker_mid_call_aborts_the_call_after_its_grace_and_exits_143(

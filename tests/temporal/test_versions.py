@@ -72,3 +72,31 @@ async def test_a_holding_worker_starts_runs_without_patches_and_they_keep_their_
     assert b'"history":[' in model_input.replace(b" ", b"")
     assert b'"conversation":null' in model_input.replace(b" ", b"")
     await corpus.replay(history, payloads=cluster.root / "payloads")
+
+
+async def test_old_and_new_workers_serving_one_queue_at_once_complete_every_turn_and_replay(
+    cluster: Cluster,
+) -> None:
+    queue = f"mixed-{uuid.uuid4().hex[:8]}"
+    old = cluster.spawn_worker(
+        queue, cluster.root / "ws-mixed-old", "mixed-old", args=("--hold-patches",)
+    )
+    new = cluster.spawn_worker(queue, cluster.root / "ws-mixed-new", "mixed-new")
+    try:
+        client = await cluster.connect()
+        handles = [
+            await sessions.start_session(
+                client, SessionSpec(f"mixed-{uuid.uuid4().hex[:8]}"), task_queue=queue
+            )
+            for _ in range(3)
+        ]
+        for turn in range(2):
+            for index, handle in enumerate(handles):
+                cluster.model.push(text_reply(f"s{index} t{turn}"))
+                done = await sessions.run_turn(handle, f"turn {turn}")
+                assert (done.reason, done.text) == ({"kind": "completed"}, f"s{index} t{turn}")
+        for handle in handles:
+            await corpus.replay(await handle.fetch_history(), payloads=cluster.root / "payloads")
+    finally:
+        old.stop()
+        new.stop()

@@ -222,7 +222,7 @@ class HeadlessReport:
                 "system",
                 subtype="init",
                 cwd=info.cwd,
-                model=info.model,
+                model=info.model or None,
                 tools=list(info.tools),
                 mcp_servers=[{"name": name, "status": status} for name, status in info.mcp_servers],
                 permissionMode=info.permission_mode,

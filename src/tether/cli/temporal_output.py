@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..agent.loop import TurnOutcome
+from ..core.ending import Ended
+from ..core.json import JsonValue
 from .output import HeadlessReport, RunInfo
 from .render import TurnRenderer
 from .session import exit_code
@@ -64,17 +66,35 @@ class TurnOutput:
             if report is not None:
                 report(event)
 
-    def finish(self, result: TurnResult | None, *, session_id: str) -> int:
-        """Print how the turn ended; the exit code (130 when the waiting was stopped)."""
-        outcome = None if result is None else TurnOutcome(result.turn, result.reason, result.text)
-        if outcome is None:
-            code = 130
-        else:
-            self.renderer.end_turn()
-            if self.format == "text" and not self.tty and outcome.text:
-                sys.stdout.write(outcome.text + "\n")
-                sys.stdout.flush()
-            code = exit_code(outcome)
+    def finish(self, result: TurnResult, *, session_id: str, ended: Ended | None = None) -> int:
+        """Print how the turn ended; the exit code (128 + N when the signal `ended` aborted
+        it, as for a local run)."""
+        outcome = TurnOutcome(result.turn, result.reason, result.text)
+        self.renderer.end_turn()
+        if self.format == "text" and not self.tty and outcome.text:
+            sys.stdout.write(outcome.text + "\n")
+            sys.stdout.flush()
+        code = exit_code(outcome)
+        if ended is not None and not outcome.completed:
+            code = ended.exit_code
         if self.report is not None:
             self.report.finish(outcome, exit_code=code)
+        return code
+
+    def refuse(self, message: str, *, code: int, error: str = "TEMPORAL_ERROR") -> int:
+        """The run could not start or follow its turn (a configuration, a cluster, a session
+        that cannot be used): the one line on stderr, and for json / stream-json a `result`
+        record with `error` as its code, so a script always gets a record; returns `code`."""
+        sys.stderr.write(f"tether: {message}\n")
+        sys.stderr.flush()
+        if self.format == "text":
+            return code
+        if self.report is None:
+            self.start("", None, Path.cwd())
+        reason: dict[str, JsonValue] = {
+            "kind": "error",
+            "error": {"code": error, "message": message},
+        }
+        if self.report is not None:
+            self.report.finish(TurnOutcome(0, reason, ""), exit_code=code)
         return code

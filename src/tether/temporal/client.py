@@ -11,6 +11,7 @@ Handles carry no run id, so every call reaches the workflow's current run.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from temporalio.client import (
 )
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import FailureError
+from temporalio.service import RPCError
 
 from .payloads import (
     SESSION_WORKFLOW,
@@ -40,6 +42,7 @@ from .payloads import (
 
 __all__ = [
     "RUNNING_SESSIONS",
+    "TASK_RETRY_S",
     "SessionStatus",
     "abort_turn",
     "answer_approval",
@@ -57,9 +60,14 @@ __all__ = [
     "status",
     "turn_handle",
     "workflow_id",
+    "workflow_pollers",
 ]
 
 _PREFIX: Final = "tether-session-"
+
+TASK_RETRY_S: Final = 60.0
+"""How long a turn is offered again while the workflow's last task is failed (see `start_turn`)."""
+_TASK_FAILED: Final = "Workflow Task in failed state"
 RUNNING_SESSIONS: Final = f"WorkflowType = '{SESSION_WORKFLOW}' AND ExecutionStatus = 'Running'"
 """The visibility query of `running_sessions`."""
 
@@ -90,14 +98,27 @@ async def start_turn(
     handle: WorkflowHandle[Any, Any], prompt: str
 ) -> WorkflowUpdateHandle[TurnResult]:
     """Start one turn (a Workflow Update with id `turn-<uuid>`), returning once the workflow
-    accepted it; raises `WorkflowUpdateFailedError` when it refuses (see `refusal`)."""
-    return await handle.start_update(
-        "run_turn",
-        prompt,
-        id=f"turn-{uuid.uuid4().hex}",
-        wait_for_stage=WorkflowUpdateStage.ACCEPTED,
-        result_type=TurnResult,
-    )
+    accepted it; raises `WorkflowUpdateFailedError` when it refuses (see `refusal`).
+
+    While the workflow's last task failed (a worker died or timed out mid-task; the server
+    retries it), the server refuses updates: the same update is sent again, for up to
+    `TASK_RETRY_S`, before the refusal is raised."""
+    update_id = f"turn-{uuid.uuid4().hex}"
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + TASK_RETRY_S
+    while True:
+        try:
+            return await handle.start_update(
+                "run_turn",
+                prompt,
+                id=update_id,
+                wait_for_stage=WorkflowUpdateStage.ACCEPTED,
+                result_type=TurnResult,
+            )
+        except RPCError as exc:
+            if _TASK_FAILED not in exc.message or loop.time() >= deadline:
+                raise
+            await asyncio.sleep(0.5)
 
 
 async def run_turn(handle: WorkflowHandle[Any, Any], prompt: str) -> TurnResult:
@@ -264,3 +285,19 @@ def refusal(error: WorkflowUpdateFailedError) -> str:
     """What the workflow said when it refused an Update (its validator's message)."""
     cause = error.cause
     return cause.message if isinstance(cause, FailureError) else str(cause or error)
+
+
+async def workflow_pollers(client: Client, task_queue: str) -> int:
+    """How many workers polled `task_queue` for workflow tasks recently (the server's view;
+    a worker that just died stays listed for a few minutes)."""
+    from temporalio.api.enums.v1 import TaskQueueType
+    from temporalio.api.taskqueue.v1 import TaskQueue
+    from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+
+    request = DescribeTaskQueueRequest(
+        namespace=client.namespace,
+        task_queue=TaskQueue(name=task_queue),
+        task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+    )
+    response = await client.workflow_service.describe_task_queue(request)
+    return len(response.pollers)

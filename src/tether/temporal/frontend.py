@@ -1,6 +1,6 @@
 """The client side of `tether run|chat --temporal` and `tether temporal attach|abort`: attach to
-a durable session, run or follow turns with tether's Ctrl-C policy, keep the local JSONL log
-projected.
+a durable session, run or follow turns with tether's policy for ending signals, keep the local
+JSONL log projected.
 
 Owns: opening (or creating) the session's log under `$TETHER_HOME/sessions` and starting or
 attaching to its workflow (`attach`). A new session's log is written at once — its header, and
@@ -8,8 +8,9 @@ attaching to its workflow (`attach`). A new session's log is written at once —
 temporal sessions`) from its first turn on, even when this client is killed before the turn
 ends. Running a turn (`Attached.turn`) starts the `run_turn` Update and follows it
 (`Attached.follow`, also how `attach` takes over a turn another client started): the first
-Ctrl-C sends the `abort_turn` Signal and keeps waiting for the turn's balanced end, a second
-stops waiting (the workflow still ends the turn; a later catch-up records it); calls that wait
+ending signal (Ctrl-C, SIGTERM, SIGHUP, SIGQUIT) sends the `abort_turn` Signal and keeps
+waiting for the turn's balanced end, a second ends the process at once with its status (the
+workflow still ends the turn; a later catch-up records it); calls that wait
 for a human are reported to `on_ask` as they appear; with `on_entry`, the turn's entries are
 delivered as they happen (polled from the running workflow) and, at the end, from the turn's
 recorded result; the whole turn is projected once it has ended. Not here: printing and exit
@@ -21,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import signal as os_signal
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +37,7 @@ from temporalio.client import (
 from temporalio.service import RPCError, RPCStatusCode
 
 from ..agent.session import SessionLog, SessionStore, new_session_id
+from ..core.ending import Ended, ProcessEnding
 from .client import (
     SessionStatus,
     abort_turn,
@@ -47,7 +48,9 @@ from .client import (
     status,
     turn_handle,
     workflow_id,
+    workflow_pollers,
 )
+from .cluster import Cluster
 from .connection import Connection, connected
 from .payloads import ApprovalAsk, LogEntry, SessionSpec, TurnResult
 from .projector import catch_up, project_turn
@@ -55,9 +58,11 @@ from .storage import PayloadStore
 
 __all__ = [
     "CLUSTER_FILE",
+    "QUEUE_CHECK_S",
     "AskHandler",
     "Attached",
     "EntryHandler",
+    "NoWorker",
     "SessionUnavailable",
     "Target",
     "attach",
@@ -79,20 +84,42 @@ class Target:
     """Which session on which cluster: `session` None starts a new one; the rest configure a
     new session's workflow (an existing workflow keeps its own)."""
 
-    address: str
+    cluster: Cluster
     task_queue: str = "tether"
     tool_task_queue: str | None = None
     session: str | None = None
-    namespace: str = "default"
     heartbeat_timeout_s: float = 10.0
     turns_per_run: int = 50
     tool_start_timeout_s: float = 60.0
+    model_step_timeout_s: float = 900.0
     payload_store: str | None = None
+    worker_wait_s: float = 300.0
+    """How long a turn waits for a worker of `task_queue` to take it (`NoWorker` after)."""
+    terminate_without_worker: bool = False
+    """At `worker_wait_s`, terminate a session this client started instead of leaving its
+    workflow for a worker that appears later."""
+
+    @property
+    def address(self) -> str:
+        return self.cluster.address
+
+    @property
+    def namespace(self) -> str:
+        return self.cluster.namespace
 
 
 class SessionUnavailable(Exception):
     """The session cannot be attached to, or its workflow refused the turn; the message says
     why and what to do."""
+
+
+class NoWorker(SessionUnavailable):
+    """No worker took the turn within `Target.worker_wait_s`: the message names the task queue
+    and the command that starts a worker for it."""
+
+
+QUEUE_CHECK_S: Final = 2.0
+"""How often a turn that no worker has taken yet asks the server who polls its queue."""
 
 
 def recorded_cluster(store: SessionStore, session_id: str) -> dict[str, str]:
@@ -114,6 +141,8 @@ class Attached:
     handle: WorkflowHandle[Any, Any]
     log: SessionLog
     poll_s: float = 0.25
+    ended: Ended | None = None
+    """The signal that aborted the followed turn (its exit status is `ended.exit_code`)."""
 
     @property
     def session_id(self) -> str:
@@ -134,17 +163,76 @@ class Attached:
         on_ask: AskHandler | None = None,
         on_notice: Callable[[str], None] = lambda _: None,
         on_entry: EntryHandler | None = None,
-    ) -> TurnResult | None:
-        """Run one turn and project it; None when a second Ctrl-C stopped the waiting. Raises
+    ) -> TurnResult:
+        """Run one turn and project it (see `follow` for signals). Raises
         `SessionUnavailable` when the workflow refuses the turn (one is already running, the
         session was closed)."""
         start = self.log.next_seq
         try:
-            update = await start_turn(self.handle, prompt)
+            update = await self._taken(start_turn(self.handle, prompt), on_notice)
         except WorkflowUpdateFailedError as exc:
             raise SessionUnavailable(refusal(exc)) from exc
         return await self.follow(
             update, start, on_ask=on_ask, on_notice=on_notice, on_entry=on_entry
+        )
+
+    async def _taken(
+        self,
+        starting: Awaitable[WorkflowUpdateHandle[TurnResult]],
+        on_notice: Callable[[str], None],
+    ) -> WorkflowUpdateHandle[TurnResult]:
+        """`starting` (the turn's Update, which returns once a worker accepted it), watched: a
+        queue no worker polls is named at once, with the command that starts one; past
+        `worker_wait_s` the turn is given up (`NoWorker`)."""
+        loop = asyncio.get_running_loop()
+        accepting = asyncio.ensure_future(starting)
+        deadline = loop.time() + self.target.worker_wait_s
+        queue = self.target.task_queue
+        told = False
+        try:
+            while True:
+                left = deadline - loop.time()
+                await asyncio.wait({accepting}, timeout=max(0.0, min(QUEUE_CHECK_S, left)))
+                if accepting.done():
+                    return accepting.result()
+                if not told:
+                    with contextlib.suppress(RPCError):
+                        if await workflow_pollers(self.connection.client, queue) == 0:
+                            on_notice(
+                                f"no worker polls the task queue {queue!r} on "
+                                f"{self.target.cluster.describe()}; the turn waits for one "
+                                f"(up to {self.target.worker_wait_s:g} s): "
+                                f"{self._worker_command()}"
+                            )
+                            told = True
+                if loop.time() >= deadline:
+                    break
+        finally:
+            if not accepting.done():
+                accepting.cancel()
+            await asyncio.wait({accepting})
+            if not accepting.cancelled():
+                accepting.exception()  # retrieved: a result or failure was returned/raised above
+        if self.target.terminate_without_worker and self.target.session is None:
+            with contextlib.suppress(RPCError):
+                await self.handle.terminate(reason="no worker took the session's first turn")
+            ended = "; its workflow was terminated"
+        else:
+            ended = (
+                f"; the session's workflow waits for one: start it, then follow the turn "
+                f"with tether temporal attach {self.session_id}"
+            )
+        raise NoWorker(
+            f"no worker took the turn in {self.target.worker_wait_s:g} s on the task queue "
+            f"{queue!r} ({self.target.cluster.describe()}): {self._worker_command()}{ended}"
+        )
+
+    def _worker_command(self) -> str:
+        cluster = self.target.cluster
+        namespace = "" if cluster.namespace == "default" else f" --namespace {cluster.namespace}"
+        return (
+            f"tether worker --address {cluster.address}{namespace} "
+            f"--task-queue {self.target.task_queue}"
         )
 
     async def follow(
@@ -155,13 +243,20 @@ class Attached:
         on_ask: AskHandler | None = None,
         on_notice: Callable[[str], None] = lambda _: None,
         on_entry: EntryHandler | None = None,
-    ) -> TurnResult | None:
+    ) -> TurnResult:
         """Wait for the turn `update` (whose entries start at session-log index `start`) with
-        the Ctrl-C policy of the module note, then project it; None when a second Ctrl-C
-        stopped the waiting."""
-        loop = asyncio.get_running_loop()
+        the policy of the module note, then project it. Any ending signal (SIGINT, SIGTERM,
+        SIGHUP, SIGQUIT: `tether.core.ending`) aborts the turn and keeps waiting for its
+        balanced end (`ended` says which); a second one ends the process at once, with its
+        status (the workflow still ends the turn; a later catch-up records it)."""
         pressed = asyncio.Event()
-        loop.add_signal_handler(os_signal.SIGINT, pressed.set)
+
+        def ending(reason: Ended) -> None:
+            self.ended = reason
+            pressed.set()
+
+        process_ending = ProcessEnding(on_end=ending)
+        process_ending.install()
         delivered = start
         running = asyncio.create_task(update.result())
         helpers: list[asyncio.Task[None]] = []
@@ -179,7 +274,6 @@ class Attached:
                     await asyncio.sleep(self.poll_s)
 
             helpers.append(asyncio.create_task(live()))
-        presses = 0
         try:
             while not running.done():
                 press = asyncio.create_task(pressed.wait())
@@ -188,19 +282,18 @@ class Attached:
                 if running.done():
                     break
                 pressed.clear()
-                presses += 1
-                if presses > 1:
-                    on_notice("stopped waiting; the workflow still ends the turn")
-                    return None
-                on_notice("aborting the turn (waiting for its balanced end; Ctrl-C again to stop)")
+                name = "" if self.ended is None else f" ({self.ended.name})"
+                on_notice(
+                    f"aborting the turn{name} (waiting for its balanced end; again to stop "
+                    "waiting: the workflow still ends the turn)"
+                )
                 await abort_turn(self.handle, "user")
             try:
                 result = running.result()
             except WorkflowUpdateFailedError as exc:  # the workflow refused the turn
                 raise SessionUnavailable(refusal(exc)) from exc
         finally:
-            with contextlib.suppress(RuntimeError):
-                loop.remove_signal_handler(os_signal.SIGINT)
+            process_ending.uninstall()
             for task in (running, *helpers):
                 task.cancel()
                 await asyncio.wait({task})
@@ -253,19 +346,22 @@ class Attached:
 
 
 @contextlib.asynccontextmanager
-async def attach(target: Target, *, cwd: Path) -> AsyncIterator[Attached]:
+async def attach(
+    target: Target, *, cwd: Path, instead: str = "start a new session (without --resume)"
+) -> AsyncIterator[Attached]:
     """A new session (`target.session` None): its log is created and written at once (header,
     and `temporal.json` naming the cluster) and its workflow started. An existing one: its
     workflow must be running; the local log is opened, or created when the session was started
     elsewhere, and caught up with every turn the workflow recorded.
 
-    Raises `SessionUnavailable` when the session has no running workflow, or its log has events
+    Raises `SessionUnavailable` (ending with `instead`, what to do) when the session has no
+    running workflow, or its log has events
     the workflow does not, `SessionError` for a log that cannot be opened, ValueError for a bad
     payload store and RuntimeError when the store or the cluster cannot be reached.
     """
     store = SessionStore()
     payloads = PayloadStore.parse(target.payload_store)
-    async with connected(target.address, target.namespace, payloads) as connection:
+    async with connected(target.cluster, None, payloads) as connection:
         client = connection.client
         if target.session is None:
             session_id = new_session_id()
@@ -275,6 +371,7 @@ async def attach(target: Target, *, cwd: Path) -> AsyncIterator[Attached]:
                 heartbeat_timeout_s=target.heartbeat_timeout_s,
                 turns_per_run=target.turns_per_run,
                 tool_schedule_to_start_s=target.tool_start_timeout_s,
+                llm_start_to_close_s=target.model_step_timeout_s,
             )
             with store.create(session_id=session_id, cwd=cwd, origin="temporal") as log:
                 _record_cluster(store, log, target)
@@ -283,7 +380,7 @@ async def attach(target: Target, *, cwd: Path) -> AsyncIterator[Attached]:
             return
         session_id = target.session
         handle = client.get_workflow_handle(workflow_id(session_id))
-        await _check_running(handle, session_id, target.address)
+        await _check_running(handle, session_id, target.address, instead)
         log = (
             store.open(session_id)
             if store.exists(session_id)
@@ -321,7 +418,9 @@ def _record_cluster(store: SessionStore, log: SessionLog, target: Target) -> Non
     temp.replace(path)
 
 
-async def _check_running(handle: WorkflowHandle[Any, Any], session_id: str, address: str) -> None:
+async def _check_running(
+    handle: WorkflowHandle[Any, Any], session_id: str, address: str, instead: str
+) -> None:
     try:
         description = await handle.describe()
     except RPCError as exc:
@@ -333,6 +432,5 @@ async def _check_running(handle: WorkflowHandle[Any, Any], session_id: str, addr
     if status != WorkflowExecutionStatus.RUNNING:
         shown = "no workflow" if status is None else f"its workflow is {status.name.lower()}"
         raise SessionUnavailable(
-            f"session {session_id} cannot be resumed on {address}: {shown}; start a new "
-            "session (without --resume)"
+            f"session {session_id} cannot be resumed on {address}: {shown}; {instead}"
         )

@@ -37,6 +37,7 @@ from ..plugins.approval import Approval
 from ..tools.arrivals import settle_tools
 from .activities import DEFAULT_SPILL_BYTES, TetherActivities
 from .blobs import DEFAULT_INLINE_BYTES
+from .cluster import Cluster
 from .connection import connected
 from .storage import DEFAULT_THRESHOLD, PayloadStore
 from .workflow import SessionWorkflow
@@ -54,11 +55,10 @@ def workflow_runner() -> SandboxedWorkflowRunner:
 
 @dataclass(frozen=True)
 class WorkerSettings:
-    address: str
+    cluster: Cluster
     task_queue: str
     cwd: Path
     config: Path | None = None
-    namespace: str = "default"
     yolo: bool = False
     allow: Sequence[str] = ()
     heartbeat_throttle_s: float = 0.5
@@ -107,7 +107,7 @@ async def run_worker(
             f"tether@{socket.gethostname()}:{os.getpid()}/{settings.task_queue}"
         )
         apply_flags(ctx, yolo=settings.yolo, allow=settings.allow)
-        async with connected(settings.address, settings.namespace, store) as connection:
+        async with connected(settings.cluster, None, store) as connection:
             activities = TetherActivities(
                 ctx,
                 cwd=settings.cwd,

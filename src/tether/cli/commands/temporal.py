@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal as os_signal
 import sys
 import threading
@@ -50,12 +49,14 @@ from ...agent.session import SessionError, SessionStore
 from ...core.ending import Ended, ProcessEnding
 from ...kernel import tether_home
 from ..sandbox_option import SandboxOpt
+from ..temporal_cluster import ClusterFlags
 from ..temporal_output import OutputFormat, TurnOutput
 
 if TYPE_CHECKING:
     from temporalio.client import WorkflowHandle
 
     from ...temporal.client import SessionStatus
+    from ...temporal.cluster import Cluster
     from ...temporal.frontend import Attached, Target
     from ...temporal.payloads import ApprovalAsk
 
@@ -70,7 +71,11 @@ OutputFormatOpt = Annotated[
 
 __all__ = ["SessionOptions", "app", "chat_on_temporal", "run_on_temporal", "worker"]
 
-DEFAULT_ADDRESS: Final = "127.0.0.1:7233"
+_CLUSTER = ClusterFlags()
+
+EXIT_NO_WORKER: Final = 75
+"""`run --temporal` whose turn no worker took within `--worker-wait-s` (EX_TEMPFAIL: the session
+is still there; start a worker and attach)."""
 
 app = cyclopts.App(name="temporal", help="Durable sessions on Temporal (the `temporal` extra).")
 
@@ -106,11 +111,10 @@ def _on_stop_signals(event: asyncio.Event) -> None:
 
 async def worker(
     *,
-    address: Annotated[str, cyclopts.Parameter(name="--address", help="Temporal frontend.")],
+    cluster: ClusterFlags = _CLUSTER,
     task_queue: Annotated[str, cyclopts.Parameter(name="--task-queue")] = "tether",
     config: Annotated[Path | None, cyclopts.Parameter(name="--config")] = None,
     cwd: Annotated[Path | None, cyclopts.Parameter(name="--cwd")] = None,
-    namespace: Annotated[str, cyclopts.Parameter(name="--namespace")] = "default",
     yolo: Annotated[bool, cyclopts.Parameter(name="--yolo", negative=())] = False,
     allow: Annotated[tuple[str, ...], cyclopts.Parameter(name="--allow", negative=())] = (),
     heartbeat_throttle_s: Annotated[float, cyclopts.Parameter(name="--heartbeat-throttle-s")] = 0.5,
@@ -153,12 +157,16 @@ async def worker(
     from ...kernel import ConfigError
     from ...temporal.worker import WorkerSettings, run_worker
 
+    try:
+        where = cluster.resolve()
+    except ValueError as exc:
+        sys.stderr.write(f"tether: {exc}\n")
+        return 2
     settings = WorkerSettings(
-        address=address,
+        cluster=where,
         task_queue=task_queue,
         cwd=(cwd or Path.cwd()).resolve(),
         config=config,
-        namespace=namespace,
         yolo=yolo,
         allow=allow,
         heartbeat_throttle_s=heartbeat_throttle_s,
@@ -182,7 +190,7 @@ async def worker(
         stop.set()
 
     def ready(identity: str) -> None:
-        sys.stderr.write(f"tether worker: {identity} polls {task_queue!r} at {address}\n")
+        sys.stderr.write(f"tether worker: {identity} polls {task_queue!r} at {where.describe()}\n")
         sys.stderr.flush()
 
     with ProcessEnding(on_end=stopping) as ending:
@@ -250,7 +258,6 @@ class SessionOptions:
             help="The task queue of the workspace's workers (default: --task-queue).",
         ),
     ] = None
-    namespace: Annotated[str, cyclopts.Parameter(name="--namespace")] = "default"
     heartbeat_timeout_s: Annotated[
         float,
         cyclopts.Parameter(
@@ -273,22 +280,48 @@ class SessionOptions:
             "TOOL_NOT_STARTED (a new session's setting).",
         ),
     ] = 60.0
+    model_step_timeout_s: Annotated[
+        float,
+        cyclopts.Parameter(
+            name="--model-step-timeout-s",
+            help="A model step's start-to-close timeout (a new session's setting).",
+        ),
+    ] = 900.0
+    worker_wait_s: Annotated[
+        float,
+        cyclopts.Parameter(
+            name="--worker-wait-s",
+            help="How long a turn waits for a worker of --task-queue to take it before the "
+            f"run ends with exit code {EXIT_NO_WORKER} (a queue nobody polls is named at once).",
+        ),
+    ] = 300.0
+    terminate_if_no_worker: Annotated[
+        bool,
+        cyclopts.Parameter(
+            name="--terminate-if-no-worker",
+            negative=(),
+            help="At --worker-wait-s, terminate the new session's workflow instead of leaving it "
+            "for a worker started later.",
+        ),
+    ] = False
     payload_store: PayloadStoreOpt = None
 
-    def target(self, address: str) -> Target:
-        """The session these options name on `address` (needs temporalio)."""
+    def target(self, cluster: Cluster) -> Target:
+        """The session these options name on `cluster` (needs temporalio)."""
         from ...temporal.frontend import Target
 
         return Target(
-            address=address,
+            cluster=cluster,
             task_queue=self.task_queue,
             tool_task_queue=self.tool_task_queue,
             session=self.resume,
-            namespace=self.namespace,
             heartbeat_timeout_s=self.heartbeat_timeout_s,
             turns_per_run=self.turns_per_run,
             tool_start_timeout_s=self.tool_start_timeout_s,
+            model_step_timeout_s=self.model_step_timeout_s,
             payload_store=self.payload_store,
+            worker_wait_s=self.worker_wait_s,
+            terminate_without_worker=self.terminate_if_no_worker,
         )
 
 
@@ -306,6 +339,7 @@ async def run_on_temporal(
     *,
     temporal: TemporalOpt,
     options: SessionOptions = _OPTIONS,
+    cluster: ClusterFlags = _CLUSTER,
     output_format: OutputFormatOpt = "text",
 ) -> int:
     """Run one turn of a durable session on Temporal and print the answer (0 iff the turn
@@ -317,15 +351,20 @@ async def run_on_temporal(
     task
         What to do; `-` reads it from stdin.
     """
-    return await _run(options, temporal, task, output_format)
+    return await _run(options, cluster, temporal, task, output_format)
 
 
-async def chat_on_temporal(*, temporal: TemporalOpt, options: SessionOptions = _OPTIONS) -> int:
+async def chat_on_temporal(
+    *,
+    temporal: TemporalOpt,
+    options: SessionOptions = _OPTIONS,
+    cluster: ClusterFlags = _CLUSTER,
+) -> int:
     """Talk to a durable session on Temporal, one turn per line. Ctrl-C aborts the running
     turn; /exit or end of input quits (the session lives on: attach again with --resume).
     Calls that wait for approval are asked about here: y (allow once), n (reject), or
     d REASON (reject, and the model reads the reason)."""
-    return await _chat(options, temporal)
+    return await _chat(options, cluster, temporal)
 
 
 @app.command(name="run")
@@ -335,6 +374,7 @@ async def run(
     /,
     *,
     options: SessionOptions = _OPTIONS,
+    cluster: ClusterFlags = _CLUSTER,
     output_format: OutputFormatOpt = "text",
 ) -> int:
     """Run one turn of a durable session on the Temporal cluster at ADDRESS; print the answer
@@ -347,11 +387,13 @@ async def run(
     task
         What to do; `-` reads it from stdin.
     """
-    return await _run(options, address, task, output_format)
+    return await _run(options, cluster, address, task, output_format)
 
 
 @app.command(name="chat")
-async def chat(address: str, /, *, options: SessionOptions = _OPTIONS) -> int:
+async def chat(
+    address: str, /, *, options: SessionOptions = _OPTIONS, cluster: ClusterFlags = _CLUSTER
+) -> int:
     """Talk to a durable session on the Temporal cluster at ADDRESS, one turn per line (the
     same as `tether chat --temporal ADDRESS`).
 
@@ -360,7 +402,7 @@ async def chat(address: str, /, *, options: SessionOptions = _OPTIONS) -> int:
     address
         The Temporal frontend, e.g. 127.0.0.1:7233.
     """
-    return await _chat(options, address)
+    return await _chat(options, cluster, address)
 
 
 def _notice(text: str) -> None:
@@ -380,11 +422,32 @@ def _failed(exc: BaseException) -> int:
     """The one line for a session that cannot be used, a store or a cluster that cannot be
     reached; the exit code."""
     _notice(str(exc))
+    return _failure_code(exc)
+
+
+def _failure_code(exc: BaseException) -> int:
     return 2 if isinstance(exc, SessionError | ValueError) else 1
 
 
+def _failure_kind(exc: BaseException) -> str:
+    """The code of a json `result` record for a run that could not start or follow its turn."""
+    from ...temporal.connection import ClusterUnreachable
+
+    if isinstance(exc, ClusterUnreachable):
+        return "TEMPORAL_UNREACHABLE"
+    if isinstance(exc, SessionError):
+        return "SESSION_UNAVAILABLE"
+    if isinstance(exc, ValueError):
+        return "INVALID_CONFIG"
+    return "TEMPORAL_ERROR"
+
+
 async def _run(
-    options: SessionOptions, address: str, task: str | None, output_format: OutputFormat
+    options: SessionOptions,
+    cluster: ClusterFlags,
+    address: str,
+    task: str | None,
+    output_format: OutputFormat,
 ) -> int:
     text = sys.stdin.read() if task == "-" else task
     if text is None or not text.strip():
@@ -392,10 +455,13 @@ async def _run(
         return 2
     if not _have_temporalio():
         return 2
-    from ...temporal.frontend import SessionUnavailable, attach
+    from ...temporal.frontend import NoWorker, SessionUnavailable, attach
 
-    target = options.target(address)
     output = TurnOutput(output_format)
+    try:
+        target = options.target(cluster.resolve(address=address))
+    except ValueError as exc:
+        return output.refuse(str(exc), code=2)
 
     async def tell(attached: Attached, ask: ApprovalAsk) -> None:
         _notice(
@@ -412,20 +478,25 @@ async def _run(
             )
             if output.report is not None and not output.report.info.model:  # none recorded
                 output.name_model((await session.status()).model)
-            return output.finish(result, session_id=session.session_id)
+            return output.finish(result, session_id=session.session_id, ended=session.ended)
+    except NoWorker as exc:
+        return output.refuse(str(exc), code=EXIT_NO_WORKER, error="NO_WORKER")
     except SessionUnavailable as exc:
-        _notice(str(exc))
-        return 2
+        return output.refuse(str(exc), code=2, error="SESSION_UNAVAILABLE")
     except _problems() as exc:
-        return _failed(exc)
+        return output.refuse(str(exc), code=_failure_code(exc), error=_failure_kind(exc))
 
 
-async def _chat(options: SessionOptions, address: str) -> int:
+async def _chat(options: SessionOptions, cluster: ClusterFlags, address: str) -> int:
     if not _have_temporalio():
         return 2
     from ...temporal.frontend import SessionUnavailable, attach
 
-    target = options.target(address)
+    try:
+        target = options.target(cluster.resolve(address=address))
+    except ValueError as exc:
+        _notice(str(exc))
+        return 2
 
     lines = _Lines()
     try:
@@ -449,8 +520,9 @@ async def _chat(options: SessionOptions, address: str) -> int:
                 result = await session.turn(
                     text, on_ask=lines.answer, on_notice=_notice, on_entry=output.on_entry
                 )
-                if result is None:
-                    return 130
+                if session.ended is not None:  # a signal aborted the turn: chat ends too
+                    output.finish(result, session_id=session.session_id, ended=session.ended)
+                    return session.ended.exit_code
                 if result.text and not output.tty:
                     sys.stdout.write(result.text + "\n")
                 elif output.tty:
@@ -516,31 +588,18 @@ class _Lines:
 
 # -- finding and stopping running sessions ---------------------------------------------------------
 
-AddressOpt = Annotated[
-    str | None,
-    cyclopts.Parameter(
-        name="--address",
-        help="The Temporal frontend (default $TEMPORAL_ADDRESS, else the one the session's "
-        "log records, else 127.0.0.1:7233).",
-    ),
-]
-NamespaceOpt = Annotated[str | None, cyclopts.Parameter(name="--namespace")]
-
 
 def _cluster(
-    session: str | None, address: str | None, namespace: str | None, payload_store: str | None
-) -> tuple[str, str, str | None]:
-    """(address, namespace, payload store) of the module note's order of precedence."""
+    session: str | None, cluster: ClusterFlags, payload_store: str | None
+) -> tuple[Cluster, str | None]:
+    """The cluster (flags, then temporalio's environment configuration, then what the session's
+    log records) and the payload store (the flag, else the recorded one)."""
     recorded: dict[str, str] = {}
     if session is not None:
         from ...temporal.frontend import recorded_cluster
 
         recorded = recorded_cluster(SessionStore(), session)
-    return (
-        address or os.environ.get("TEMPORAL_ADDRESS") or recorded.get("address") or DEFAULT_ADDRESS,
-        namespace or recorded.get("namespace") or "default",
-        payload_store or recorded.get("payload_store"),
-    )
+    return cluster.resolve(recorded=recorded), payload_store or recorded.get("payload_store")
 
 
 def _ago(when: datetime | None, now: datetime) -> str:
@@ -557,8 +616,7 @@ def _ago(when: datetime | None, now: datetime) -> str:
 @app.command(name="sessions")
 async def sessions_(
     *,
-    address: AddressOpt = None,
-    namespace: NamespaceOpt = None,
+    cluster: ClusterFlags = _CLUSTER,
     payload_store: PayloadStoreOpt = None,
     as_json: Annotated[bool, cyclopts.Parameter(name="--json", negative=())] = False,
 ) -> int:
@@ -571,9 +629,9 @@ async def sessions_(
     from ...temporal.connection import connected
     from ...temporal.storage import PayloadStore
 
-    where, space, store = _cluster(None, address, namespace, payload_store)
     try:
-        async with connected(where, space, PayloadStore.parse(store)) as connection:
+        where, store = _cluster(None, cluster, payload_store)
+        async with connected(where, None, PayloadStore.parse(store)) as connection:
             handles = [h async for h in sessions.running_sessions(connection.client)]
             statuses = await asyncio.gather(*(_status_or_none(h) for h in handles))
             found = [
@@ -588,7 +646,7 @@ async def sessions_(
         sys.stdout.write(json.dumps(rows, ensure_ascii=False) + "\n")
         return 0
     if not found:
-        _notice(f"no running sessions on {where} ({space})")
+        _notice(f"no running sessions on {where.describe()}")
         return 0
     sys.stdout.write(
         f"{'SESSION':<28} {'TURN':>4}  {'STATE':<9} {'LAST ACTIVITY':<14} ASK  PROMPT\n"
@@ -637,8 +695,7 @@ async def attach_(
     session: str,
     /,
     *,
-    address: AddressOpt = None,
-    namespace: NamespaceOpt = None,
+    cluster: ClusterFlags = _CLUSTER,
     payload_store: PayloadStoreOpt = None,
     output_format: OutputFormatOpt = "text",
 ) -> int:
@@ -652,7 +709,7 @@ async def attach_(
     session
         The session id (`tether temporal sessions` lists the running ones).
     """
-    return await _take_over(session, address, namespace, payload_store, output_format, abort=False)
+    return await _take_over(session, cluster, payload_store, output_format, abort=False)
 
 
 @app.command(name="abort")
@@ -660,8 +717,7 @@ async def abort(
     session: str,
     /,
     *,
-    address: AddressOpt = None,
-    namespace: NamespaceOpt = None,
+    cluster: ClusterFlags = _CLUSTER,
     payload_store: PayloadStoreOpt = None,
 ) -> int:
     """Abort SESSION's running turn — also one whose client is gone — and wait for its balanced
@@ -673,13 +729,12 @@ async def abort(
     session
         The session id (`tether temporal sessions` lists the running ones).
     """
-    return await _take_over(session, address, namespace, payload_store, "text", abort=True)
+    return await _take_over(session, cluster, payload_store, "text", abort=True)
 
 
 async def _take_over(
     session: str,
-    address: str | None,
-    namespace: str | None,
+    cluster: ClusterFlags,
     payload_store: str | None,
     output_format: OutputFormat,
     *,
@@ -690,11 +745,12 @@ async def _take_over(
     from ...temporal.client import abort_turn
     from ...temporal.frontend import SessionUnavailable, Target, attach
 
-    where, space, store = _cluster(session, address, namespace, payload_store)
-    target = Target(address=where, session=session, namespace=space, payload_store=store)
     output = TurnOutput(output_format)
     try:
-        async with attach(target, cwd=Path.cwd()) as attached:
+        where, store = _cluster(session, cluster, payload_store)
+        target = Target(cluster=where, session=session, payload_store=store)
+        instead = "`tether temporal sessions` lists the running sessions"
+        async with attach(target, cwd=Path.cwd(), instead=instead) as attached:
             running = await attached.running_turn()
             if running is None:
                 _notice(
@@ -707,8 +763,6 @@ async def _take_over(
                 await abort_turn(attached.handle, "user")
                 _notice(f"aborting the running turn of session {session}; waiting for its end")
                 result = await attached.follow(update, start, on_notice=_notice)
-                if result is None:
-                    return 130
                 _notice(
                     f"turn {result.turn} ended {result.reason.get('kind')}; tool outcomes are "
                     f"recorded (tether sessions show {session})"
@@ -719,7 +773,7 @@ async def _take_over(
             result = await attached.follow(
                 update, start, on_notice=_notice, on_entry=output.on_entry
             )
-            return output.finish(result, session_id=session)
+            return output.finish(result, session_id=session, ended=attached.ended)
     except SessionUnavailable as exc:
         _notice(str(exc))
         return 2
@@ -736,7 +790,7 @@ async def approve(
     *,
     reject: Annotated[bool, cyclopts.Parameter(name="--reject", negative=())] = False,
     reason: Annotated[str | None, cyclopts.Parameter(name="--reason")] = None,
-    namespace: Annotated[str, cyclopts.Parameter(name="--namespace")] = "default",
+    cluster: ClusterFlags = _CLUSTER,
     payload_store: PayloadStoreOpt = None,
 ) -> int:
     """List the tool calls of SESSION waiting for approval, or answer CALL_ID: allow it once,
@@ -763,7 +817,8 @@ async def approve(
         sys.stderr.write("tether: --reason goes with --reject (the model reads why)\n")
         return 2
     try:
-        async with connected(address, namespace, PayloadStore.parse(payload_store)) as connection:
+        where = cluster.resolve(address=address)
+        async with connected(where, None, PayloadStore.parse(payload_store)) as connection:
             handle = connection.client.get_workflow_handle(sessions.workflow_id(session))
             if call_id is None:
                 for ask in await sessions.pending_approvals(handle):
