@@ -412,28 +412,34 @@ class Pipeline:
 
     async def _dispatch(self, call: Call) -> Reached:
         call.stage = DISPATCH
+        escaped: BaseException | None = None
+        wrappers = call.listeners.get(_EXECUTE)
         try:
-            wrappers = call.listeners.get(_EXECUTE)
-            if wrappers is None:  # the base's results are already normal
-                result = await self._base(call)
+            if wrappers is None:
+                raw: object = await self._base(call)
             else:
                 raw = await _waterfall(wrappers, (call.view,), partial(self._base, call))
-                if raw is call.outcome and type(raw) is ToolSuccess and raw._owner is call.token:
-                    result = raw  # the base's own canonical success, passed through
-                else:
-                    result = normalize(call, raw, self._resolve)
-        except asyncio.CancelledError as exc:
-            if _being_cancelled(call):  # the caller's own: every wrapper scope let it through
-                call.interrupted = True
-                if call.outcome is not None:  # the base's raw result: add what dispatch would
-                    call.outcome = with_deferred(call, call.outcome)
-                raise
-            return failure_from(exc), False
-        except Exception as exc:
-            return failure_from(exc), False
-        finally:
-            call.signal = call.caller_signal
+        except GeneratorExit:  # closed: nothing can be awaited; every body in flight stops
             call.stage = FINALIZE
+            _abort_in_flight(call)
+            raise
+        except BaseException as exc:
+            escaped = exc
+        call.stage = FINALIZE  # the waterfall has ended: a next() from now on starts nothing
+        if call.run is not None:  # a base left in flight (a shielded next(), one in a task)
+            escaped = await _quiesce(call, escaped)
+        call.signal = call.caller_signal
+        if escaped is not None:
+            return _dispatch_escaped(call, escaped)
+        if wrappers is None:  # the base's results are already normal
+            result: ToolExecutionResult = raw  # type: ignore[assignment]
+        elif raw is call.outcome and type(raw) is ToolSuccess and raw._owner is call.token:
+            result = raw  # the base's own canonical success, passed through
+        else:
+            try:
+                result = normalize(call, raw, self._resolve)
+            except Exception as exc:
+                return failure_from(exc), False
         if call.deferred:
             result = with_deferred(call, result)
         if call.caller_signal._aborted or call.interrupted:
@@ -447,16 +453,20 @@ class Pipeline:
         signal; once the body has settled, its outcome is `call.outcome` and the cancellation is
         raised from here, inside every wrapper's scope (see the module note). A cancellation a
         wrapper swallowed before delegating is raised from here without starting the body."""
+        stage = call.stage
+        if stage is not DISPATCH and stage is not BODY:  # the waterfall has ended
+            return aborted_before_dispatch_result()  # a kept next(): it starts nothing
         wrapper_signal = call.signal
         caller_signal = call.caller_signal
         if wrapper_signal._aborted or caller_signal._aborted or call.interrupted:
-            return aborted_before_dispatch_result()
+            return _stopped(call)
         if _being_cancelled(call):  # a wrapper swallowed a cancellation and delegated anyway
-            call.outcome = aborted_before_dispatch_result()
+            call.outcome = _stopped(call)
             raise asyncio.CancelledError
         body_signal = AbortSignal()
         relay = _Relay(body_signal, wrapper_signal, caller_signal, call, self._slow_stop_after_s)
         call.signal = body_signal
+        call.stage = BODY
         result: ToolExecutionResult
         cancelled: BaseException | None = None
         try:
@@ -464,14 +474,9 @@ class Pipeline:
             tool = self._lookup(call.name) if scope is None else self._visible(call.name, scope)
             if tool is None:
                 raise ToolNotFoundError(call.name)
-            call.body_invoked = True
-            call.stage = BODY
-            try:
-                value, raised, cancelled = await _run_body(tool, call, relay)
-            finally:
-                call.stage = DISPATCH
-            if not call.body_invoked:  # cancelled before the body's first step: it never ran
-                result = aborted_before_dispatch_result()
+            value, raised, cancelled = await _run_body(tool, call, relay)
+            if not relay.started:  # cancelled before the body's first step: it never ran
+                result = _stopped(call)
             elif raised is None:
                 result = canonical_success(tool, call, value)
                 if body_signal._aborted:
@@ -484,12 +489,17 @@ class Pipeline:
                 reason = body_signal._reason  # the first cause: a deadline that fired earlier
                 if type(reason) is TimeoutReason:  # stays a timeout; no wrapper can say so now
                     result = timed_out_result(reason)
+        except GeneratorExit:  # closed mid-body: the body stops on its abort, keeps its signal
+            relay.detach()
+            raise
         except Exception as exc:  # resolution and canonicalization failures
             result = failure_from(exc)
-        finally:
-            relay.detach()
+        relay.detach()
+        stage = call.stage
+        if stage is BODY or stage is DISPATCH:  # the waterfall still runs: it writes the call
+            call.stage = DISPATCH
             call.signal = wrapper_signal
-        call.outcome = result
+            call.outcome = result
         if cancelled is not None:
             raise cancelled
         return result
@@ -530,7 +540,11 @@ class Pipeline:
         return self.finish(call, result)
 
     def finish(self, call: Call, result: ToolExecutionResult) -> ToolExecutionResult:
-        """Spec §1.14, synchronous and exactly once: freeze, finalize content, publish."""
+        """Spec §1.14, synchronous and exactly once: freeze, finalize content, publish.
+
+        Publication cannot be interrupted: a `BaseException` from `finalize_content` makes the
+        result that exception's failure, one from an observer is held until every observer has
+        seen the result; either is raised once the call is published (as a body's is)."""
         if call.stage is PUBLISHED:
             raise RuntimeError(f'tool "{call.name}" ({call.call_id}): result already published')
         if type(result) is ToolSuccess and result._owner is call.token:
@@ -542,6 +556,7 @@ class Pipeline:
                 final = materialize(failure_from(exc))
         finalizer = call.finalizer
         view = call.view
+        fatal: BaseException | None = None
         if finalizer is not None:
             try:
                 content = finalizer(view, final)
@@ -549,6 +564,9 @@ class Pipeline:
                     final = with_content(final, content)
             except Exception as exc:
                 final = materialize(failure_from(exc))
+            except BaseException as exc:  # published as its failure, then raised
+                final = materialize(failure_from(exc))
+                fatal = exc
         call.stage = PUBLISHED
         call.outcome = final
         observers = call.listeners.get(_RESULT)
@@ -560,14 +578,30 @@ class Pipeline:
                         if inspect.iscoroutine(returned):
                             returned.close()
                         raise TypeError("observers are synchronous; it returned an awaitable")
-                except Exception as exc:
-                    _log.warning(
-                        'tool "%s" (%s): tools/result observer failed: %s',
-                        call.name,
-                        call.call_id,
-                        error_message(exc),
-                    )
+                except BaseException as exc:  # the next observers still see the result
+                    fatal = _observer_failed(call, exc, fatal)
+        if fatal is not None:
+            raise fatal
         return final
+
+
+def _observer_failed(
+    call: Call, exc: BaseException, fatal: BaseException | None
+) -> BaseException | None:
+    """An observer raised: an `Exception` is logged; the first `BaseException` is kept, to be
+    raised once every observer has seen the result. Returns what is kept."""
+    if not isinstance(exc, Exception):
+        return exc if fatal is None else fatal
+    try:
+        _log.warning(
+            'tool "%s" (%s): tools/result observer failed: %s',
+            call.name,
+            call.call_id,
+            error_message(exc),
+        )
+    except Exception:  # e.g. no stack left to log with: the observers still come first
+        pass
+    return fatal
 
 
 class _Relay(BodyRun):
@@ -640,15 +674,16 @@ async def _run_body(
     `(None, what it raised, cancelled)`, where `cancelled` is the awaiting task's cancellation
     that arrived meanwhile (None if none did), for the caller to raise once it has built the
     outcome. Clears `call.body_invoked` when the body never started. See the module note."""
-    coro = (
-        tool.execute(call.arguments, call.view)
-        if tool.is_async
-        else run_sync_body(tool.execute, call.arguments, call.view)
-    )
-    loop = _running_loop()
     body_signal = relay.signal
+    if tool.is_async:
+        coro = tool.execute(call.arguments, call.view)
+        sync = False
+    else:
+        coro = run_sync_body(relay, body_signal, tool.execute, call.arguments, call.view)
+        sync = True
+    loop = _running_loop()
     name = f"{BODY_TASK_PREFIX}{call.name} {call.call_id}"
-    start_body(coro, loop, name, body_signal, relay)  # type: ignore[arg-type]
+    start_body(coro, loop, name, body_signal, relay, sync)  # type: ignore[arg-type]
     task = relay.task
     cancelled: BaseException | None = None
     if task.done():
@@ -660,14 +695,31 @@ async def _run_body(
         relay._watched = task
         if body_signal._aborted:  # aborted while the first step ran
             relay.watch()
+        if call.run is None:  # in flight: the dispatch stage stops it if the waterfall ends
+            call.run = relay
+        else:
+            _also_in_flight(call, relay)
         try:
             await settle
         except asyncio.CancelledError as exc:
+            # The settle future is private: a cancellation here is the awaiter's, by construction
+            # (one requested before execute() and delivered now included). Recorded where it
+            # lands, so dispatch knows it for its own when it leaves the waterfall.
             body_signal._abort(AbortError())  # also if the body just ended: it ends aborted
             relay.watch()
-            cancelled = await _drain(task, loop, exc)
-    if not relay.started:
-        call.body_invoked = False
+            cancelled = call.landed = await _drain(task, loop, exc)
+        except GeneratorExit:  # closed mid-body: nothing can be awaited now
+            body_signal._abort(AbortError())
+            relay.watch()
+            if relay.started:
+                call.body_invoked = True
+            raise
+        if call.run is relay:
+            call.run = None
+        elif call.runs is not None and relay in call.runs:
+            call.runs.remove(relay)
+    if relay.started:  # sticky: a body of this call ran
+        call.body_invoked = True
     try:  # what the body ended with (marks an exception as retrieved)
         value = task.result()
     except BaseException as exc:  # the body's own outcome, classified by `_base`
@@ -696,6 +748,78 @@ async def _drain(
                     exc.__context__ = cancelled
                 cancelled = exc
     return cancelled
+
+
+def _stopped(call: Call) -> ToolExecutionResult:
+    """What a base that starts no body returns: `ABORTED` when a body of this call already ran
+    (a retry), else `ABORTED_BEFORE_DISPATCH`: no body of this call ever started."""
+    return aborted_result() if call.body_invoked else aborted_before_dispatch_result()
+
+
+def _also_in_flight(call: Call, relay: _Relay) -> None:
+    """A second base in flight at once (a wrapper running `next()` concurrently)."""
+    if call.runs is None:
+        call.runs = [relay]
+    else:
+        call.runs.append(relay)
+
+
+def _in_flight(call: Call) -> list[_Relay]:
+    """Every base still in flight, now owned by the caller (the call forgets them)."""
+    runs = [] if call.run is None else [call.run]
+    if call.runs is not None:
+        runs.extend(call.runs)
+    call.run = None
+    call.runs = None
+    return runs
+
+
+def _abort_in_flight(call: Call) -> list[_Relay]:
+    """Abort every body still in flight (each stops on its own signal), and take them."""
+    runs = _in_flight(call)
+    for run in runs:
+        run.abort(AbortError())
+        if run.started:
+            call.body_invoked = True
+    return runs
+
+
+async def _quiesce(call: Call, escaped: BaseException | None) -> BaseException | None:
+    """The waterfall ended while a base was still in flight: abort its body and wait until it
+    has settled, so the result is built (and published) only once no body of the call runs.
+    Cancellations of the awaiting task meanwhile land on a private waiter — the caller's by
+    construction: the newest is returned (chained to what escaped before), to be raised."""
+    loop = _running_loop()
+    for run in _abort_in_flight(call):
+        task = run.task
+        while not task.done():
+            try:
+                with _shielded():
+                    await settled(task, loop)
+            except asyncio.CancelledError as exc:
+                if exc is not escaped:
+                    if exc.__context__ is None:
+                        exc.__context__ = escaped
+                    escaped = call.landed = exc
+        if run.started:
+            call.body_invoked = True
+    return escaped
+
+
+def _dispatch_escaped(call: Call, exc: BaseException) -> Reached:
+    """What an exception leaving the `tools/execute` waterfall makes of the dispatch: the
+    caller's cancellation goes on (the one it requested, or one that landed on the pipeline's
+    own waiters), a `KeyboardInterrupt`/`SystemExit` goes on, anything else is a failure."""
+    if isinstance(exc, asyncio.CancelledError):
+        if exc is call.landed or _being_cancelled(call):  # every wrapper scope let it through
+            call.interrupted = True
+            if call.outcome is not None:  # the base's raw result: add what dispatch would
+                call.outcome = with_deferred(call, call.outcome)
+            raise exc
+        return failure_from(exc), False
+    if isinstance(exc, Exception):
+        return failure_from(exc), False
+    raise exc
 
 
 def _shielded() -> contextlib.AbstractContextManager[object]:
@@ -743,8 +867,6 @@ def _escaped_outcome(call: Call, exc: BaseException) -> ToolExecutionResult:
     when the awaiting task was cancelled), or what the exception says."""
     if isinstance(exc, asyncio.CancelledError | GeneratorExit):
         call.interrupted = True
-        if call.stage is BODY:  # closed mid-body (GeneratorExit): the body must still stop
-            call.signal._abort(AbortError())
     outcome = call.outcome
     if outcome is None:
         if not call.interrupted:
