@@ -23,9 +23,14 @@ Contract:
 from __future__ import annotations
 
 import asyncio
+import gc
+import logging
+import sys
 import threading
+import warnings
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 from typing import Any
 
 import pytest
@@ -42,6 +47,7 @@ from tether import (
     ToolRunContext,
 )
 from tether.kernel import Context
+from tether.tools import ToolRuntime
 from tether.tools.body import EAGER
 
 from .conftest import ABD_JSON, ABORTED_JSON, call, raw_tool, success_json
@@ -417,3 +423,59 @@ async def test_an_observer_raising_a_base_exception_hides_the_result_from_no_oth
     with pytest.raises(SystemExit):
         await ctx.tools.execute(call("echo"))
     assert published == [success_json("ok")]
+
+
+# -- 7. at the recursion limit -------------------------------------------------------------------
+
+
+async def _from_depth(frames: int, make: Callable[[], Awaitable[Any]]) -> Any:
+    if frames == 0:
+        return await make()
+    return await _from_depth(frames - 1, make)
+
+
+def test_at_the_recursion_limit_every_call_seen_has_one_result_and_nothing_is_left_pending(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    seen: list[str] = []
+    published: list[str] = []
+    outcomes: list[str] = []
+
+    async def pre(exec: ToolExecution, next: Next) -> object:
+        seen.append(exec.call_id)
+        return await next()
+
+    async def body(args: Any, exec: ToolRunContext) -> str:
+        await asyncio.sleep(0)
+        return "ok"
+
+    async def main() -> None:
+        ctx = Context()
+        await ctx.plugin(ToolRuntime)
+        ctx.on("tools/pre-execute", pre)
+        ctx.on("tools/result", lambda exec, result: published.append(exec.call_id))
+        ctx.tools.register(raw_tool("deep", body))
+        limit = sys.getrecursionlimit()
+        for depth in range(limit - 160, limit):
+            made = call("deep", call_id=f"c{depth}")
+            try:
+                await _from_depth(depth, partial(ctx.tools.execute, made))
+                outcomes.append("result")
+            except RecursionError:
+                outcomes.append("recursion")
+        await ctx.dispose()
+
+    with (
+        caplog.at_level(logging.ERROR, logger="asyncio"),
+        warnings.catch_warnings(record=True) as caught,
+    ):
+        warnings.simplefilter("always")
+        asyncio.run(main())
+        gc.collect()
+
+    assert "recursion" in outcomes  # the sweep reached the limit
+    assert "result" in outcomes
+    assert sorted(published) == sorted(set(published))  # at most one result per call
+    assert set(seen) <= set(published)  # every call a listener saw has its result
+    assert [r.getMessage() for r in caplog.records] == []
+    assert [str(w.message) for w in caught if "never awaited" in str(w.message)] == []

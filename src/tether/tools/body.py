@@ -64,6 +64,7 @@ __all__ = [
     "BODY_TASK_PREFIX",
     "EAGER",
     "EAGER_DEPTH",
+    "HEADROOM",
     "BodyRun",
     "BodyTask",
     "Fatal",
@@ -75,6 +76,11 @@ __all__ = [
 
 EAGER_DEPTH: Final = 16
 """Nested eager starts allowed on one thread before a body starts as a plain task."""
+
+HEADROOM: Final = 100
+"""Frames of recursion limit lent to the pipeline's own bookkeeping when a call's stack ran out
+(publishing its result; creating a body task on a plain start), so that neither is left half
+done: the interpreter lends about as much while it handles a `RecursionError`."""
 
 EAGER: Final = sys.version_info >= (3, 12)
 """Whether bodies can start eagerly here (asyncio's public `eager_start`, Python >= 3.12)."""
@@ -176,11 +182,22 @@ def start_body(
             _nesting.depth = depth
         run.task = task
         if task.done():
+            if not run.started:  # e.g. no stack left to enter `_run`: never awaited otherwise
+                coro.close()
             return
         run.settle = loop.create_future()
     else:
         run.settle = loop.create_future()
-        task = asyncio.Task(_run(coro, run, signal, sync), loop=loop, name=name)
+        runner = _run(coro, run, signal, sync)
+        # Constructing a plain task schedules its first step (Python frames of the loop's
+        # `call_soon`): out of stack there, asyncio would drop a half-made task that logs as
+        # destroyed pending. The limit is raised for the constructor alone.
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(limit + HEADROOM)
+        try:
+            task = asyncio.Task(runner, loop=loop, name=name)
+        finally:
+            sys.setrecursionlimit(limit)
         run.task = task
     task.add_done_callback(run._task_done)
 

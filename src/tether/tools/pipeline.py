@@ -68,6 +68,7 @@ from ..kernel.events import EventTable, Listener, waterfall
 from .approval import ApprovalRequest
 from .body import (
     BODY_TASK_PREFIX,
+    HEADROOM,
     BodyRun,
     BodyTask,
     Fatal,
@@ -225,9 +226,9 @@ class Pipeline:
         """Run one call through every stage. Never raises for tool or policy failures."""
         task = _current_task()  # every stage of execute() runs in this task
         call, early = self._create(input, task)
-        if early is not None:
-            return self.finish(call, early)
         try:
+            if early is not None:
+                return self.finish(call, early)
             if self._live_guards or _PRE in call.listeners:
                 reached = await self._policy(call)
             elif call.caller_signal._aborted or call.interrupted:
@@ -248,9 +249,18 @@ class Pipeline:
             return self.finish(call, result)
         except BaseException as exc:
             # The awaiting task was cancelled (or the body raised KeyboardInterrupt/SystemExit,
-            # or this coroutine is being closed): publish the one result, then let it through.
+            # or this coroutine is being closed, or the stack ran out): publish the one result,
+            # then let it through.
             if call.stage is not PUBLISHED:
-                self.finish(call, _escaped_outcome(call, exc))
+                # Publishing may need more stack than a call that ran out of it has left: the
+                # limit is raised while it runs (as the interpreter does while it handles a
+                # RecursionError) and restored from this frame, which ran within it.
+                limit = sys.getrecursionlimit()
+                sys.setrecursionlimit(limit + HEADROOM)
+                try:
+                    self.finish(call, _escaped_outcome(call, exc))
+                finally:
+                    sys.setrecursionlimit(limit)
             raise
 
     # -- create --------------------------------------------------------------------------------
@@ -673,7 +683,7 @@ async def _run_body(
     """Start the body in its own task and wait until it is done: `(value, None, cancelled)` or
     `(None, what it raised, cancelled)`, where `cancelled` is the awaiting task's cancellation
     that arrived meanwhile (None if none did), for the caller to raise once it has built the
-    outcome. Clears `call.body_invoked` when the body never started. See the module note."""
+    outcome. Sets `call.body_invoked` once the body has started. See the module note."""
     body_signal = relay.signal
     if tool.is_async:
         coro = tool.execute(call.arguments, call.view)
@@ -683,7 +693,13 @@ async def _run_body(
         sync = True
     loop = _running_loop()
     name = f"{BODY_TASK_PREFIX}{call.name} {call.call_id}"
-    start_body(coro, loop, name, body_signal, relay, sync)  # type: ignore[arg-type]
+    try:
+        start_body(coro, loop, name, body_signal, relay, sync)  # type: ignore[arg-type]
+    except BaseException:  # e.g. out of stack: nothing is left un-awaited, whatever did
+        if not getattr(relay, "started", False):  # start stops (closing needs no frame)
+            coro.close()  # type: ignore[attr-defined]
+        body_signal._abort(AbortError())
+        raise
     task = relay.task
     cancelled: BaseException | None = None
     if task.done():
