@@ -434,8 +434,9 @@ async def _from_depth(frames: int, make: Callable[[], Awaitable[Any]]) -> Any:
     return await _from_depth(frames - 1, make)
 
 
+@pytest.mark.parametrize("policy", [True, False], ids=["pre-execute", "no-listener"])
 def test_at_the_recursion_limit_every_call_seen_has_one_result_and_nothing_is_left_pending(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, policy: bool
 ) -> None:
     seen: list[str] = []
     published: list[str] = []
@@ -452,7 +453,8 @@ def test_at_the_recursion_limit_every_call_seen_has_one_result_and_nothing_is_le
     async def main() -> None:
         ctx = Context()
         await ctx.plugin(ToolRuntime)
-        ctx.on("tools/pre-execute", pre)
+        if policy:
+            ctx.on("tools/pre-execute", pre)
         ctx.on("tools/result", lambda exec, result: published.append(exec.call_id))
         ctx.tools.register(raw_tool("deep", body))
         limit = sys.getrecursionlimit()

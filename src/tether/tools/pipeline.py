@@ -30,6 +30,22 @@ triggered, as in Trio and AnyIO: a listener that swallows a cancellation of the 
 raises it again) and the call raises it again at the end of its stage, after its result is
 published. A `CancelledError` nobody requested (the task is not being cancelled) is a failure.
 
+A call's life. The call (`execution.Call`) holds its state and its in-flight work, and the stage
+only moves forward once dispatch ends (dispatch → finalize → published; `body` is dispatch with
+a base running). The `tools/execute` waterfall's base is bound to the call: a base whose body
+has not settled is recorded on it (`Call.run`), and when the waterfall returns or raises with one
+still in flight (a shielded `next()`, one run in a task of its own, `wait_for(shield(next()))`)
+dispatch aborts that body's signal and waits for it to settle before the result is built; a
+base that ends after the waterfall did writes nothing to the call, and a `next()` called after
+the waterfall ended starts nothing (`ABORTED_BEFORE_DISPATCH`, for its caller only). Whether a
+body of the call started is sticky (`Call.body_invoked`): `ABORTED_BEFORE_DISPATCH` is never
+published for a call whose body ran, however often a wrapper calls `next()`. A cancellation
+that lands on the body's private settle future is the awaiting task's by construction (one
+requested before `execute()` and delivered there included), so it is recorded where it lands
+(`Call.landed`) and raised when it leaves the waterfall, never turned into a result. A
+`BaseException` while publishing (from `finalize_content` or an observer) is raised once every
+observer has seen the one result.
+
 Python decision: a body that re-raises its own signal's abort (`async with
 exec.signal.cancels():`, `exec.signal.throw_if_aborted()`) has not failed on its own; its call
 is classified like a cooperative body that returned (`ABORTED`). Any other exception — a
