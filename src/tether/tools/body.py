@@ -78,8 +78,9 @@ EAGER_DEPTH: Final = 16
 """Nested eager starts allowed on one thread before a body starts as a plain task."""
 
 HEADROOM: Final = 100
-"""Frames of recursion limit lent to the pipeline when a call ran out of stack, to publish its
-result: the interpreter lends about as much while it handles a `RecursionError`."""
+"""Frames of recursion limit lent to the pipeline's own bookkeeping when a call's stack ran out
+(publishing its result; constructing a body task on a plain start), so that neither is left
+half done: the interpreter lends about as much while it handles a `RecursionError`."""
 
 EAGER: Final = sys.version_info >= (3, 12)
 """Whether bodies can start eagerly here (asyncio's public `eager_start`, Python >= 3.12)."""
@@ -189,49 +190,17 @@ def start_body(
         run.settle = loop.create_future()
         runner = _run(coro, run, signal, sync)
         # Constructing a plain task schedules its first step through the loop's `call_soon`
-        # (Python frames): out of stack there, asyncio drops a half-made task that logs as
-        # destroyed pending. So the stack is tried first, as deep as that goes (raising the
-        # recursion limit around the constructor instead costs three times as much).
+        # (Python frames, six on 3.11): out of stack there, asyncio drops a half-made task that
+        # logs as destroyed pending. The limit is raised for the constructor alone (about 1.3k
+        # instructions on 3.11; a probe of the stack's room, seven Python calls, costs more).
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(limit + HEADROOM)
         try:
-            _room()
-        except RecursionError:
-            runner.close()
-            raise
-        task = asyncio.Task(runner, loop=loop, name=name)
+            task = asyncio.Task(runner, loop=loop, name=name)
+        finally:
+            sys.setrecursionlimit(limit)
         run.task = task
     task.add_done_callback(run._task_done)
-
-
-def _room() -> None:
-    """Seven Python frames deep: what constructing a plain task takes below its caller on 3.11
-    (the C constructor entering the loop's `call_soon`, `_call_soon`, `Handle.__init__`,
-    registering the task; found by the recursion sweep in tests/tools/test_call_life.py to be
-    six), plus one."""
-    _room6()
-
-
-def _room6() -> None:
-    _room5()
-
-
-def _room5() -> None:
-    _room4()
-
-
-def _room4() -> None:
-    _room3()
-
-
-def _room3() -> None:
-    _room2()
-
-
-def _room2() -> None:
-    _room1()
-
-
-def _room1() -> None:
-    return
 
 
 async def _run(

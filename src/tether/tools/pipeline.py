@@ -122,6 +122,8 @@ __all__ = ["Dispatched", "EventBus", "Pipeline", "Prepared"]
 _log = logging.getLogger("tether.tools")
 
 _ALLOW: Final = Allow()
+_DIRECT: Final = True
+"""`_base`'s marker for a call from dispatch itself (see `_base`)."""
 _ABORTED: Final = aborted_result()
 _ACCEPT: Final = Accept()
 _PRE: Final = "tools/pre-execute"
@@ -442,7 +444,7 @@ class Pipeline:
         wrappers = call.listeners.get(_EXECUTE)
         try:
             if wrappers is None:
-                raw: object = await self._base(call)
+                raw: object = await self._base(call, _DIRECT)
             else:
                 raw = await _waterfall(wrappers, (call.view,), partial(self._base, call))
         except GeneratorExit:  # closed: nothing can be awaited; every body in flight stops
@@ -473,15 +475,18 @@ class Pipeline:
         call.outcome = result
         return result, True
 
-    async def _base(self, call: Call, *_: object) -> ToolExecutionResult:
+    async def _base(self, call: Call, *direct: object) -> ToolExecutionResult:
         """The innermost `next()`: fuse signals, resolve the tool, run the body to quiescence,
         canonicalize. A cancellation of the awaiting task while the body runs aborts the body's
         signal; once the body has settled, its outcome is `call.outcome` and the cancellation is
         raised from here, inside every wrapper's scope (see the module note). A cancellation a
-        wrapper swallowed before delegating is raised from here without starting the body."""
-        stage = call.stage
-        if stage is not DISPATCH and stage is not BODY:  # the waterfall has ended
-            return aborted_before_dispatch_result()  # a kept next(): it starts nothing
+        wrapper swallowed before delegating is raised from here without starting the body.
+        `direct` (`_DIRECT`) when dispatch awaits it itself (no wrappers): nothing can leave it
+        in flight; a wrapper's `next()` passes nothing (it takes no arguments)."""
+        if not direct:  # a wrapper's next(): the waterfall may have ended
+            stage = call.stage
+            if stage is not DISPATCH and stage is not BODY:
+                return aborted_before_dispatch_result()  # a kept next(): it starts nothing
         wrapper_signal = call.signal
         caller_signal = call.caller_signal
         if wrapper_signal._aborted or caller_signal._aborted or call.interrupted:
@@ -500,7 +505,7 @@ class Pipeline:
             tool = self._lookup(call.name) if scope is None else self._visible(call.name, scope)
             if tool is None:
                 raise ToolNotFoundError(call.name)
-            value, raised, cancelled = await _run_body(tool, call, relay)
+            value, raised, cancelled = await _run_body(tool, call, relay, direct)
             if not relay.started:  # cancelled before the body's first step: it never ran
                 result = _stopped(call)
             elif raised is None:
@@ -694,7 +699,7 @@ class _Relay(BodyRun):
 
 
 async def _run_body(
-    tool: ToolDefinition, call: Call, relay: _Relay
+    tool: ToolDefinition, call: Call, relay: _Relay, direct: tuple[object, ...]
 ) -> tuple[object, BaseException | None, BaseException | None]:
     """Start the body in its own task and wait until it is done: `(value, None, cancelled)` or
     `(None, what it raised, cancelled)`, where `cancelled` is the awaiting task's cancellation
@@ -727,7 +732,9 @@ async def _run_body(
         relay._watched = task
         if body_signal._aborted:  # aborted while the first step ran
             relay.watch()
-        if call.run is None:  # in flight: the dispatch stage stops it if the waterfall ends
+        if direct:  # awaited by dispatch itself: it cannot be left in flight
+            pass
+        elif call.run is None:  # in flight: dispatch stops it if the waterfall ends first
             call.run = relay
         else:
             _also_in_flight(call, relay)
@@ -746,7 +753,9 @@ async def _run_body(
             if relay.started:
                 call.body_invoked = True
             raise
-        if call.run is relay:
+        if direct:
+            pass
+        elif call.run is relay:
             call.run = None
         elif call.runs is not None and relay in call.runs:
             call.runs.remove(relay)
