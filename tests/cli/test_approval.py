@@ -234,7 +234,7 @@ async def test_a_call_of_an_unknown_tool_is_answered_unknown_tool_without_asking
     ("arguments", "message"),
     [
         ({"description": "no command"}, "invalid arguments: command: Field required"),
-        ("touch ran", 'invalid arguments: "arguments" must be an object'),
+        ("touch ran", "invalid arguments: arguments: must be a JSON object"),
     ],
 )
 async def test_a_call_with_invalid_arguments_is_answered_invalid_args_without_asking(

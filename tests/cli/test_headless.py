@@ -169,7 +169,7 @@ async def test_invalid_arguments_for_a_typed_tool_name_no_internal_class_and_ask
     done = await cli.run("run", "touch x")
 
     assert (done.code, done.stdout) == (0, "fixed\n")
-    assert tool_result(server) == 'Error: invalid arguments: "arguments" must be an object'
+    assert tool_result(server) == "Error: invalid arguments: arguments: must be a JSON object"
     assert "needs approval" not in done.stderr
 
 

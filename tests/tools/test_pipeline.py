@@ -491,7 +491,7 @@ async def test_arguments_that_are_not_an_object_are_reported_at_the_root(ctx: Co
     result = await ctx.tools.execute(call("configure", '{"servers": ['))
 
     assert result.to_json() == error_json(
-        'invalid arguments: "arguments" must be an object', "ToolArgsError", "INVALID_ARGS"
+        "invalid arguments: arguments: must be a JSON object", "ToolArgsError", "INVALID_ARGS"
     )
 
 

@@ -64,6 +64,7 @@ __all__ = [
     "BODY_TASK_PREFIX",
     "EAGER",
     "EAGER_DEPTH",
+    "HEADROOM",
     "BodyRun",
     "BodyTask",
     "Fatal",
@@ -75,6 +76,11 @@ __all__ = [
 
 EAGER_DEPTH: Final = 16
 """Nested eager starts allowed on one thread before a body starts as a plain task."""
+
+HEADROOM: Final = 100
+"""Frames of recursion limit lent to the pipeline's own bookkeeping when a call's stack ran out
+(publishing its result; constructing a body task on a plain start), so that neither is left
+half done: the interpreter lends about as much while it handles a `RecursionError`."""
 
 EAGER: Final = sys.version_info >= (3, 12)
 """Whether bodies can start eagerly here (asyncio's public `eager_start`, Python >= 3.12)."""
@@ -118,7 +124,8 @@ class BodyRun:
     `settle` resolves (to None) in the very step the body finishes in — so the awaiter resumes in
     the next loop iteration, as if it awaited the task — and nothing but the run resolves it
     (cancelling it leaves the body alone). `started` is set just before the body's coroutine is
-    first resumed and never reset: False once the task is done means the body never ran.
+    first resumed — for a synchronous body, when its function starts in its worker thread — and
+    never reset: False once the task is done means the body never ran.
 
     `start_body` fills a run the caller made, so a caller can keep its own per-call state on a
     subclass and make one object per call, not two (the pipeline's relay is one).
@@ -149,6 +156,7 @@ def start_body(
     name: str,
     signal: AbortSignal,
     run: BodyRun,
+    sync: bool = False,
 ) -> None:
     """Start `coro` in a new `BodyTask` on `loop` (the running loop) and fill `run` with it:
     eagerly where asyncio can (3.12+) and fewer than `EAGER_DEPTH` eager starts are nested,
@@ -156,7 +164,8 @@ def start_body(
 
     `signal` is the body's own signal: if it has aborted by the time the task's first step runs,
     the body is not entered. When `run.task` is done on return, the body finished (or was
-    skipped) in its first step.
+    skipped) in its first step. `sync`: `coro` is `run_sync_body`'s, which marks `run.started`
+    itself when the function starts in its thread.
     """
     run.started = False
     run.coro = coro
@@ -165,7 +174,7 @@ def start_body(
         # The first step runs now, inside the constructor: no awaiter can be cancelled before
         # it, and a body that finishes in it needs no settle future at all.
         run.settle = None
-        runner = _run(coro, run, signal)
+        runner = _run(coro, run, signal, sync)
         _nesting.depth = depth + 1
         try:
             task = asyncio.Task(runner, loop=loop, name=name, eager_start=True)  # type: ignore[call-arg]
@@ -173,22 +182,37 @@ def start_body(
             _nesting.depth = depth
         run.task = task
         if task.done():
+            if not run.started:  # e.g. no stack left to enter `_run`: never awaited otherwise
+                coro.close()
             return
         run.settle = loop.create_future()
     else:
         run.settle = loop.create_future()
-        task = asyncio.Task(_run(coro, run, signal), loop=loop, name=name)
+        runner = _run(coro, run, signal, sync)
+        # Constructing a plain task schedules its first step through the loop's `call_soon`
+        # (Python frames, six on 3.11): out of stack there, asyncio drops a half-made task that
+        # logs as destroyed pending. The limit is raised for the constructor alone (about 1.3k
+        # instructions on 3.11; a probe of the stack's room, seven Python calls, costs more).
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(limit + HEADROOM)
+        try:
+            task = asyncio.Task(runner, loop=loop, name=name)
+        finally:
+            sys.setrecursionlimit(limit)
         run.task = task
     task.add_done_callback(run._task_done)
 
 
-async def _run(coro: Coroutine[Any, Any, object], run: BodyRun, signal: AbortSignal) -> object:
+async def _run(
+    coro: Coroutine[Any, Any, object], run: BodyRun, signal: AbortSignal, sync: bool
+) -> object:
     try:
         settle = run.settle  # None while an eager first step runs
         if (settle is not None and settle.done()) or signal._aborted:
             coro.close()  # cancelled before the first step: never start
             return None
-        run.started = True
+        if not sync:  # a sync body starts when its function does (run_sync_body)
+            run.started = True
         return await coro
     except (KeyboardInterrupt, SystemExit) as exc:
         return Fatal(exc)
@@ -211,35 +235,67 @@ def settled(future: asyncio.Future[Any], loop: asyncio.AbstractEventLoop) -> asy
     return waiter
 
 
-async def run_sync_body(fn: Callable[..., object], *args: object) -> object:
+async def run_sync_body(
+    run: BodyRun, signal: AbortSignal, fn: Callable[..., object], *args: object
+) -> object:
     """Run `fn(*args)` in a worker thread (in a copy of the caller's context) and wait for the
     thread to return, whatever happens to the task awaiting it: a thread cannot be interrupted,
-    so it is never abandoned. If the body's task was cancelled meanwhile (by the body's own
-    code, or by `asyncio.run()` shutting down), that `CancelledError` is raised here, once the
+    so it is never abandoned. If the body's task was cancelled meanwhile (by `asyncio.run()`
+    shutting down, or anything else holding it), that `CancelledError` is raised here, once the
     thread has returned. This is the one way every synchronous body runs: raw definitions,
     `define_tool` and `@tool` alike.
+
+    The body starts when its function starts: `run.started` is set in the worker thread, just
+    before `fn` is called. Until then the work item is only queued (every worker may be busy):
+    if `signal` aborts or the task is cancelled meanwhile, the item is withdrawn — the function
+    is never called — and this returns at once (None, `run.started` False) or raises that
+    cancellation. One claim decides the race between the worker and the withdrawal: whichever
+    pops it first.
 
     `StopIteration` cannot cross into an asyncio future (asyncio refuses it and the future would
     never complete), so a body raising it fails with `RuntimeError` instead. An awaitable the
     function returns is awaited.
     """
     loop = asyncio.get_running_loop()
-    future = loop.run_in_executor(None, contextvars.copy_context().run, _call_sync, fn, *args)
-    cancelled: asyncio.CancelledError | None = None
-    while not future.done():
+    claim = [run]
+    future = loop.run_in_executor(
+        None, contextvars.copy_context().run, _call_sync, claim, fn, *args
+    )
+
+    def withdraw(_: object) -> None:
         try:
-            await settled(future, loop)
-        except asyncio.CancelledError as exc:
-            cancelled = cancelled or exc
+            claim.pop()
+        except IndexError:  # the function has started: its thread is waited for
+            return
+        future.cancel()  # never started, never will (the worker finds no claim)
+
+    key = signal._subscribe(withdraw)  # runs at once if the signal has aborted
+    cancelled: asyncio.CancelledError | None = None
+    try:
+        while not future.done():
+            try:
+                await settled(future, loop)
+            except asyncio.CancelledError as exc:
+                cancelled = cancelled or exc
+                withdraw(None)
+    finally:
+        signal._unsubscribe(key)
     if cancelled is not None:
         raise cancelled
+    if future.cancelled():  # withdrawn before the function started
+        return None
     returned = future.result()
     if inspect.isawaitable(returned):
         return await returned
     return returned
 
 
-def _call_sync(fn: Callable[..., object], *args: object) -> object:
+def _call_sync(claim: list[BodyRun], fn: Callable[..., object], *args: object) -> object:
+    try:
+        run = claim.pop()
+    except IndexError:  # withdrawn while queued: the body never starts
+        return None
+    run.started = True
     try:
         return fn(*args)
     except StopIteration as exc:

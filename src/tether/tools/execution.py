@@ -188,8 +188,19 @@ class Call:
     deferred: list[UserMessage] | None = None
     concluded: bool = False
     body_invoked: bool = False
-    """Set immediately before the body's task is created; cleared again if the task found the
-    call cancelled before the body's first step (the body never ran)."""
+    """Whether a body of this call ever started (its coroutine entered; a synchronous body's
+    function started in its thread). Sticky: set once a body is known to have started, never
+    cleared, so `ABORTED_BEFORE_DISPATCH` means no body of the call ran (a retrying wrapper's
+    second `next()` included)."""
+    run: Any = None
+    """The base in flight whose body has not settled (the pipeline's relay), None when none:
+    when the `tools/execute` waterfall ends with one still in flight (a shielded `next()`, one
+    run in a task of its own), dispatch aborts its body and waits for it before the result."""
+    runs: list[Any] | None = None
+    """More bases in flight at once (a wrapper running `next()` concurrently); rarely made."""
+    landed: BaseException | None = None
+    """The awaiting task's cancellation that landed on the pipeline's private settle future
+    (the caller's by construction, even one requested before `execute()`)."""
     interrupted: bool = False
     """The caller's cancellation of the awaiting task reached the pipeline (every wrapper scope
     let it through): treated like a caller abort."""

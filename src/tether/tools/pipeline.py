@@ -30,6 +30,22 @@ triggered, as in Trio and AnyIO: a listener that swallows a cancellation of the 
 raises it again) and the call raises it again at the end of its stage, after its result is
 published. A `CancelledError` nobody requested (the task is not being cancelled) is a failure.
 
+A call's life. The call (`execution.Call`) holds its state and its in-flight work, and the stage
+only moves forward once dispatch ends (dispatch → finalize → published; `body` is dispatch with
+a base running). The `tools/execute` waterfall's base is bound to the call: a base whose body
+has not settled is recorded on it (`Call.run`), and when the waterfall returns or raises with one
+still in flight (a shielded `next()`, one run in a task of its own, `wait_for(shield(next()))`)
+dispatch aborts that body's signal and waits for it to settle before the result is built; a
+base that ends after the waterfall did writes nothing to the call, and a `next()` called after
+the waterfall ended starts nothing (`ABORTED_BEFORE_DISPATCH`, for its caller only). Whether a
+body of the call started is sticky (`Call.body_invoked`): `ABORTED_BEFORE_DISPATCH` is never
+published for a call whose body ran, however often a wrapper calls `next()`. A cancellation
+that lands on the body's private settle future is the awaiting task's by construction (one
+requested before `execute()` and delivered there included), so it is recorded where it lands
+(`Call.landed`) and raised when it leaves the waterfall, never turned into a result. A
+`BaseException` while publishing (from `finalize_content` or an observer) is raised once every
+observer has seen the one result.
+
 Python decision: a body that re-raises its own signal's abort (`async with
 exec.signal.cancels():`, `exec.signal.throw_if_aborted()`) has not failed on its own; its call
 is classified like a cooperative body that returned (`ABORTED`). Any other exception — a
@@ -68,6 +84,7 @@ from ..kernel.events import EventTable, Listener, waterfall
 from .approval import ApprovalRequest
 from .body import (
     BODY_TASK_PREFIX,
+    HEADROOM,
     BodyRun,
     BodyTask,
     Fatal,
@@ -105,6 +122,8 @@ __all__ = ["Dispatched", "EventBus", "Pipeline", "Prepared"]
 _log = logging.getLogger("tether.tools")
 
 _ALLOW: Final = Allow()
+_DIRECT: Final = True
+"""`_base`'s marker for a call from dispatch itself (see `_base`)."""
 _ABORTED: Final = aborted_result()
 _ACCEPT: Final = Accept()
 _PRE: Final = "tools/pre-execute"
@@ -225,9 +244,9 @@ class Pipeline:
         """Run one call through every stage. Never raises for tool or policy failures."""
         task = _current_task()  # every stage of execute() runs in this task
         call, early = self._create(input, task)
-        if early is not None:
-            return self.finish(call, early)
         try:
+            if early is not None:
+                return self.finish(call, early)
             if self._live_guards or _PRE in call.listeners:
                 reached = await self._policy(call)
             elif call.caller_signal._aborted or call.interrupted:
@@ -248,9 +267,18 @@ class Pipeline:
             return self.finish(call, result)
         except BaseException as exc:
             # The awaiting task was cancelled (or the body raised KeyboardInterrupt/SystemExit,
-            # or this coroutine is being closed): publish the one result, then let it through.
+            # or this coroutine is being closed, or the stack ran out): publish the one result,
+            # then let it through.
             if call.stage is not PUBLISHED:
-                self.finish(call, _escaped_outcome(call, exc))
+                # Publishing may need more stack than a call that ran out of it has left: the
+                # limit is raised while it runs (as the interpreter does while it handles a
+                # RecursionError) and restored from this frame, which ran within it.
+                limit = sys.getrecursionlimit()
+                sys.setrecursionlimit(limit + HEADROOM)
+                try:
+                    self.finish(call, _escaped_outcome(call, exc))
+                finally:
+                    sys.setrecursionlimit(limit)
             raise
 
     # -- create --------------------------------------------------------------------------------
@@ -412,28 +440,34 @@ class Pipeline:
 
     async def _dispatch(self, call: Call) -> Reached:
         call.stage = DISPATCH
+        escaped: BaseException | None = None
+        wrappers = call.listeners.get(_EXECUTE)
         try:
-            wrappers = call.listeners.get(_EXECUTE)
-            if wrappers is None:  # the base's results are already normal
-                result = await self._base(call)
+            if wrappers is None:
+                raw: object = await self._base(call, _DIRECT)
             else:
                 raw = await _waterfall(wrappers, (call.view,), partial(self._base, call))
-                if raw is call.outcome and type(raw) is ToolSuccess and raw._owner is call.token:
-                    result = raw  # the base's own canonical success, passed through
-                else:
-                    result = normalize(call, raw, self._resolve)
-        except asyncio.CancelledError as exc:
-            if _being_cancelled(call):  # the caller's own: every wrapper scope let it through
-                call.interrupted = True
-                if call.outcome is not None:  # the base's raw result: add what dispatch would
-                    call.outcome = with_deferred(call, call.outcome)
-                raise
-            return failure_from(exc), False
-        except Exception as exc:
-            return failure_from(exc), False
-        finally:
-            call.signal = call.caller_signal
+        except GeneratorExit:  # closed: nothing can be awaited; every body in flight stops
             call.stage = FINALIZE
+            _abort_in_flight(call)
+            raise
+        except BaseException as exc:
+            escaped = exc
+        call.stage = FINALIZE  # the waterfall has ended: a next() from now on starts nothing
+        if call.run is not None:  # a base left in flight (a shielded next(), one in a task)
+            escaped = await _quiesce(call, escaped)
+        call.signal = call.caller_signal
+        if escaped is not None:
+            return _dispatch_escaped(call, escaped)
+        if wrappers is None:  # the base's results are already normal
+            result: ToolExecutionResult = raw  # type: ignore[assignment]
+        elif raw is call.outcome and type(raw) is ToolSuccess and raw._owner is call.token:
+            result = raw  # the base's own canonical success, passed through
+        else:
+            try:
+                result = normalize(call, raw, self._resolve)
+            except Exception as exc:
+                return failure_from(exc), False
         if call.deferred:
             result = with_deferred(call, result)
         if call.caller_signal._aborted or call.interrupted:
@@ -441,22 +475,29 @@ class Pipeline:
         call.outcome = result
         return result, True
 
-    async def _base(self, call: Call, *_: object) -> ToolExecutionResult:
+    async def _base(self, call: Call, *direct: object) -> ToolExecutionResult:
         """The innermost `next()`: fuse signals, resolve the tool, run the body to quiescence,
         canonicalize. A cancellation of the awaiting task while the body runs aborts the body's
         signal; once the body has settled, its outcome is `call.outcome` and the cancellation is
         raised from here, inside every wrapper's scope (see the module note). A cancellation a
-        wrapper swallowed before delegating is raised from here without starting the body."""
+        wrapper swallowed before delegating is raised from here without starting the body.
+        `direct` (`_DIRECT`) when dispatch awaits it itself (no wrappers): nothing can leave it
+        in flight; a wrapper's `next()` passes nothing (it takes no arguments)."""
+        if not direct:  # a wrapper's next(): the waterfall may have ended
+            stage = call.stage
+            if stage is not DISPATCH and stage is not BODY:
+                return aborted_before_dispatch_result()  # a kept next(): it starts nothing
         wrapper_signal = call.signal
         caller_signal = call.caller_signal
         if wrapper_signal._aborted or caller_signal._aborted or call.interrupted:
-            return aborted_before_dispatch_result()
+            return _stopped(call)
         if _being_cancelled(call):  # a wrapper swallowed a cancellation and delegated anyway
-            call.outcome = aborted_before_dispatch_result()
+            call.outcome = _stopped(call)
             raise asyncio.CancelledError
         body_signal = AbortSignal()
         relay = _Relay(body_signal, wrapper_signal, caller_signal, call, self._slow_stop_after_s)
         call.signal = body_signal
+        call.stage = BODY
         result: ToolExecutionResult
         cancelled: BaseException | None = None
         try:
@@ -464,14 +505,9 @@ class Pipeline:
             tool = self._lookup(call.name) if scope is None else self._visible(call.name, scope)
             if tool is None:
                 raise ToolNotFoundError(call.name)
-            call.body_invoked = True
-            call.stage = BODY
-            try:
-                value, raised, cancelled = await _run_body(tool, call, relay)
-            finally:
-                call.stage = DISPATCH
-            if not call.body_invoked:  # cancelled before the body's first step: it never ran
-                result = aborted_before_dispatch_result()
+            value, raised, cancelled = await _run_body(tool, call, relay, direct)
+            if not relay.started:  # cancelled before the body's first step: it never ran
+                result = _stopped(call)
             elif raised is None:
                 result = canonical_success(tool, call, value)
                 if body_signal._aborted:
@@ -484,12 +520,17 @@ class Pipeline:
                 reason = body_signal._reason  # the first cause: a deadline that fired earlier
                 if type(reason) is TimeoutReason:  # stays a timeout; no wrapper can say so now
                     result = timed_out_result(reason)
+        except GeneratorExit:  # closed mid-body: the body stops on its abort, keeps its signal
+            relay.detach()
+            raise
         except Exception as exc:  # resolution and canonicalization failures
             result = failure_from(exc)
-        finally:
-            relay.detach()
+        relay.detach()
+        stage = call.stage
+        if stage is BODY or stage is DISPATCH:  # the waterfall still runs: it writes the call
+            call.stage = DISPATCH
             call.signal = wrapper_signal
-        call.outcome = result
+            call.outcome = result
         if cancelled is not None:
             raise cancelled
         return result
@@ -530,7 +571,11 @@ class Pipeline:
         return self.finish(call, result)
 
     def finish(self, call: Call, result: ToolExecutionResult) -> ToolExecutionResult:
-        """Spec §1.14, synchronous and exactly once: freeze, finalize content, publish."""
+        """Spec §1.14, synchronous and exactly once: freeze, finalize content, publish.
+
+        Publication cannot be interrupted: a `BaseException` from `finalize_content` makes the
+        result that exception's failure, one from an observer is held until every observer has
+        seen the result; either is raised once the call is published (as a body's is)."""
         if call.stage is PUBLISHED:
             raise RuntimeError(f'tool "{call.name}" ({call.call_id}): result already published')
         if type(result) is ToolSuccess and result._owner is call.token:
@@ -542,6 +587,7 @@ class Pipeline:
                 final = materialize(failure_from(exc))
         finalizer = call.finalizer
         view = call.view
+        fatal: BaseException | None = None
         if finalizer is not None:
             try:
                 content = finalizer(view, final)
@@ -549,6 +595,9 @@ class Pipeline:
                     final = with_content(final, content)
             except Exception as exc:
                 final = materialize(failure_from(exc))
+            except BaseException as exc:  # published as its failure, then raised
+                final = materialize(failure_from(exc))
+                fatal = exc
         call.stage = PUBLISHED
         call.outcome = final
         observers = call.listeners.get(_RESULT)
@@ -560,14 +609,30 @@ class Pipeline:
                         if inspect.iscoroutine(returned):
                             returned.close()
                         raise TypeError("observers are synchronous; it returned an awaitable")
-                except Exception as exc:
-                    _log.warning(
-                        'tool "%s" (%s): tools/result observer failed: %s',
-                        call.name,
-                        call.call_id,
-                        error_message(exc),
-                    )
+                except BaseException as exc:  # the next observers still see the result
+                    fatal = _observer_failed(call, exc, fatal)
+        if fatal is not None:
+            raise fatal
         return final
+
+
+def _observer_failed(
+    call: Call, exc: BaseException, fatal: BaseException | None
+) -> BaseException | None:
+    """An observer raised: an `Exception` is logged; the first `BaseException` is kept, to be
+    raised once every observer has seen the result. Returns what is kept."""
+    if not isinstance(exc, Exception):
+        return exc if fatal is None else fatal
+    try:
+        _log.warning(
+            'tool "%s" (%s): tools/result observer failed: %s',
+            call.name,
+            call.call_id,
+            error_message(exc),
+        )
+    except Exception:  # e.g. no stack left to log with: the observers still come first
+        pass
+    return fatal
 
 
 class _Relay(BodyRun):
@@ -634,21 +699,28 @@ class _Relay(BodyRun):
 
 
 async def _run_body(
-    tool: ToolDefinition, call: Call, relay: _Relay
+    tool: ToolDefinition, call: Call, relay: _Relay, direct: tuple[object, ...]
 ) -> tuple[object, BaseException | None, BaseException | None]:
     """Start the body in its own task and wait until it is done: `(value, None, cancelled)` or
     `(None, what it raised, cancelled)`, where `cancelled` is the awaiting task's cancellation
     that arrived meanwhile (None if none did), for the caller to raise once it has built the
-    outcome. Clears `call.body_invoked` when the body never started. See the module note."""
-    coro = (
-        tool.execute(call.arguments, call.view)
-        if tool.is_async
-        else run_sync_body(tool.execute, call.arguments, call.view)
-    )
-    loop = _running_loop()
+    outcome. Sets `call.body_invoked` once the body has started. See the module note."""
     body_signal = relay.signal
+    if tool.is_async:
+        coro = tool.execute(call.arguments, call.view)
+        sync = False
+    else:
+        coro = run_sync_body(relay, body_signal, tool.execute, call.arguments, call.view)
+        sync = True
+    loop = _running_loop()
     name = f"{BODY_TASK_PREFIX}{call.name} {call.call_id}"
-    start_body(coro, loop, name, body_signal, relay)  # type: ignore[arg-type]
+    try:
+        start_body(coro, loop, name, body_signal, relay, sync)  # type: ignore[arg-type]
+    except BaseException:  # e.g. out of stack: nothing is left un-awaited, whatever did
+        if not getattr(relay, "started", False):  # start stops (closing needs no frame)
+            coro.close()  # type: ignore[attr-defined]
+        body_signal._abort(AbortError())
+        raise
     task = relay.task
     cancelled: BaseException | None = None
     if task.done():
@@ -660,14 +732,35 @@ async def _run_body(
         relay._watched = task
         if body_signal._aborted:  # aborted while the first step ran
             relay.watch()
+        if direct:  # awaited by dispatch itself: it cannot be left in flight
+            pass
+        elif call.run is None:  # in flight: dispatch stops it if the waterfall ends first
+            call.run = relay
+        else:
+            _also_in_flight(call, relay)
         try:
             await settle
         except asyncio.CancelledError as exc:
+            # The settle future is private: a cancellation here is the awaiter's, by construction
+            # (one requested before execute() and delivered now included). Recorded where it
+            # lands, so dispatch knows it for its own when it leaves the waterfall.
             body_signal._abort(AbortError())  # also if the body just ended: it ends aborted
             relay.watch()
-            cancelled = await _drain(task, loop, exc)
-    if not relay.started:
-        call.body_invoked = False
+            cancelled = call.landed = await _drain(task, loop, exc)
+        except GeneratorExit:  # closed mid-body: nothing can be awaited now
+            body_signal._abort(AbortError())
+            relay.watch()
+            if relay.started:
+                call.body_invoked = True
+            raise
+        if direct:
+            pass
+        elif call.run is relay:
+            call.run = None
+        elif call.runs is not None and relay in call.runs:
+            call.runs.remove(relay)
+    if relay.started:  # sticky: a body of this call ran
+        call.body_invoked = True
     try:  # what the body ended with (marks an exception as retrieved)
         value = task.result()
     except BaseException as exc:  # the body's own outcome, classified by `_base`
@@ -696,6 +789,78 @@ async def _drain(
                     exc.__context__ = cancelled
                 cancelled = exc
     return cancelled
+
+
+def _stopped(call: Call) -> ToolExecutionResult:
+    """What a base that starts no body returns: `ABORTED` when a body of this call already ran
+    (a retry), else `ABORTED_BEFORE_DISPATCH`: no body of this call ever started."""
+    return aborted_result() if call.body_invoked else aborted_before_dispatch_result()
+
+
+def _also_in_flight(call: Call, relay: _Relay) -> None:
+    """A second base in flight at once (a wrapper running `next()` concurrently)."""
+    if call.runs is None:
+        call.runs = [relay]
+    else:
+        call.runs.append(relay)
+
+
+def _in_flight(call: Call) -> list[_Relay]:
+    """Every base still in flight, now owned by the caller (the call forgets them)."""
+    runs = [] if call.run is None else [call.run]
+    if call.runs is not None:
+        runs.extend(call.runs)
+    call.run = None
+    call.runs = None
+    return runs
+
+
+def _abort_in_flight(call: Call) -> list[_Relay]:
+    """Abort every body still in flight (each stops on its own signal), and take them."""
+    runs = _in_flight(call)
+    for run in runs:
+        run.abort(AbortError())
+        if run.started:
+            call.body_invoked = True
+    return runs
+
+
+async def _quiesce(call: Call, escaped: BaseException | None) -> BaseException | None:
+    """The waterfall ended while a base was still in flight: abort its body and wait until it
+    has settled, so the result is built (and published) only once no body of the call runs.
+    Cancellations of the awaiting task meanwhile land on a private waiter — the caller's by
+    construction: the newest is returned (chained to what escaped before), to be raised."""
+    loop = _running_loop()
+    for run in _abort_in_flight(call):
+        task = run.task
+        while not task.done():
+            try:
+                with _shielded():
+                    await settled(task, loop)
+            except asyncio.CancelledError as exc:
+                if exc is not escaped:
+                    if exc.__context__ is None:
+                        exc.__context__ = escaped
+                    escaped = call.landed = exc
+        if run.started:
+            call.body_invoked = True
+    return escaped
+
+
+def _dispatch_escaped(call: Call, exc: BaseException) -> Reached:
+    """What an exception leaving the `tools/execute` waterfall makes of the dispatch: the
+    caller's cancellation goes on (the one it requested, or one that landed on the pipeline's
+    own waiters), a `KeyboardInterrupt`/`SystemExit` goes on, anything else is a failure."""
+    if isinstance(exc, asyncio.CancelledError):
+        if exc is call.landed or _being_cancelled(call):  # every wrapper scope let it through
+            call.interrupted = True
+            if call.outcome is not None:  # the base's raw result: add what dispatch would
+                call.outcome = with_deferred(call, call.outcome)
+            raise exc
+        return failure_from(exc), False
+    if isinstance(exc, Exception):
+        return failure_from(exc), False
+    raise exc
 
 
 def _shielded() -> contextlib.AbstractContextManager[object]:
@@ -743,8 +908,6 @@ def _escaped_outcome(call: Call, exc: BaseException) -> ToolExecutionResult:
     when the awaiting task was cancelled), or what the exception says."""
     if isinstance(exc, asyncio.CancelledError | GeneratorExit):
         call.interrupted = True
-        if call.stage is BODY:  # closed mid-body (GeneratorExit): the body must still stop
-            call.signal._abort(AbortError())
     outcome = call.outcome
     if outcome is None:
         if not call.interrupted:

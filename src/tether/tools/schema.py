@@ -37,8 +37,9 @@ _NOT_AN_OBJECT = frozenset({"model_type", "model_attributes_type", "dataclass_ty
 def violations(error: ValidationError, root: str) -> list[str]:
     """Each pydantic error as `<path>: <msg>`, in pydantic's order. A value that should be an
     object and is not says so without naming the model class (`Input should be a valid
-    dictionary or instance of BashParameters` is pydantic's text): at the root, the spec's
-    `"arguments" must be an object`; elsewhere `<path>: Input should be an object`."""
+    dictionary or instance of BashParameters` is pydantic's text): at the root, in CONTRACT
+    §4.3's form with the root named, `arguments: must be a JSON object` (`value: ...` for an
+    output); elsewhere `<path>: Input should be an object`."""
     return [_violation(e, root) for e in error.errors(include_url=False)]
 
 
@@ -46,7 +47,7 @@ def _violation(error: ErrorDetails, root: str) -> str:
     if error["type"] not in _NOT_AN_OBJECT:
         return f"{_path(error['loc'], root)}: {error['msg']}"
     if not error["loc"]:
-        return f'"{root}" must be an object'
+        return f"{root}: must be a JSON object"
     return f"{_path(error['loc'], root)}: Input should be an object"
 
 
