@@ -31,6 +31,7 @@ from .config import McpConfig, ServerConfig
 from .connection import ServerConnection, Status
 from .errors import NotSent
 from .names import tool_name
+from .sdklogs import quiet_sdk_logs
 
 __all__ = ["McpClients", "ServerView"]
 
@@ -84,7 +85,7 @@ class McpClients:
         servers = self._config.all_servers()
         if not servers:
             return
-        _quiet_sdk_parse_failures()
+        quiet_sdk_logs()
         self._ctx.on("tools/execute", self._record_cancel, prepend=True)
         self._ctx.on(TOOLS_SETTLE, self.settled)
         for name, server in servers.items():
@@ -186,23 +187,6 @@ class McpClients:
         if note is None or not isinstance(result, ToolFailure):
             return result
         return replace(result, meta={"mcp": note.to_json()})
-
-
-class _DropParseFailures(logging.Filter):
-    """The SDK logs a full traceback for each stdout line that is not JSON-RPC; the connection
-    reports such a line itself, in one line naming the server (`ServerConnection._noise`)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.getMessage() != _SDK_PARSE_FAILURE
-
-
-_SDK_PARSE_FAILURE = "Failed to parse JSONRPC message from server"
-_SDK_STDIO_LOG = logging.getLogger("mcp.client.stdio")
-
-
-def _quiet_sdk_parse_failures() -> None:
-    if not any(isinstance(f, _DropParseFailures) for f in _SDK_STDIO_LOG.filters):
-        _SDK_STDIO_LOG.addFilter(_DropParseFailures())
 
 
 async def _abortable(waiting: Awaitable[Any], signal: Any) -> Any:

@@ -31,6 +31,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from ... import __version__
 from ...core.errors import error_message
 from ...core.signals import AbortSignal
 from ..sandbox.plan import SandboxUnavailable
@@ -50,6 +51,8 @@ _HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 _BACKOFF_FIRST = 0.25
 _BACKOFF_MAX = 30.0
 _NOISE_SHOWN = 3
+_CLIENT_INFO = types.Implementation(name="tether", version=__version__)
+"""How tether introduces itself to a server (the SDK's default would be "mcp" 0.1.0)."""
 
 
 class ServerConnection:
@@ -218,7 +221,9 @@ class ServerConnection:
                     watched = WatchedRead(read, lost.set, self._noise)
                     dispatcher = TetherDispatcher(watched, WatchedWrite(write))
                     async with ClientSession(
-                        dispatcher=dispatcher, message_handler=self._on_message
+                        dispatcher=dispatcher,
+                        message_handler=self._on_message,
+                        client_info=_CLIENT_INFO,
                     ) as session:
                         await session.initialize()
                         self.tools = await _list_tools(session)

@@ -7,7 +7,8 @@ Owns `ToolServer` (the SDK's low-level `Server` with `tools/list` and `tools/cal
 Each `tools/call` runs `ctx.tools.execute` with an `AbortController` of its own, as a task of its
 own. A client's `notifications/cancelled` reaches the handler as the SDK's cancellation: the call's
 controller is aborted and the handler waits, shielded (no CPU), until the call has published its
-one result; per spec nothing is sent back for a cancelled request. Results are written to the
+one result; per spec nothing is sent back for a cancelled request (over HTTP the SDK's `-32800`
+is dropped by `unanswered.Unanswered`: the request's stream just ends). Results are written to the
 `log` (one JSON line per call: call id, tool, result) by a `tools/result` observer. Calls have no
 approval channel unless one is configured: they carry the agent `MCP_CLIENT`, so an `Ask` goes to
 the `approval` service, whose non-interactive answer (default `unavailable`) is a denial. When
@@ -33,11 +34,13 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
 
+from ... import __version__
 from ...core.signals import AbortController
 from ...kernel import Context
 from ...tools.execution import ToolExecution, ToolExecutionInput
 from ...tools.results import ToolExecutionResult, ToolSuccess
 from .content import to_mcp
+from .unanswered import Unanswered
 from .wire import WatchedRead
 
 __all__ = ["MCP_CLIENT", "McpClientAgent", "ToolServer", "exposed", "serve_http", "serve_stdio"]
@@ -79,7 +82,10 @@ class ToolServer:
         self._inflight: dict[str, AbortController] = {}
         self._calls = 0
         self.server: Server[Any] = Server(
-            "tether", on_list_tools=self._list_tools, on_call_tool=self._call_tool
+            "tether",
+            version=__version__,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
         )
         if log is not None:
             ctx.on("tools/result", self._record)
@@ -210,7 +216,7 @@ async def serve_http(server: ToolServer, port: int) -> None:
         def capture_signals(self) -> Iterator[None]:
             yield  # ours are installed below; uvicorn's would re-raise the signal at the end
 
-    app = server.server.streamable_http_app(host="127.0.0.1")
+    app = Unanswered(server.server.streamable_http_app(host="127.0.0.1"))
     http = _Server(uvicorn.Config(app, log_level="warning"))
     listening = socket.create_server(("127.0.0.1", port))
     bound = listening.getsockname()[1]

@@ -22,6 +22,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Image
 from mcp_types import EmbeddedResource, TextResourceContents
+from pydantic import BaseModel, Field
 
 RECORD = sys.argv[1]
 server = MCPServer("toolbox")
@@ -122,6 +123,27 @@ async def grow(ctx: Context) -> str:
     server.add_tool(late, name="late")
     await ctx.session.send_tool_list_changed()
     return "grown"
+
+
+@server.tool()
+def whoami(ctx: Context) -> str:
+    """How the client introduced itself: its clientInfo as JSON."""
+    params = ctx.session.client_params
+    info = None if params is None else params.client_info.model_dump(exclude_none=True)
+    return json.dumps(info)
+
+
+class Booking(BaseModel):
+    guests: int = Field(default=2, description="How many guests")
+    note: str = Field(default="window seat", description="A wish")
+
+
+@server.tool()
+async def book(ctx: Context) -> str:
+    """Ask the user (elicitation) how many guests; answers with the action and the content."""
+    result = await ctx.elicit("How many guests?", Booking)
+    data = result.data.model_dump() if result.action == "accept" else None
+    return json.dumps({"action": result.action, "data": data})
 
 
 PNG = (
