@@ -21,7 +21,7 @@ def serve_args(tmp_path: Path, *extra: str) -> tuple[list[str], dict[str, str]]:
     )
     args = ["-c", RUN, "mcp", "serve", "--config", str(config)]
     args += ["--log", str(tmp_path / "log.jsonl"), *extra]
-    args += ["--allow", "sleepy", "--allow", "asky", "--allow", "read"]
+    args += ["--allow", "sleepy", "--allow", "asky", "--allow", "read", "--allow", "shout"]
     env = {
         "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}",
         "SERVE_RECORD": str(tmp_path / "record.jsonl"),

@@ -1,8 +1,10 @@
 """Server mode: tether's registered tools served over MCP (stdio, or Streamable HTTP on 127.0.0.1).
 
 Owns `ToolServer` (the SDK's low-level `Server` with `tools/list` and `tools/call` answered from
-`ctx.tools`), `exposed` (the allow/deny filter) and the two ways to run it, `serve_stdio` and
-`serve_http`.
+`ctx.tools`, and `logging/setLevel` relaying tether's log records: `serve_logs.LogRelay`; no
+`completion/complete`: tether serves no prompts or resource templates, so it has nothing to
+complete and does not advertise the capability), `exposed` (the allow/deny filter) and the two
+ways to run it, `serve_stdio` and `serve_http`.
 
 Each `tools/call` runs `ctx.tools.execute` with an `AbortController` of its own, as a task of its
 own. A client's `notifications/cancelled` reaches the handler as the SDK's cancellation: the call's
@@ -40,6 +42,7 @@ from ...kernel import Context
 from ...tools.execution import ToolExecution, ToolExecutionInput
 from ...tools.results import ToolExecutionResult, ToolSuccess
 from .content import to_mcp
+from .serve_logs import LogRelay
 from .unanswered import Unanswered
 from .wire import WatchedRead
 
@@ -87,6 +90,10 @@ class ToolServer:
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
         )
+        self._relay: LogRelay | None = None
+        self.server.add_request_handler(
+            "logging/setLevel", types.SetLevelRequestParams, self._set_level
+        )
         if log is not None:
             ctx.on("tools/result", self._record)
 
@@ -96,6 +103,19 @@ class ToolServer:
         line = {"call_id": exec.call_id, "tool": exec.name, "result": result.to_json()}
         self._log.write(json.dumps(line, ensure_ascii=False) + "\n")
         self._log.flush()
+
+    async def _set_level(
+        self, ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        if self._relay is None:
+            self._relay = LogRelay()
+        return await self._relay.set_level(ctx, params)
+
+    async def close(self) -> None:
+        """Stop relaying log records (the server stopped serving)."""
+        relay, self._relay = self._relay, None
+        if relay is not None:
+            await relay.close_relay()
 
     def abort_all(self) -> None:
         """Abort every call in flight (stdin reached EOF, or the server is stopping)."""
@@ -199,6 +219,7 @@ async def serve_stdio(server: ToolServer) -> None:
         watched = WatchedRead(read, server.abort_all)
         await server.server.run(watched, write, server.server.create_initialization_options())
     server.abort_all()
+    await server.close()
 
 
 async def serve_http(server: ToolServer, port: int) -> None:
@@ -237,6 +258,7 @@ async def serve_http(server: ToolServer, port: int) -> None:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
         server.abort_all()
+        await server.close()
 
 
 def open_log(path: Path) -> IO[str]:
