@@ -26,6 +26,7 @@ from ...tools.arrivals import TOOLS_SETTLE
 from ...tools.definition import ToolDefinition, ToolOutput
 from ...tools.execution import ToolDispatchExecution, ToolExecutionToken, ToolRunContext
 from ...tools.results import ContentBlock, ToolExecutionResult, ToolFailure
+from ..approval.elicitation import ElicitationQuestion, ElicitationReply
 from .calls import CancelNote, call_tool, done_or_aborted, unavailable
 from .config import McpConfig, ServerConfig
 from .connection import ServerConnection, Status
@@ -90,10 +91,23 @@ class McpClients:
         self._ctx.on(TOOLS_SETTLE, self.settled)
         for name, server in servers.items():
             self.connections[name] = ServerConnection(
-                name, server, self._publish, workspace=self._config.project_dir
+                name,
+                server,
+                self._publish,
+                workspace=self._config.project_dir,
+                elicit=self._elicit,
             )
         for connection in self.connections.values():
             connection.begin()
+
+    async def _elicit(self, question: ElicitationQuestion) -> ElicitationReply:
+        """A server's form, through the `approval` service (decline without one)."""
+        approval = self._ctx.get("approval")
+        elicit = getattr(approval, "elicit", None)
+        if not callable(elicit):
+            return ElicitationReply("decline")
+        reply: ElicitationReply = await elicit(question, signal=AbortSignal.never())
+        return reply
 
     async def settled(self, signal: AbortSignal) -> None:
         """Wait until every server's first start succeeded or failed (or `signal` aborts)."""

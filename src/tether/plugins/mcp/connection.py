@@ -37,6 +37,7 @@ from ...core.signals import AbortSignal
 from ..sandbox.plan import SandboxUnavailable
 from .config import McpConfigError, ServerConfig
 from .contained import contained_command
+from .elicit import Ask, elicitation_callback
 from .stderr import StderrRelay, printable
 from .wire import TetherDispatcher, WatchedRead, WatchedWrite
 
@@ -65,8 +66,10 @@ class ServerConnection:
         on_tools: Callable[[ServerConnection], None],
         *,
         workspace: str | None = None,
+        elicit: Ask | None = None,
     ) -> None:
         self.name = name
+        self._elicit = elicit
         self.config = config
         self.workspace = workspace
         """Where a relative `cwd` starts, and what a `workspace-write` sandbox keeps writable."""
@@ -224,6 +227,9 @@ class ServerConnection:
                         dispatcher=dispatcher,
                         message_handler=self._on_message,
                         client_info=_CLIENT_INFO,
+                        elicitation_callback=None
+                        if self._elicit is None
+                        else elicitation_callback(self.name, self._elicit),
                     ) as session:
                         await session.initialize()
                         self.tools = await _list_tools(session)

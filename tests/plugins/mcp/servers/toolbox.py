@@ -22,7 +22,6 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Image
 from mcp_types import EmbeddedResource, TextResourceContents
-from pydantic import BaseModel, Field
 
 RECORD = sys.argv[1]
 server = MCPServer("toolbox")
@@ -133,17 +132,22 @@ def whoami(ctx: Context) -> str:
     return json.dumps(info)
 
 
-class Booking(BaseModel):
-    guests: int = Field(default=2, description="How many guests")
-    note: str = Field(default="window seat", description="A wish")
+BOOKING = {
+    "type": "object",
+    "properties": {
+        "guests": {"type": "integer", "description": "How many guests", "default": 2},
+        "note": {"type": "string", "title": "A wish", "default": "window seat"},
+        "terrace": {"type": "boolean"},
+    },
+    "required": ["guests"],
+}
 
 
 @server.tool()
 async def book(ctx: Context) -> str:
-    """Ask the user (elicitation) how many guests; answers with the action and the content."""
-    result = await ctx.elicit("How many guests?", Booking)
-    data = result.data.model_dump() if result.action == "accept" else None
-    return json.dumps({"action": result.action, "data": data})
+    """Ask the user (elicitation); answers with the action and the content exactly as sent."""
+    result = await ctx.session.elicit_form("How many guests?", BOOKING, ctx.request_id)
+    return json.dumps({"action": result.action, "content": result.content})
 
 
 PNG = (
