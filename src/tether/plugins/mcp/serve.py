@@ -11,9 +11,10 @@ own. A client's `notifications/cancelled` reaches the handler as the SDK's cance
 controller is aborted and the handler waits, shielded (no CPU), until the call has published its
 one result; per spec nothing is sent back for a cancelled request (over HTTP the SDK's `-32800`
 is dropped by `unanswered.Unanswered`: the request's stream just ends). Results are written to the
-`log` (one JSON line per call: call id, tool, result) by a `tools/result` observer. Calls have no
-approval channel unless one is configured: they carry the agent `MCP_CLIENT`, so an `Ask` goes to
-the `approval` service, whose non-interactive answer (default `unavailable`) is a denial. When
+`log` (one JSON line per call: call id, tool, result) by a `tools/result` observer. Calls carry
+the agent `MCP_CLIENT`, so an `Ask` goes to the `approval` service, whose prompter while serving
+is the MCP client of the call (`serve_ask.ClientPrompter`: a form elicitation, when the client
+advertised elicitation); a client that cannot be asked gets a denial (no approval channel). When
 stdin reaches EOF, every call in flight is aborted and drained, then `serve_stdio` returns.
 Imports the `mcp` SDK: load it lazily.
 """
@@ -25,7 +26,7 @@ import contextlib
 import fnmatch
 import json
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Final
@@ -42,6 +43,7 @@ from ...kernel import Context
 from ...tools.execution import ToolExecution, ToolExecutionInput
 from ...tools.results import ToolExecutionResult, ToolSuccess
 from .content import to_mcp
+from .serve_ask import ClientPrompter
 from .serve_logs import LogRelay
 from .unanswered import Unanswered
 from .wire import WatchedRead
@@ -91,6 +93,12 @@ class ToolServer:
             on_call_tool=self._call_tool,
         )
         self._relay: LogRelay | None = None
+        self._prompter = ClientPrompter()
+        self._detach: Callable[[], None] | None = None
+        approval = ctx.get("approval")
+        attach = getattr(approval, "attach", None)
+        if callable(attach) and not getattr(approval, "interactive", True):
+            self._detach = attach(self._prompter)
         self.server.add_request_handler(
             "logging/setLevel", types.SetLevelRequestParams, self._set_level
         )
@@ -112,7 +120,10 @@ class ToolServer:
         return await self._relay.set_level(ctx, params)
 
     async def close(self) -> None:
-        """Stop relaying log records (the server stopped serving)."""
+        """Stop relaying log records and asking the clients (the server stopped serving)."""
+        detach, self._detach = self._detach, None
+        if detach is not None:
+            detach()
         relay, self._relay = self._relay, None
         if relay is not None:
             await relay.close_relay()
@@ -152,6 +163,7 @@ class ToolServer:
         call_id = f"mcp-{ctx.request_id if ctx.request_id is not None else self._calls}"
         controller = AbortController()
         self._inflight[call_id] = controller
+        self._prompter.calls[call_id] = ctx
         execution = asyncio.get_running_loop().create_task(
             self._ctx.tools.execute(
                 ToolExecutionInput(
@@ -176,6 +188,7 @@ class ToolServer:
                 raise
         finally:
             del self._inflight[call_id]
+            self._prompter.calls.pop(call_id, None)
         return _answer(result)
 
 
