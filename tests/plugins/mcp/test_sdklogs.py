@@ -34,5 +34,5 @@ def test_any_other_http_client_error_still_logs() -> None:
 def test_installing_twice_adds_each_filter_once() -> None:
     quiet_sdk_logs()
     quiet_sdk_logs()
-    for name in ("mcp.client.stdio", "mcp.client.streamable_http"):
+    for name in ("mcp.client.stdio", "mcp.client.streamable_http", "mcp.client.auth.oauth2"):
         assert len(logging.getLogger(name).filters) == 1

@@ -68,6 +68,13 @@ class McpClients:
         self._registered: dict[str, list[Callable[[], None]]] = {}
         self._notes: dict[ToolExecutionToken, CancelNote] = {}
 
+    def server_config(self, name: str) -> ServerConfig | None:
+        """The configured entry of server `name` (None: there is none)."""
+        connection = self.connections.get(name)
+        if connection is not None:
+            return connection.config
+        return self._config.all_servers().get(name)
+
     def servers(self) -> list[ServerView]:
         return [
             ServerView(

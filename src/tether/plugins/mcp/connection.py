@@ -38,6 +38,7 @@ from ..sandbox.plan import SandboxUnavailable
 from .config import McpConfigError, ServerConfig
 from .contained import contained_command
 from .elicit import Ask, elicitation_callback
+from .oauth import LoginNeeded, oauth_provider
 from .stderr import StderrRelay, printable
 from .wire import TetherDispatcher, WatchedRead, WatchedWrite
 
@@ -91,6 +92,7 @@ class ServerConnection:
         self._starting: asyncio.Task[bool] | None = None
         self._stderr: StderrRelay | None = None
         self._noise_lines = 0
+        self._login = asyncio.Event()  # set when the server needs `tether mcp login`
 
     def next_request_id(self) -> str:
         """A request id unique for this connection's life (a string no integer parses as)."""
@@ -216,6 +218,7 @@ class ServerConnection:
         while not self._stopping:
             self._wake = asyncio.Event()
             self._ended = asyncio.Event()
+            self._login = asyncio.Event()
             lost = asyncio.Event()
             connected = False
             try:
@@ -231,7 +234,7 @@ class ServerConnection:
                         if self._elicit is None
                         else elicitation_callback(self.name, self._elicit),
                     ) as session:
-                        await session.initialize()
+                        await self._initialize(session)
                         self.tools = await _list_tools(session)
                         self.session = session
                         self.generation += 1
@@ -278,8 +281,10 @@ class ServerConnection:
         if config.transport == "http":
             assert config.url is not None
             headers = dict(config.headers or {})
+            static = any(key.lower() == "authorization" for key in headers)
+            auth = None if static else self._oauth(config)
             async with (
-                httpx2.AsyncClient(headers=headers, timeout=_HTTP_TIMEOUT) as client,
+                httpx2.AsyncClient(headers=headers, timeout=_HTTP_TIMEOUT, auth=auth) as client,
                 streamable_http_client(config.url, http_client=client) as streams,
             ):
                 yield streams
@@ -302,6 +307,46 @@ class ServerConnection:
             )
             async with stdio_client(params, errlog=errlog) as streams:
                 yield streams
+
+    def _oauth(self, config: ServerConfig) -> Any:
+        """The SDK's OAuth provider for this server, unattended: where a person must authorize,
+        `_login` is set and `LoginNeeded` raised (the start fails naming `tether mcp login`)."""
+        login = self._login
+
+        def needed() -> LoginNeeded:
+            login.set()
+            return LoginNeeded(self.name)
+
+        async def redirect(url: str) -> None:
+            raise needed()
+
+        async def callback() -> Any:
+            raise needed()
+
+        return oauth_provider(
+            self.name,
+            config,
+            redirect_uri="http://127.0.0.1/callback",
+            redirect=redirect,
+            callback=callback,
+            login_needed=needed,
+        )
+
+    async def _initialize(self, session: ClientSession) -> None:
+        """`initialize`, unless the server needs a login first (then `LoginNeeded`)."""
+        init = asyncio.ensure_future(session.initialize())
+        login = asyncio.ensure_future(self._login.wait())
+        try:
+            await asyncio.wait({init, login}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            login.cancel()
+            pending = not init.done()
+            init.add_done_callback(_retrieved)
+            if pending:
+                init.cancel()
+        if pending:
+            raise LoginNeeded(self.name)
+        init.result()
 
     async def _on_message(self, message: object) -> None:
         if isinstance(message, types.ToolListChangedNotification):
@@ -342,10 +387,18 @@ async def _first_of(*events: asyncio.Event) -> None:
             wait.cancel()
 
 
+def _retrieved(task: asyncio.Future[Any]) -> None:
+    """Marks a finished task's outcome as seen (it was abandoned, its error is not news)."""
+    if not task.cancelled():
+        task.exception()
+
+
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, BaseExceptionGroup):
         inner = exc.exceptions[0] if exc.exceptions else exc
         return _describe(inner)
+    if isinstance(exc, LoginNeeded):
+        return str(exc)
     if isinstance(exc, McpConfigError | SandboxUnavailable):
         return exc.message if isinstance(exc, SandboxUnavailable) else str(exc)
     if isinstance(exc, FileNotFoundError):

@@ -6,7 +6,9 @@ Owns `quiet_sdk_logs`, which installs (once) two filters on the SDK's client log
   reports such a line itself, in one line naming the server (`ServerConnection._noise`);
 - Streamable HTTP: when a session closes while a response stream still delivers (an aborted call's
   stream, at dispose or reconnect), the SDK logs "Error parsing SSE message" with a
-  `BrokenResourceError`/`ClosedResourceError` traceback: the reader is gone, nothing was lost.
+  `BrokenResourceError`/`ClosedResourceError` traceback: the reader is gone, nothing was lost;
+- OAuth: the SDK logs "OAuth flow error" with a traceback when tether stops a flow that needs a
+  person (`oauth.LoginNeeded`); the server's status says `run tether mcp login NAME` instead.
 
 Any other record passes. Imports nothing from the `mcp` SDK (the loggers are named).
 """
@@ -35,11 +37,18 @@ class _DropClosedStreams(logging.Filter):
         return not isinstance(error, _CLOSED)
 
 
+class _DropLoginNeeded(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return type(error).__name__ != "LoginNeeded"
+
+
 def quiet_sdk_logs() -> None:
     """Install the filters on `mcp.client.stdio` and `mcp.client.streamable_http` (idempotent)."""
     for name, kind in (
         ("mcp.client.stdio", _DropParseFailures),
         ("mcp.client.streamable_http", _DropClosedStreams),
+        ("mcp.client.auth.oauth2", _DropLoginNeeded),
     ):
         logger = logging.getLogger(name)
         if not any(isinstance(f, kind) for f in logger.filters):
