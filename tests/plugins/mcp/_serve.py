@@ -13,11 +13,12 @@ ROOT = Path(__file__).resolve().parents[3]
 RUN = "from tether.cli.app import run; run()"
 
 
-def serve_args(tmp_path: Path, *extra: str) -> tuple[list[str], dict[str, str]]:
-    """`python -c RUN mcp serve` over the serve-tools plugin, and its environment."""
+def serve_args(tmp_path: Path, *extra: str, plugins: str = "") -> tuple[list[str], dict[str, str]]:
+    """`python -c RUN mcp serve` over the serve-tools plugin (and `plugins`, YAML list items),
+    and its environment."""
     config = tmp_path / "tether.yml"
     config.write_text(
-        "plugins:\n  - id: serve-tools\n    name: tests.plugins.mcp.servers.serve_tools\n"
+        "plugins:\n  - id: serve-tools\n    name: tests.plugins.mcp.servers.serve_tools\n" + plugins
     )
     args = ["-c", RUN, "mcp", "serve", "--config", str(config)]
     args += ["--log", str(tmp_path / "log.jsonl"), *extra]

@@ -21,14 +21,14 @@ def _record(name: str, message: str, error: BaseException | None) -> logging.Log
 def test_a_closed_readers_traceback_from_the_http_client_is_dropped(error: Exception) -> None:
     quiet_sdk_logs()
     logger = logging.getLogger("mcp.client.streamable_http")
-    assert logger.filter(_record(logger.name, "Error parsing SSE message", error)) is False
+    assert not logger.filter(_record(logger.name, "Error parsing SSE message", error))
 
 
 def test_any_other_http_client_error_still_logs() -> None:
     quiet_sdk_logs()
     logger = logging.getLogger("mcp.client.streamable_http")
     record = _record(logger.name, "Error parsing SSE message", ValueError("bad json"))
-    assert logger.filter(record) is True
+    assert logger.filter(record)
 
 
 def test_installing_twice_adds_each_filter_once() -> None:

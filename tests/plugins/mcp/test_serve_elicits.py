@@ -19,16 +19,20 @@ pytestmark = pytest.mark.timeout(300)
 
 
 @asynccontextmanager
-async def _session(tmp_path: Path, action: str, asked: list[Any]) -> AsyncIterator[ClientSession]:
+async def _session(
+    tmp_path: Path, action: str | None, asked: list[Any], plugins: str = ""
+) -> AsyncIterator[ClientSession]:
     async def answer(context: object, params: types.ElicitRequestParams) -> types.ElicitResult:
         asked.append(params)
         return types.ElicitResult(action=action)  # type: ignore[arg-type]
 
-    args, env = serve_args(tmp_path)
+    args, env = serve_args(tmp_path, plugins=plugins)
     params = StdioServerParameters(command=sys.executable, args=args, env=env, cwd=str(tmp_path))
     async with (
         stdio_client(params) as (read, write),
-        ClientSession(read, write, elicitation_callback=answer) as session,
+        ClientSession(
+            read, write, elicitation_callback=None if action is None else answer
+        ) as session,
     ):
         await session.initialize()
         yield session
@@ -55,3 +59,12 @@ async def test_a_declined_elicitation_denies_the_call(tmp_path: Path) -> None:
         result = await session.call_tool("asky", {})
         assert result.is_error is True
         assert _text(result) == 'Error: the user rejected tool "asky"'
+
+
+async def test_a_client_without_elicitation_gets_the_configured_policy_answer(
+    tmp_path: Path,
+) -> None:
+    allow = "  - id: approval\n    name: approval\n    config: {non_interactive: allow}\n"
+    async with _session(tmp_path, None, [], plugins=allow) as session:
+        result = await session.call_tool("asky", {})
+        assert (result.is_error, _text(result)) == (False, "asked and answered")

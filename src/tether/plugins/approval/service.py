@@ -166,14 +166,14 @@ class ApprovalQuestion:
 class Prompter(Protocol):
     """An interactive channel. `ask` may be cancelled at any await (the call was aborted). A
     prompter that can show a form also has `async elicit(ElicitationQuestion) ->
-    ElicitationReply` (`Approval.elicit` looks for it); one that raises `Unanswerable` leaves the
-    question `unavailable` without a warning (it has no way to ask this one)."""
+    ElicitationReply` (`Approval.elicit` looks for it); one that raises `Unanswerable` has no way to
+    ask this one: the configured `non_interactive` answer is given, as without a prompter."""
 
     async def ask(self, question: ApprovalQuestion) -> ApprovalAnswer: ...
 
 
 class Unanswerable(Exception):
-    """Raised by a prompter that cannot put this question to anyone (answer: `unavailable`)."""
+    """Raised by a prompter that cannot put this question to anyone (answered by policy)."""
 
 
 class ApprovalConfig(BaseModel):
@@ -450,7 +450,7 @@ class Approval(Service):
             async with request.signal.cancels():
                 answer: object = await prompter.ask(question)
         except Unanswerable:
-            return "unavailable", "user", None
+            return _POLICY_OUTCOME[self._config.non_interactive], "policy", None
         except Exception as exc:
             if request.signal.aborted:
                 return "cancelled", "signal", None

@@ -4,8 +4,9 @@ Owns `ClientPrompter`, the `approval` service's prompter while tether serves. A 
 policy says `Ask` (or a sandbox escalation) is put to the client that made the call, as a form
 elicitation with no fields, related to that call's request: `accept` allows it once, `decline` and
 `cancel` reject it. A client that did not advertise form elicitation (or a question about a call
-that is not a served one) is not asked: the prompter raises `Unanswerable`, the answer is
-`unavailable` and the call is denied ("no approval channel is available"), as before. Imports the
+that is not a served one) is not asked: the prompter raises `Unanswerable` and the `approval`
+plugin's `non_interactive` answer applies, as before (default `unavailable`: the call is denied,
+"no approval channel is available"). Imports the
 `mcp` SDK's types.
 """
 
