@@ -16,6 +16,7 @@ from typing import Any
 import httpx2
 import pytest
 
+from tether import ToolFailure
 from tether.kernel import Context
 from tether.plugins import mcp as mcp_plugin
 from tether.plugins.mcp.config import ServerConfig
@@ -230,3 +231,23 @@ async def test_tether_mcp_login_headless_prints_the_url_and_takes_the_callback(
         assert await process.wait() == 0, rest
     assert "tether is authorized for guarded." in rest
     assert token_path("guarded", url).exists()
+
+
+async def test_a_token_revoked_mid_session_leaves_the_session_naming_the_login(
+    box: str, home: Path
+) -> None:
+    url = await _url(box)
+    await _login("guarded", _entry(url), home)
+    ctx = await _context({"guarded": _entry(url)})
+    try:
+        forgotten = await call(ctx, "mcp__guarded__forget", {})
+        assert forgotten.content == [{"type": "text", "text": "forgotten"}]
+        result = await call(ctx, "mcp__guarded__hello", {})
+        assert isinstance(result, ToolFailure)
+        assert result.code == "MCP_CONNECTION_LOST"
+        needs = 'server "guarded" needs authorization: run `tether mcp login guarded`'
+        clients: Any = ctx.get("mcp")
+        await wait_for(lambda: clients.servers()[0].error == needs)
+        assert clients.servers()[0].status == "reconnecting"
+    finally:
+        await ctx.dispose()

@@ -7,7 +7,9 @@ Stopping leaves them, so the SDK runs the spec's stdio shutdown (close stdin, wa
 process group, wait, SIGKILL). When the server's stream ends (it died), in-flight calls end
 `MCP_CONNECTION_LOST` (the SDK fails their waiters), and the runner reconnects after a backoff
 (0.25 s doubling to 30 s; at once for a `restart`). A server that never connected is `failed`
-and is not retried. Calls themselves live in `calls.py`. Imports the `mcp` SDK: load it lazily.
+and is not retried. An HTTP server is connected with OAuth (`oauth.py`) unless its headers carry
+an `Authorization`; where a person must authorize, the start fails (or a live session is left,
+its calls ending `MCP_CONNECTION_LOST`) with "run `tether mcp login NAME`". Calls themselves live in `calls.py`. Imports the `mcp` SDK: load it lazily.
 
 Starting is in the background (`begin`): nothing waits for a server but what needs its tools
 (`settled`, through the `tools/settle` event); stopping a server that is still starting does not
@@ -245,7 +247,7 @@ class ServerConnection:
                         self._connected.set()
                         self._settled.set()
                         self._on_tools(self)
-                        await _first_of(lost, self._wake)
+                        await _first_of(lost, self._wake, self._login)
                         self._connected.clear()
                         self.session = None
             except Exception as exc:  # the SDK's connect/initialize failures, a dead transport
@@ -261,7 +263,10 @@ class ServerConnection:
             if self._stopping:
                 return
             self.status = "reconnecting"
-            if lost.is_set() and not self._restart:
+            if self._login.is_set() and connected:
+                self.error = str(LoginNeeded(self.name))
+                _log.warning('mcp server "%s": %s; reconnecting', self.name, self.error)
+            elif lost.is_set() and not self._restart:
                 _log.warning('mcp server "%s": connection lost; reconnecting', self.name)
             if self._restart:
                 self._restart = False

@@ -156,6 +156,13 @@ def main() -> None:
         record("call", tool="hello")
         return "hello"
 
+    @server.tool()
+    def forget() -> str:
+        """Revoke every token (the next request is a 401 that only a new login can answer)."""
+        provider.access.clear()
+        provider.refresh.clear()
+        return "forgotten"
+
     record("start", port=port)
     app = server.streamable_http_app()
     uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listening])
