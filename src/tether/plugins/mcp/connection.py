@@ -9,7 +9,8 @@ process group, wait, SIGKILL). When the server's stream ends (it died), in-fligh
 (0.25 s doubling to 30 s; at once for a `restart`). A server that never connected is `failed`
 and is not retried. An HTTP server is connected with OAuth (`oauth.py`) unless its headers carry
 an `Authorization`; where a person must authorize, the start fails (or a live session is left,
-its calls ending `MCP_CONNECTION_LOST`) with "run `tether mcp login NAME`". Calls themselves live in `calls.py`. Imports the `mcp` SDK: load it lazily.
+its calls ending `MCP_CONNECTION_LOST`) with "run `tether mcp login NAME`". Calls themselves
+live in `calls.py`. Imports the `mcp` SDK: load it lazily.
 
 Starting is in the background (`begin`): nothing waits for a server but what needs its tools
 (`settled`, through the `tools/settle` event); stopping a server that is still starting does not
