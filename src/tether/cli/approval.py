@@ -18,6 +18,11 @@ one line:
 `a` and `s` are offered only when the permission rules can name a rule; `a` means `s` when only
 a session rule is offered.
 
+A server's form (an MCP `elicitation/create`, through `Approval.elicit`) is shown as its message
+and fields (type, default, choices), then one line: `y` fill it in (each field asked in turn;
+an empty line keeps the default, or leaves an optional field out), `n` decline (also an empty
+line or end of input), `c` cancel. A typed-in value of the wrong type is asked again.
+
 Questions are asked one at a time. The prompt is cancelled — not answered — when the call's
 signal aborts (Ctrl-C): the service answers `cancelled` then, and the call ends
 `ABORTED_BEFORE_DISPATCH`. Reading the line goes through the chat's own line reader, so a
@@ -39,7 +44,14 @@ from rich.markup import escape
 from rich.text import Text
 
 from ..core.json import JsonValue
-from ..plugins.approval import ApprovalAnswer, ApprovalQuestion, Rejection
+from ..plugins.approval import (
+    ApprovalAnswer,
+    ApprovalQuestion,
+    ElicitationQuestion,
+    ElicitationReply,
+    Rejection,
+)
+from ..plugins.approval.elicitation import ElicitField, parse_value
 from ..plugins.permissions.prefix import joined
 from .chat.diff import proposed_diff, render_diff
 from .visible import visible_markup, visible_text
@@ -110,6 +122,20 @@ def _parse(
     return None
 
 
+def _field_line(field: ElicitField) -> str:
+    """One field of a form: name, type, whether required, choices, default, description."""
+    parts = [f"{field.name} ({field.type}{', required' if field.required else ''})"]
+    if field.title:
+        parts.append(field.title)
+    if field.description:
+        parts.append(field.description)
+    if field.choices:
+        parts.append("one of " + ", ".join(field.choices))
+    if field.default is not None:
+        parts.append(f"default {json.dumps(field.default, ensure_ascii=False)}")
+    return " — ".join(parts)
+
+
 class TerminalPrompter:
     """Asks on `console` and reads answers with `read_line(prompt)` ("" at end of input).
 
@@ -143,6 +169,46 @@ class TerminalPrompter:
                 finally:  # before the pause ends: a live timer resumes without the wait
                     if self._on_wait is not None:
                         self._on_wait(question.call_id, time.monotonic() - began)
+
+    async def elicit(self, question: ElicitationQuestion) -> ElicitationReply:
+        async with self._lock:
+            with self._pause():
+                return await self._form(question)
+
+    async def _form(self, question: ElicitationQuestion) -> ElicitationReply:
+        console = self._console
+        console.print(f"[bold yellow]? {escape(question.source)}[/bold yellow] asks:")
+        console.print(f"    {escape(question.message)}", highlight=False)
+        for field in question.fields:
+            console.print(f"    {escape(_field_line(field))}", highlight=False)
+        console.print(
+            "  [bold]y[/bold]  fill it in · [bold]n[/bold]  decline · [bold]c[/bold]  cancel"
+        )
+        while True:
+            line = (await self._read_line("  answer? ")).strip().lower()
+            if line in ("", "n", "no", "decline"):
+                return ElicitationReply("decline")
+            if line in ("c", "cancel"):
+                return ElicitationReply("cancel")
+            if line in ("y", "yes", "accept"):
+                break
+            console.print(f"  [yellow]not an answer: {escape(line)}[/yellow]")
+        content: dict[str, JsonValue] = {}
+        for field in question.fields:
+            while True:
+                shown = "" if field.default is None else f" [{field.default}]"
+                text = (await self._read_line(f"  {field.name}{shown}: ")).strip()
+                if not text:
+                    if field.default is None and field.required:
+                        console.print(f"  [yellow]{escape(field.name)} is required[/yellow]")
+                        continue
+                    break  # the default is applied by the service (SEP-1034)
+                try:
+                    content[field.name] = parse_value(field, text)
+                    break
+                except ValueError as exc:
+                    console.print(f"  [yellow]{escape(str(exc))}[/yellow]")
+        return ElicitationReply("accept", content)
 
     async def _ask(self, question: ApprovalQuestion) -> ApprovalAnswer:
         self._show(question)

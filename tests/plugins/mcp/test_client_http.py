@@ -85,3 +85,17 @@ async def test_an_abort_over_streamable_http_is_observed_by_the_server(
         await wait_for(lambda: len(events(record, "cancelled")) == 1)
     finally:
         await ctx.dispose()
+
+
+async def test_the_client_introduces_itself_as_tether_with_its_version(http_server: Path) -> None:
+    import json
+
+    import tether
+
+    ctx = await _context(http_server)
+    try:
+        result = await call(ctx, "mcp__web__whoami", {})
+        [block] = result.content
+        assert json.loads(str(block["text"])) == {"name": "tether", "version": tether.__version__}
+    finally:
+        await ctx.dispose()

@@ -1,9 +1,10 @@
-"""`tether mcp list` and `tether mcp serve`: MCP servers from the terminal, and tether as one.
+"""`tether mcp list`, `login` and `serve`: MCP servers from the terminal, and tether as one.
 
 `list` boots the configured plugins (the `mcp` plugin reads `tether.yml` servers and the
-project's `.mcp.json`) and prints each server, its status and its tools. `serve` exposes the
-configured tools over MCP on stdio (or Streamable HTTP on 127.0.0.1 with `--http PORT`); see
-`tether.plugins.mcp.serve`. Without the `mcp` extra both say so in one line.
+project's `.mcp.json`) and prints each server, its status and its tools. `login SERVER`
+authorizes tether for an OAuth-protected HTTP server (`tether.plugins.mcp.login`). `serve`
+exposes the configured tools over MCP on stdio (or Streamable HTTP on 127.0.0.1 with `--http
+PORT`); see `tether.plugins.mcp.serve`. Without the `mcp` extra each says so in one line.
 
 `serve` ends on SIGINT, SIGTERM, SIGHUP or SIGQUIT (`tether.core.ending`): every call in flight
 is aborted and drained (its `ABORTED` result logged), then it exits 128 + N; a second signal exits
@@ -30,7 +31,7 @@ from ..boot import start
 if TYPE_CHECKING:
     from ...plugins.mcp.serve import ToolServer
 
-__all__ = ["app", "list_servers", "serve"]
+__all__ = ["app", "list_servers", "login_server", "serve"]
 
 app = cyclopts.App(
     name="mcp", help="MCP servers: list the configured ones, or serve tether's tools."
@@ -76,6 +77,51 @@ async def list_servers(*, config: ConfigOpt = None, cwd: CwdOpt = None) -> int:
             print(f"{view.name:<16} {view.transport:<5} {view.status}{detail}")
             for tool in view.tools:
                 print(f"  {tool}")
+    finally:
+        await ctx.dispose()
+    return 0
+
+
+@app.command(name="login")
+async def login_server(
+    server: str,
+    *,
+    no_browser: Annotated[bool, cyclopts.Parameter(name="--no-browser", negative=())] = False,
+    config: ConfigOpt = None,
+    cwd: CwdOpt = None,
+) -> int:
+    """Authorize tether for an OAuth-protected HTTP server (tokens under $TETHER_HOME, 0600).
+
+    Parameters
+    ----------
+    server
+        The server's name in .mcp.json (or the mcp plugin's servers).
+    no_browser
+        Print the authorization URL instead of opening a browser (headless); the callback still
+        comes to 127.0.0.1 on this machine.
+    """
+    if importlib.util.find_spec("mcp") is None:
+        print(_NO_EXTRA, file=sys.stderr)
+        return 2
+    from ...plugins.mcp.client import McpClients
+    from ...plugins.mcp.login import LoginFailed, login
+
+    workdir = (cwd or Path.cwd()).resolve()
+    try:
+        ctx = await _boot(workdir, config)
+    except ConfigError as exc:
+        print(f"tether: {exc}", file=sys.stderr)
+        return 2
+    try:
+        entry = cast(McpClients, ctx.get("mcp")).server_config(server)
+        if entry is None:
+            print(f'tether: no MCP server "{server}" is configured', file=sys.stderr)
+            return 2
+        try:
+            await login(server, entry, out=sys.stderr, browser=not no_browser)
+        except LoginFailed as exc:
+            print(f"tether: login to {server} failed: {exc}", file=sys.stderr)
+            return 1
     finally:
         await ctx.dispose()
     return 0

@@ -85,6 +85,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ...core.errors import error_message
 from ...core.json import JsonValue
+from ...core.signals import AbortSignal
 from ...kernel import Service
 from ...tools.approval import ApprovalOutcome, ApprovalRequest
 from ...tools.decisions import (
@@ -101,6 +102,7 @@ from ...tools.execution import ToolExecution
 from ...tools.registry import ToolsView
 from ...tools.results import ToolExecutionResult, text_content
 from ..hooks.journal import session_of
+from .elicitation import ElicitationQuestion, ElicitationReply, with_defaults
 
 if TYPE_CHECKING:
     from ...kernel import Context
@@ -116,6 +118,7 @@ __all__ = [
     "Prompter",
     "QuestionKind",
     "Rejection",
+    "Unanswerable",
     "fingerprint",
 ]
 
@@ -175,9 +178,16 @@ class ApprovalQuestion:
 
 
 class Prompter(Protocol):
-    """An interactive channel. `ask` may be cancelled at any await (the call was aborted)."""
+    """An interactive channel. `ask` may be cancelled at any await (the call was aborted). A
+    prompter that can show a form also has `async elicit(ElicitationQuestion) ->
+    ElicitationReply` (`Approval.elicit` looks for it); one that raises `Unanswerable` has no way to
+    ask this one: the configured `non_interactive` answer is given, as without a prompter."""
 
     async def ask(self, question: ApprovalQuestion) -> ApprovalAnswer: ...
+
+
+class Unanswerable(Exception):
+    """Raised by a prompter that cannot put this question to anyone (answered by policy)."""
 
 
 class ApprovalConfig(BaseModel):
@@ -186,6 +196,8 @@ class ApprovalConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     non_interactive: Literal["unavailable", "allow", "deny"] = "unavailable"
+    non_interactive_elicitation: Literal["decline", "cancel"] = "decline"
+    """The answer to an elicitation (a server's form) when no prompter can show it."""
 
 
 _POLICY_OUTCOME: dict[str, ApprovalOutcome] = {
@@ -478,6 +490,8 @@ class Approval(Service):
         try:
             async with request.signal.cancels():
                 answer: object = await prompter.ask(question)
+        except Unanswerable:
+            return _POLICY_OUTCOME[self._config.non_interactive], "policy", None
         except Exception as exc:
             if request.signal.aborted:
                 return "cancelled", "signal", None
@@ -502,6 +516,34 @@ class Approval(Service):
             return "allowed-once", "user", self._save(question)
         _log.warning("approval: the prompter answered %r, which is not an answer", answer)
         return "unavailable", "user", None
+
+    async def elicit(
+        self, question: ElicitationQuestion, *, signal: AbortSignal
+    ) -> ElicitationReply:
+        """Put a form to the user: the attached prompter's `elicit` when it has one, else the
+        `non_interactive_elicitation` answer (decline by default). On accept, absent fields with
+        a schema default get it (SEP-1034). `cancel` when `signal` aborts first. Never raises but
+        for the cancellation of the awaiting task."""
+        if signal.aborted:
+            return ElicitationReply("cancel")
+        show = getattr(self._prompter, "elicit", None)
+        if not callable(show):
+            return ElicitationReply(self._config.non_interactive_elicitation)
+        try:
+            async with signal.cancels():
+                reply: object = await show(question)
+        except Exception as exc:
+            if signal.aborted:
+                return ElicitationReply("cancel")
+            if not isinstance(exc, Unanswerable):
+                _log.warning("approval: the prompter failed a form: %s", error_message(exc))
+            return ElicitationReply(self._config.non_interactive_elicitation)
+        if not isinstance(reply, ElicitationReply):
+            _log.warning("approval: the prompter answered %r, which is not a form answer", reply)
+            return ElicitationReply("cancel")
+        if reply.action != "accept":
+            return ElicitationReply(reply.action)
+        return ElicitationReply("accept", with_defaults(question.fields, reply.content))
 
     def _session_rules(self) -> _SessionRules | None:
         service = self.ctx.get("permissions")

@@ -26,11 +26,13 @@ from ...tools.arrivals import TOOLS_SETTLE
 from ...tools.definition import ToolDefinition, ToolOutput
 from ...tools.execution import ToolDispatchExecution, ToolExecutionToken, ToolRunContext
 from ...tools.results import ContentBlock, ToolExecutionResult, ToolFailure
+from ..approval.elicitation import ElicitationQuestion, ElicitationReply
 from .calls import CancelNote, call_tool, done_or_aborted, unavailable
 from .config import McpConfig, ServerConfig
 from .connection import ServerConnection, Status
 from .errors import NotSent
 from .names import tool_name
+from .sdklogs import quiet_sdk_logs
 
 __all__ = ["McpClients", "ServerView"]
 
@@ -66,6 +68,13 @@ class McpClients:
         self._registered: dict[str, list[Callable[[], None]]] = {}
         self._notes: dict[ToolExecutionToken, CancelNote] = {}
 
+    def server_config(self, name: str) -> ServerConfig | None:
+        """The configured entry of server `name` (None: there is none)."""
+        connection = self.connections.get(name)
+        if connection is not None:
+            return connection.config
+        return self._config.all_servers().get(name)
+
     def servers(self) -> list[ServerView]:
         return [
             ServerView(
@@ -84,15 +93,28 @@ class McpClients:
         servers = self._config.all_servers()
         if not servers:
             return
-        _quiet_sdk_parse_failures()
+        quiet_sdk_logs()
         self._ctx.on("tools/execute", self._record_cancel, prepend=True)
         self._ctx.on(TOOLS_SETTLE, self.settled)
         for name, server in servers.items():
             self.connections[name] = ServerConnection(
-                name, server, self._publish, workspace=self._config.project_dir
+                name,
+                server,
+                self._publish,
+                workspace=self._config.project_dir,
+                elicit=self._elicit,
             )
         for connection in self.connections.values():
             connection.begin()
+
+    async def _elicit(self, question: ElicitationQuestion) -> ElicitationReply:
+        """A server's form, through the `approval` service (decline without one)."""
+        approval = self._ctx.get("approval")
+        elicit = getattr(approval, "elicit", None)
+        if not callable(elicit):
+            return ElicitationReply("decline")
+        reply: ElicitationReply = await elicit(question, signal=AbortSignal.never())
+        return reply
 
     async def settled(self, signal: AbortSignal) -> None:
         """Wait until every server's first start succeeded or failed (or `signal` aborts)."""
@@ -186,23 +208,6 @@ class McpClients:
         if note is None or not isinstance(result, ToolFailure):
             return result
         return replace(result, meta={"mcp": note.to_json()})
-
-
-class _DropParseFailures(logging.Filter):
-    """The SDK logs a full traceback for each stdout line that is not JSON-RPC; the connection
-    reports such a line itself, in one line naming the server (`ServerConnection._noise`)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.getMessage() != _SDK_PARSE_FAILURE
-
-
-_SDK_PARSE_FAILURE = "Failed to parse JSONRPC message from server"
-_SDK_STDIO_LOG = logging.getLogger("mcp.client.stdio")
-
-
-def _quiet_sdk_parse_failures() -> None:
-    if not any(isinstance(f, _DropParseFailures) for f in _SDK_STDIO_LOG.filters):
-        _SDK_STDIO_LOG.addFilter(_DropParseFailures())
 
 
 async def _abortable(waiting: Awaitable[Any], signal: Any) -> Any:

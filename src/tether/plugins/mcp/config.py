@@ -25,6 +25,7 @@ __all__ = [
     "DEFAULT_CANCEL_GRACE_MS",
     "McpConfig",
     "McpConfigError",
+    "OAuthSettings",
     "ServerConfig",
     "load_mcp_json",
 ]
@@ -36,6 +37,23 @@ _ENV_REF: Final = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 class McpConfigError(ValueError):
     """A `.mcp.json` or server entry tether cannot use; the message is one line."""
+
+
+class OAuthSettings(BaseModel):
+    """An http server's `oauth` entry: a pre-registered client (else tether registers itself
+    dynamically), the scopes to ask for, the callback port `tether mcp login` listens on (0: one
+    the kernel picks; a pre-registered client's redirect URI usually fixes it). Claude Code's
+    camelCase keys are read too."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+
+    client_id: str | None = Field(default=None, alias="clientId")
+    client_secret: str | None = Field(default=None, alias="clientSecret")
+    scope: str | None = None
+    callback_port: int = Field(default=0, ge=0, le=65535, alias="callbackPort")
+    token_endpoint_auth_method: (
+        Literal["none", "client_secret_basic", "client_secret_post"] | None
+    ) = Field(default=None, alias="tokenEndpointAuthMethod")
 
 
 class ServerConfig(BaseModel):
@@ -51,6 +69,9 @@ class ServerConfig(BaseModel):
     cwd: str | None = None
     url: str | None = None
     headers: Mapping[str, str] | None = None
+    """Sent with every request: a static token goes here (`"Authorization": "Bearer ${TOKEN}"`);
+    with an `Authorization` header tether does no OAuth for the server."""
+    oauth: OAuthSettings | None = None
     disabled: bool = False
     tool_timeout_ms: float | None = Field(default=None, gt=0)
     """Put on every tool's `timeout_ms`: the timeout policy turns its expiry into TOOL_TIMEOUT."""
@@ -98,6 +119,15 @@ class ServerConfig(BaseModel):
                 "headers": None
                 if self.headers is None
                 else {k: _expand(v) for k, v in self.headers.items()},
+                "oauth": None
+                if self.oauth is None
+                else self.oauth.model_copy(
+                    update={
+                        "client_secret": None
+                        if self.oauth.client_secret is None
+                        else _expand(self.oauth.client_secret)
+                    }
+                ),
             }
         )
 

@@ -7,7 +7,10 @@ Stopping leaves them, so the SDK runs the spec's stdio shutdown (close stdin, wa
 process group, wait, SIGKILL). When the server's stream ends (it died), in-flight calls end
 `MCP_CONNECTION_LOST` (the SDK fails their waiters), and the runner reconnects after a backoff
 (0.25 s doubling to 30 s; at once for a `restart`). A server that never connected is `failed`
-and is not retried. Calls themselves live in `calls.py`. Imports the `mcp` SDK: load it lazily.
+and is not retried. An HTTP server is connected with OAuth (`oauth.py`) unless its headers carry
+an `Authorization`; where a person must authorize, the start fails (or a live session is left,
+its calls ending `MCP_CONNECTION_LOST`) with "run `tether mcp login NAME`". Calls themselves
+live in `calls.py`. Imports the `mcp` SDK: load it lazily.
 
 Starting is in the background (`begin`): nothing waits for a server but what needs its tools
 (`settled`, through the `tools/settle` event); stopping a server that is still starting does not
@@ -31,11 +34,14 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from ... import __version__
 from ...core.errors import error_message
 from ...core.signals import AbortSignal
 from ..sandbox.plan import SandboxUnavailable
 from .config import McpConfigError, ServerConfig
 from .contained import contained_command
+from .elicit import Ask, elicitation_callback
+from .oauth import LoginNeeded, oauth_provider
 from .stderr import StderrRelay, printable
 from .wire import TetherDispatcher, WatchedRead, WatchedWrite
 
@@ -50,6 +56,8 @@ _HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 _BACKOFF_FIRST = 0.25
 _BACKOFF_MAX = 30.0
 _NOISE_SHOWN = 3
+_CLIENT_INFO = types.Implementation(name="tether", version=__version__)
+"""How tether introduces itself to a server (the SDK's default would be "mcp" 0.1.0)."""
 
 
 class ServerConnection:
@@ -62,8 +70,10 @@ class ServerConnection:
         on_tools: Callable[[ServerConnection], None],
         *,
         workspace: str | None = None,
+        elicit: Ask | None = None,
     ) -> None:
         self.name = name
+        self._elicit = elicit
         self.config = config
         self.workspace = workspace
         """Where a relative `cwd` starts, and what a `workspace-write` sandbox keeps writable."""
@@ -85,6 +95,7 @@ class ServerConnection:
         self._starting: asyncio.Task[bool] | None = None
         self._stderr: StderrRelay | None = None
         self._noise_lines = 0
+        self._login = asyncio.Event()  # set when the server needs `tether mcp login`
 
     def next_request_id(self) -> str:
         """A request id unique for this connection's life (a string no integer parses as)."""
@@ -210,6 +221,7 @@ class ServerConnection:
         while not self._stopping:
             self._wake = asyncio.Event()
             self._ended = asyncio.Event()
+            self._login = asyncio.Event()
             lost = asyncio.Event()
             connected = False
             try:
@@ -218,9 +230,14 @@ class ServerConnection:
                     watched = WatchedRead(read, lost.set, self._noise)
                     dispatcher = TetherDispatcher(watched, WatchedWrite(write))
                     async with ClientSession(
-                        dispatcher=dispatcher, message_handler=self._on_message
+                        dispatcher=dispatcher,
+                        message_handler=self._on_message,
+                        client_info=_CLIENT_INFO,
+                        elicitation_callback=None
+                        if self._elicit is None
+                        else elicitation_callback(self.name, self._elicit),
                     ) as session:
-                        await session.initialize()
+                        await self._initialize(session)
                         self.tools = await _list_tools(session)
                         self.session = session
                         self.generation += 1
@@ -231,7 +248,7 @@ class ServerConnection:
                         self._connected.set()
                         self._settled.set()
                         self._on_tools(self)
-                        await _first_of(lost, self._wake)
+                        await _first_of(lost, self._wake, self._login)
                         self._connected.clear()
                         self.session = None
             except Exception as exc:  # the SDK's connect/initialize failures, a dead transport
@@ -247,7 +264,10 @@ class ServerConnection:
             if self._stopping:
                 return
             self.status = "reconnecting"
-            if lost.is_set() and not self._restart:
+            if self._login.is_set() and connected:
+                self.error = str(LoginNeeded(self.name))
+                _log.warning('mcp server "%s": %s; reconnecting', self.name, self.error)
+            elif lost.is_set() and not self._restart:
                 _log.warning('mcp server "%s": connection lost; reconnecting', self.name)
             if self._restart:
                 self._restart = False
@@ -267,8 +287,10 @@ class ServerConnection:
         if config.transport == "http":
             assert config.url is not None
             headers = dict(config.headers or {})
+            static = any(key.lower() == "authorization" for key in headers)
+            auth = None if static else self._oauth(config)
             async with (
-                httpx2.AsyncClient(headers=headers, timeout=_HTTP_TIMEOUT) as client,
+                httpx2.AsyncClient(headers=headers, timeout=_HTTP_TIMEOUT, auth=auth) as client,
                 streamable_http_client(config.url, http_client=client) as streams,
             ):
                 yield streams
@@ -291,6 +313,46 @@ class ServerConnection:
             )
             async with stdio_client(params, errlog=errlog) as streams:
                 yield streams
+
+    def _oauth(self, config: ServerConfig) -> Any:
+        """The SDK's OAuth provider for this server, unattended: where a person must authorize,
+        `_login` is set and `LoginNeeded` raised (the start fails naming `tether mcp login`)."""
+        login = self._login
+
+        def needed() -> LoginNeeded:
+            login.set()
+            return LoginNeeded(self.name)
+
+        async def redirect(url: str) -> None:
+            raise needed()
+
+        async def callback() -> Any:
+            raise needed()
+
+        return oauth_provider(
+            self.name,
+            config,
+            redirect_uri="http://127.0.0.1/callback",
+            redirect=redirect,
+            callback=callback,
+            login_needed=needed,
+        )
+
+    async def _initialize(self, session: ClientSession) -> None:
+        """`initialize`, unless the server needs a login first (then `LoginNeeded`)."""
+        init = asyncio.ensure_future(session.initialize())
+        login = asyncio.ensure_future(self._login.wait())
+        try:
+            await asyncio.wait({init, login}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            login.cancel()
+            pending = not init.done()
+            init.add_done_callback(_retrieved)
+            if pending:
+                init.cancel()
+        if pending:
+            raise LoginNeeded(self.name)
+        init.result()
 
     async def _on_message(self, message: object) -> None:
         if isinstance(message, types.ToolListChangedNotification):
@@ -331,10 +393,18 @@ async def _first_of(*events: asyncio.Event) -> None:
             wait.cancel()
 
 
+def _retrieved(task: asyncio.Future[Any]) -> None:
+    """Marks a finished task's outcome as seen (it was abandoned, its error is not news)."""
+    if not task.cancelled():
+        task.exception()
+
+
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, BaseExceptionGroup):
         inner = exc.exceptions[0] if exc.exceptions else exc
         return _describe(inner)
+    if isinstance(exc, LoginNeeded):
+        return str(exc)
     if isinstance(exc, McpConfigError | SandboxUnavailable):
         return exc.message if isinstance(exc, SandboxUnavailable) else str(exc)
     if isinstance(exc, FileNotFoundError):

@@ -1,16 +1,20 @@
 """Server mode: tether's registered tools served over MCP (stdio, or Streamable HTTP on 127.0.0.1).
 
 Owns `ToolServer` (the SDK's low-level `Server` with `tools/list` and `tools/call` answered from
-`ctx.tools`), `exposed` (the allow/deny filter) and the two ways to run it, `serve_stdio` and
-`serve_http`.
+`ctx.tools`, and `logging/setLevel` relaying tether's log records: `serve_logs.LogRelay`; no
+`completion/complete`: tether serves no prompts or resource templates, so it has nothing to
+complete and does not advertise the capability), `exposed` (the allow/deny filter) and the two
+ways to run it, `serve_stdio` and `serve_http`.
 
 Each `tools/call` runs `ctx.tools.execute` with an `AbortController` of its own, as a task of its
 own. A client's `notifications/cancelled` reaches the handler as the SDK's cancellation: the call's
 controller is aborted and the handler waits, shielded (no CPU), until the call has published its
-one result; per spec nothing is sent back for a cancelled request. Results are written to the
-`log` (one JSON line per call: call id, tool, result) by a `tools/result` observer. Calls have no
-approval channel unless one is configured: they carry the agent `MCP_CLIENT`, so an `Ask` goes to
-the `approval` service, whose non-interactive answer (default `unavailable`) is a denial. When
+one result; per spec nothing is sent back for a cancelled request (over HTTP the SDK's `-32800`
+is dropped by `unanswered.Unanswered`: the request's stream just ends). Results are written to the
+`log` (one JSON line per call: call id, tool, result) by a `tools/result` observer. Calls carry
+the agent `MCP_CLIENT`, so an `Ask` goes to the `approval` service, whose prompter while serving
+is the MCP client of the call (`serve_ask.ClientPrompter`: a form elicitation, when the client
+advertised elicitation); a client that cannot be asked gets a denial (no approval channel). When
 stdin reaches EOF, every call in flight is aborted and drained, then `serve_stdio` returns.
 Imports the `mcp` SDK: load it lazily.
 """
@@ -22,7 +26,7 @@ import contextlib
 import fnmatch
 import json
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Final
@@ -33,11 +37,15 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
 
+from ... import __version__
 from ...core.signals import AbortController, AbortSignal
 from ...kernel import Context
 from ...tools.execution import ToolExecution, ToolExecutionInput
 from ...tools.results import ToolExecutionResult, ToolSuccess
 from .content import to_mcp
+from .serve_ask import ClientPrompter
+from .serve_logs import LogRelay
+from .unanswered import Unanswered
 from .wire import WatchedRead
 
 __all__ = ["MCP_CLIENT", "McpClientAgent", "ToolServer", "exposed", "serve_http", "serve_stdio"]
@@ -80,7 +88,20 @@ class ToolServer:
         self._executions: set[asyncio.Task[ToolExecutionResult]] = set()
         self._calls = 0
         self.server: Server[Any] = Server(
-            "tether", on_list_tools=self._list_tools, on_call_tool=self._call_tool
+            "tether",
+            version=__version__,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+        )
+        self._relay: LogRelay | None = None
+        self._prompter = ClientPrompter()
+        self._detach: Callable[[], None] | None = None
+        approval = ctx.get("approval")
+        attach = getattr(approval, "attach", None)
+        if callable(attach) and not getattr(approval, "interactive", True):
+            self._detach = attach(self._prompter)
+        self.server.add_request_handler(
+            "logging/setLevel", types.SetLevelRequestParams, self._set_level
         )
         if log is not None:
             ctx.on("tools/result", self._record)
@@ -91,6 +112,22 @@ class ToolServer:
         line = {"call_id": exec.call_id, "tool": exec.name, "result": result.to_json()}
         self._log.write(json.dumps(line, ensure_ascii=False) + "\n")
         self._log.flush()
+
+    async def _set_level(
+        self, ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        if self._relay is None:
+            self._relay = LogRelay()
+        return await self._relay.set_level(ctx, params)
+
+    async def close(self) -> None:
+        """Stop relaying log records and asking the clients (the server stopped serving)."""
+        detach, self._detach = self._detach, None
+        if detach is not None:
+            detach()
+        relay, self._relay = self._relay, None
+        if relay is not None:
+            await relay.close_relay()
 
     def abort_all(self) -> None:
         """Abort every call in flight (stdin reached EOF, or the server is stopping)."""
@@ -132,6 +169,7 @@ class ToolServer:
         call_id = f"mcp-{ctx.request_id if ctx.request_id is not None else self._calls}"
         controller = AbortController()
         self._inflight[call_id] = controller
+        self._prompter.calls[call_id] = ctx
         execution = asyncio.get_running_loop().create_task(
             self._ctx.tools.execute(
                 ToolExecutionInput(
@@ -158,6 +196,7 @@ class ToolServer:
                 raise
         finally:
             del self._inflight[call_id]
+            self._prompter.calls.pop(call_id, None)
         return _answer(result)
 
 
@@ -201,6 +240,7 @@ async def serve_stdio(server: ToolServer) -> None:
         watched = WatchedRead(read, server.abort_all)
         await server.server.run(watched, write, server.server.create_initialization_options())
     server.abort_all()
+    await server.close()
 
 
 async def serve_http(server: ToolServer, port: int, *, stop: AbortSignal) -> None:
@@ -218,7 +258,7 @@ async def serve_http(server: ToolServer, port: int, *, stop: AbortSignal) -> Non
         def capture_signals(self) -> Iterator[None]:
             yield  # the command's are installed; uvicorn's would re-raise the signal at the end
 
-    app = server.server.streamable_http_app(host="127.0.0.1")
+    app = Unanswered(server.server.streamable_http_app(host="127.0.0.1"))
     http = _Server(uvicorn.Config(app, log_level="warning"))
     listening = socket.create_server(("127.0.0.1", port))
     bound = listening.getsockname()[1]
@@ -237,6 +277,7 @@ async def serve_http(server: ToolServer, port: int, *, stop: AbortSignal) -> Non
         listening.close()
         server.abort_all()
         await server.drained()
+        await server.close()
 
 
 def open_log(path: Path) -> IO[str]:

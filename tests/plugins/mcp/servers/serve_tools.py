@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import time
 from typing import Any
@@ -50,6 +51,16 @@ async def sleepy(args: Sleep, exec: ToolRunContext) -> str:
     return "unreachable"
 
 
+class Shout(BaseModel):
+    level: str
+    text: str
+
+
+async def shout(args: Shout, exec: ToolRunContext) -> str:
+    logging.getLogger("tether.serve-tools").log(logging.getLevelName(args.level), args.text)
+    return "shouted"
+
+
 async def asky(args: Nothing, exec: ToolRunContext) -> str:
     return "asked and answered"
 
@@ -62,6 +73,15 @@ def apply(ctx: Context) -> None:
             parameters=Sleep,
             output=ToolOutput(schema=str),
             execute=sleepy,
+        )
+    )
+    ctx.tools.register(
+        define_tool(
+            name="shout",
+            description="Log a line on a tether logger at a level (DEBUG, INFO, WARNING, ...).",
+            parameters=Shout,
+            output=ToolOutput(schema=str),
+            execute=shout,
         )
     )
     ctx.tools.register(

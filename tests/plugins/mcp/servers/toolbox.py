@@ -124,6 +124,32 @@ async def grow(ctx: Context) -> str:
     return "grown"
 
 
+@server.tool()
+def whoami(ctx: Context) -> str:
+    """How the client introduced itself: its clientInfo as JSON."""
+    params = ctx.session.client_params
+    info = None if params is None else params.client_info.model_dump(exclude_none=True)
+    return json.dumps(info)
+
+
+BOOKING = {
+    "type": "object",
+    "properties": {
+        "guests": {"type": "integer", "description": "How many guests", "default": 2},
+        "note": {"type": "string", "title": "A wish", "default": "window seat"},
+        "terrace": {"type": "boolean"},
+    },
+    "required": ["guests"],
+}
+
+
+@server.tool()
+async def book(ctx: Context) -> str:
+    """Ask the user (elicitation); answers with the action and the content exactly as sent."""
+    result = await ctx.session.elicit_form("How many guests?", BOOKING, ctx.request_id)
+    return json.dumps({"action": result.action, "content": result.content})
+
+
 PNG = (
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9a"
     "wAAAABJRU5ErkJggg=="
