@@ -53,4 +53,6 @@ async def serving_http(tmp_path: Path, *extra: str) -> AsyncIterator[str]:
         yield line.removeprefix(prefix).strip().decode()
     finally:
         process.terminate()
-        assert await asyncio.wait_for(process.wait(), 120) == 0
+        assert (
+            await asyncio.wait_for(process.wait(), 120) == 143
+        )  # SIGTERM: 128 + 15 (docs/ending.md)
