@@ -220,7 +220,7 @@ class Pipeline:
             result, needs_post = await self._dispatch(call) if reached is None else reached
             if needs_post and _POST in call.listeners:
                 return await self._finalize(call, result, task)
-            # _raise_if_cancelled, inline
+            # raise_if_cancelled, inline
             if task is not None and task.cancelling() > call.cancel_baseline:
                 call.outcome = result
                 raise asyncio.CancelledError
@@ -530,7 +530,7 @@ class Pipeline:
                 result = failure_from(exc)
                 raise_if_cancelled(call, result)
                 return publish(call, result)
-        if task is not None and task.cancelling() > call.cancel_baseline:  # _raise_if_cancelled
+        if task is not None and task.cancelling() > call.cancel_baseline:  # raise_if_cancelled
             call.outcome = result
             raise asyncio.CancelledError
         if call.caller_signal._aborted or call.interrupted:
