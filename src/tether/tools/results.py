@@ -3,7 +3,7 @@
 Owns: `ToolSuccess` / `ToolFailure` (and their wire form, `to_json`), `ErrorDetail` / `ErrorInfo`,
 `UserMessage` (a context a tool or policy attaches), the result codes, and the builders for the
 results the registry itself writes (aborts, denials, thrown values). Does not own when those
-results are chosen — that is the pipeline's precedence (`tether.tools.pipeline`).
+results are chosen — that is the pipeline's precedence (`tether.tools.precedence`).
 """
 
 from __future__ import annotations
