@@ -56,7 +56,7 @@ from ..core.ending import Ended
 from ..core.errors import error_message
 from ..core.json import JsonValue, snapshot
 from ..core.signals import AbortSignal
-from ..kernel import Context
+from ..kernel import Context, declare_event
 from ..tools.arrivals import settle_tools
 from ..tools.registry import ToolRuntime
 from ..tools.results import ToolExecutionResult, UserMessage, user_message
@@ -97,17 +97,17 @@ __all__ = [
 
 _log = logging.getLogger("tether.agent")
 
-SESSION_START_EVENT: Final = "agent/session-start"
-SESSION_END_EVENT: Final = "agent/session-end"
+SESSION_START_EVENT: Final = declare_event("agent/session-start")
+SESSION_END_EVENT: Final = declare_event("agent/session-end")
 """`(loop, reason, signal)`, parallel: the session the loop runs in ends ("clear": replaced by a
 new empty one; "other": the agent is closed). Only after `agent/session-start` ran for it."""
-PRE_COMPACT_EVENT: Final = "agent/pre-compact"
+PRE_COMPACT_EVENT: Final = declare_event("agent/pre-compact")
 """`(loop, trigger, focus, signal)`, parallel: the conversation is about to be summarised
 (`trigger` "manual" or "auto"; `focus` the instructions given, or "")."""
-POST_COMPACT_EVENT: Final = "agent/post-compact"
+POST_COMPACT_EVENT: Final = declare_event("agent/post-compact")
 """`(loop, trigger, summary, signal)`, parallel: the conversation was summarised."""
-PROMPT_EVENT: Final = "agent/prompt"
-TURN_STOPPING_EVENT: Final = "agent/turn-stopping"
+PROMPT_EVENT: Final = declare_event("agent/prompt")
+TURN_STOPPING_EVENT: Final = declare_event("agent/turn-stopping")
 
 
 def default_system_prompt(cwd: Path) -> str:
