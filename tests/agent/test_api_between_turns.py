@@ -258,7 +258,7 @@ async def test_an_aborted_call_whose_body_does_not_stop_is_reported_while_the_tu
 ) -> None:
     entered, release = asyncio.Event(), asyncio.Event()
 
-    @tool
+    @tool(cooperative=True)  # not interrupted: it stops only when the test releases it
     async def stubborn() -> str:
         """Waits for the test, whatever its signal says."""
         entered.set()

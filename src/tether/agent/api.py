@@ -82,6 +82,7 @@ from .llm import LlmConfig
 from .llm.plugin import build_llm
 from .llm.service import Llm
 from .loop import AgentLoop, AgentSettings, TurnOutcome, default_system_prompt
+from .policy import LIBRARY_PROMPT, PRESETS, Check, DenyRules, Preset, install_policy
 from .session import SessionLog, SessionStore
 from .session.events import APPROVAL_DECIDED
 from .stream import RunStream, quiesce
@@ -148,6 +149,17 @@ class Agent:
     `claude_options` are Claude Code's session options (`tether.agent.claude_options`: deny
     rules, the tool set, a settings file, added directories, MCP config files), as the command
     line's `--disallowedTools`, `--tools`, `--settings`, `--add-dir` and `--mcp-config` give them.
+    `preset` picks the defaults: `"coding"` (today's default, what `tether run` and `chat` use)
+    is tether's coding agent — its prompt, the `AGENTS.md`/`CLAUDE.md` files, the built-in
+    tools; `"library"` is an agent of your own — a short neutral prompt, no instruction files,
+    no built-ins (only the registry, the timeout policy and your `tools`). `instructions`,
+    `instruction_files` and `builtins`, when given, override the preset.
+    `deny` are deny rules in the settings syntax (`Bash(rm:*)`, `Read(./secrets/**)`): a
+    matching call is refused with the rule named, whatever the mode. `policy` is a check
+    function, or several, `(exec: ToolExecution) -> Deny | Ask | None` (sync or async), run in
+    the `tools/pre-execute` waterfall for every call (tether.agent.policy, docs/library.md).
+    The tools passed in `tools` are the application's: the permission rules allow them without
+    asking (deny rules and checks still apply).
     """
 
     def __init__(
@@ -157,11 +169,11 @@ class Agent:
         tools: Sequence[ToolSpec] = (),
         plugins: Sequence[PluginSpec] = (),
         instructions: str | None = None,
-        instruction_files: bool = True,
+        instruction_files: bool | None = None,
         cwd: Path | str | None = None,
         home: Path | str | None = None,
         config: Path | str | None = None,
-        builtins: bool = True,
+        builtins: bool | None = None,
         session: str | None = None,
         max_steps: int = 50,
         max_parallel_tool_calls: int = 10,
@@ -173,7 +185,17 @@ class Agent:
         context_window: int | None = None,
         sandbox: SandboxChoice | None = None,
         claude_options: ClaudeOptions | None = None,
+        deny: Sequence[str] = (),
+        policy: Check | Sequence[Check] = (),
+        preset: Preset = "coding",
     ) -> None:
+        if preset not in PRESETS:
+            raise ValueError(f"unknown preset {preset!r}: one of {', '.join(map(repr, PRESETS))}")
+        coding = preset == "coding"
+        builtins = coding if builtins is None else builtins
+        instruction_files = coding if instruction_files is None else instruction_files
+        if instructions is None and not coding:
+            instructions = LIBRARY_PROMPT
         if context_window is not None and (isinstance(context_window, bool) or context_window < 1):
             raise ValueError(
                 f"context_window must be a positive number of tokens, got {context_window!r}"
@@ -195,6 +217,8 @@ class Agent:
             max_tokens=max_tokens,
         )
         self._tools = tuple(_definition(spec) for spec in tools)
+        self._deny = DenyRules(deny, workspace=self._cwd, home=self._home) if deny else None
+        self._checks: tuple[Check, ...] = (policy,) if callable(policy) else tuple(policy)
         self._plugins = tuple(plugins)
         self._model = model
         self._instruction_files = instruction_files
@@ -351,6 +375,9 @@ class Agent:
             apply_after_boot(ctx, options, settings_file)
             self._apply_permissions(ctx)
             self._attach_approver(ctx, booted)
+            self._own_tools(ctx)
+            checks = self._checks if self._deny is None else (self._deny.check, *self._checks)
+            install_policy(ctx, checks)
             ctx.on(SLOW_STOP, self._slow_stop)
             llm = self._pick_model(ctx, booted, self._model)
             booted.store = store = SessionStore(None if home is None else home / "sessions")
@@ -385,6 +412,14 @@ class Agent:
             permissions.allow(rule)
         if self._permission_mode is not None:
             permissions.set_mode(self._permission_mode)
+
+    def _own_tools(self, ctx: Context) -> None:
+        """The tools the application passed are the application's: the permission rules allow
+        them (deny rules and `policy` checks still apply; a check can `Ask`)."""
+        permissions = ctx.get("permissions")
+        if isinstance(permissions, Permissions):
+            for definition in self._tools:
+                permissions.allow(definition.name)
 
     def _attach_approver(self, ctx: Context, booted: _Booted) -> None:
         if self._approver is None:
@@ -780,6 +815,8 @@ class _Collector:
                     is_error=event.is_error,
                     duration_ms=event.duration_ms,
                     content=result_text(event.result),
+                    queued_ms=event.queued_ms,
+                    ran_ms=event.ran_ms,
                 )
             )
         if self._deliver is not None:

@@ -21,10 +21,12 @@ returns.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
+from ..core.json import JsonValue
 from ..tools.results import ToolExecutionResult, ToolFailure
 
 if TYPE_CHECKING:
@@ -117,7 +119,14 @@ class ToolCallStarted:
 class ToolCallFinished:
     """The call's one result is recorded. `code` is None for a success, else the failure's code
     (`ABORTED`, `ABORTED_BEFORE_DISPATCH`, `TOOL_TIMEOUT`, `UNKNOWN_TOOL`, ...; None for a
-    failure without one); `duration_ms` runs from `ToolCallStarted` to here."""
+    failure without one).
+
+    Durations, in milliseconds: `duration_ms` runs from `ToolCallStarted` to here, so it
+    includes the wait for the calls before it (results are recorded in model order);
+    `queued_ms` runs from `ToolCallStarted` to the dispatch of the call's body (policy and the
+    durable `tool/call` write included) and `ran_ms` from that dispatch to its result (the body
+    and its wind-down after an abort). Both are None for a call whose body was never dispatched
+    (denied, invalid, aborted before dispatch) and for events read back from a log."""
 
     call_id: str
     name: str
@@ -125,13 +134,23 @@ class ToolCallFinished:
     is_error: bool
     duration_ms: float
     result: ToolExecutionResult
+    queued_ms: float | None = None
+    ran_ms: float | None = None
 
     @staticmethod
     def of(
-        call_id: str, name: str, result: ToolExecutionResult, duration_ms: float
+        call_id: str,
+        name: str,
+        result: ToolExecutionResult,
+        duration_ms: float,
+        *,
+        queued_ms: float | None = None,
+        ran_ms: float | None = None,
     ) -> ToolCallFinished:
         code = result.code if isinstance(result, ToolFailure) else None
-        return ToolCallFinished(call_id, name, code, result.is_error, duration_ms, result)
+        return ToolCallFinished(
+            call_id, name, code, result.is_error, duration_ms, result, queued_ms, ran_ms
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +178,12 @@ class ToolSlowToStop:
 
 @dataclass(frozen=True, slots=True)
 class ToolCallRecord:
-    """One tool call of a turn and its outcome: `content` is the text the model read."""
+    """One tool call of a turn and its outcome: `content` is the text the model read.
+
+    `arguments` is the raw JSON text the model sent; `parsed_arguments` is it parsed (None when
+    it is not valid JSON). `code` is None for a success (`ok` says so). The durations are
+    `ToolCallFinished`'s: `duration_ms` from the call recorded to its result recorded,
+    `queued_ms`/`ran_ms` before and after the body's dispatch (None: never dispatched)."""
 
     call_id: str
     name: str
@@ -168,6 +192,22 @@ class ToolCallRecord:
     is_error: bool
     duration_ms: float
     content: str
+    queued_ms: float | None = None
+    ran_ms: float | None = None
+
+    @property
+    def parsed_arguments(self) -> JsonValue | None:
+        """The arguments parsed from JSON; None when the model sent text that is not JSON."""
+        try:
+            parsed: JsonValue = json.loads(self.arguments)
+        except ValueError:
+            return None
+        return parsed
+
+    @property
+    def ok(self) -> bool:
+        """True for a successful call (`code` is None and it is not an error)."""
+        return not self.is_error
 
 
 @dataclass(frozen=True, slots=True)

@@ -56,7 +56,7 @@ from ..core.ending import Ended
 from ..core.errors import error_message
 from ..core.json import JsonValue, snapshot
 from ..core.signals import AbortSignal
-from ..kernel import Context
+from ..kernel import Context, declare_event
 from ..tools.arrivals import settle_tools
 from ..tools.registry import ToolRuntime
 from ..tools.results import ToolExecutionResult, UserMessage, user_message
@@ -76,7 +76,7 @@ from .llm.service import Llm, RetryNotice
 from .messages import ReasoningDelta as ReasoningChunk
 from .messages import StreamChunk, TokenUsage, failure_to_json
 from .messages import TextDelta as TextChunk
-from .scheduler import StepRecorder, ToolCallRequest, execute_tool_calls
+from .scheduler import DispatchMarks, StepRecorder, ToolCallRequest, execute_tool_calls
 from .session import SessionLog, SessionWriteFailed
 from .session.events import LLM_RETRY, LLM_RETRY_STARTED, REQUEST_CONTEXT, REQUEST_HEADER
 
@@ -97,17 +97,17 @@ __all__ = [
 
 _log = logging.getLogger("tether.agent")
 
-SESSION_START_EVENT: Final = "agent/session-start"
-SESSION_END_EVENT: Final = "agent/session-end"
+SESSION_START_EVENT: Final = declare_event("agent/session-start")
+SESSION_END_EVENT: Final = declare_event("agent/session-end")
 """`(loop, reason, signal)`, parallel: the session the loop runs in ends ("clear": replaced by a
 new empty one; "other": the agent is closed). Only after `agent/session-start` ran for it."""
-PRE_COMPACT_EVENT: Final = "agent/pre-compact"
+PRE_COMPACT_EVENT: Final = declare_event("agent/pre-compact")
 """`(loop, trigger, focus, signal)`, parallel: the conversation is about to be summarised
 (`trigger` "manual" or "auto"; `focus` the instructions given, or "")."""
-POST_COMPACT_EVENT: Final = "agent/post-compact"
+POST_COMPACT_EVENT: Final = declare_event("agent/post-compact")
 """`(loop, trigger, summary, signal)`, parallel: the conversation was summarised."""
-PROMPT_EVENT: Final = "agent/prompt"
-TURN_STOPPING_EVENT: Final = "agent/turn-stopping"
+PROMPT_EVENT: Final = declare_event("agent/prompt")
+TURN_STOPPING_EVENT: Final = declare_event("agent/turn-stopping")
 
 
 def default_system_prompt(cwd: Path) -> str:
@@ -162,12 +162,14 @@ Compactor = Callable[["AgentLoop", AbortSignal], Awaitable[SessionLog | None]]
 
 
 @dataclass(slots=True)
-class _Recorder(StepRecorder):
+class _Recorder(StepRecorder, DispatchMarks):
     session: SessionLog
     turn: int
     step: int
     emit: Callable[[LoopEvent], None]
     started: dict[str, float] = field(default_factory=dict)
+    ran: dict[str, tuple[float, float | None]] = field(default_factory=dict)
+    """call id -> (dispatched at, settled at or None)."""
 
     async def tool_call(self, call: ToolCallRequest) -> int:
         event = self.session.tool_call(self.turn, self.step, call.id, call.name, call.arguments)
@@ -178,15 +180,34 @@ class _Recorder(StepRecorder):
     async def durable(self) -> None:
         await self.session.durable()
 
+    def dispatched(self, call: ToolCallRequest) -> None:
+        self.ran[call.id] = (time.monotonic(), None)
+
+    def settled(self, call: ToolCallRequest) -> None:
+        began = self.ran.get(call.id)
+        if began is not None:
+            self.ran[call.id] = (began[0], time.monotonic())
+
     async def tool_result(
         self, call: ToolCallRequest, call_seq: int, result: ToolExecutionResult
     ) -> None:
         try:
             self.session.tool_outcome(self.turn, self.step, call.id, result, call_seq=call_seq)
         finally:  # a result the log refused (and holds) still finished
-            began = self.started.pop(call.id, time.monotonic())
-            duration_ms = (time.monotonic() - began) * 1000
-            self.emit(ToolCallFinished.of(call.id, call.name, result, duration_ms))
+            now = time.monotonic()
+            began = self.started.pop(call.id, now)
+            duration_ms = (now - began) * 1000
+            queued_ms = ran_ms = None
+            marks = self.ran.pop(call.id, None)
+            if marks is not None:
+                dispatched, settled = marks
+                queued_ms = (dispatched - began) * 1000
+                ran_ms = ((now if settled is None else settled) - dispatched) * 1000
+            self.emit(
+                ToolCallFinished.of(
+                    call.id, call.name, result, duration_ms, queued_ms=queued_ms, ran_ms=ran_ms
+                )
+            )
 
 
 _UNREAD: Final = object()

@@ -42,7 +42,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from ..core.signals import AbortController, AbortError, AbortSignal
 from ..tools.execution import Call, ToolExecutionInput
@@ -54,6 +54,7 @@ from .arguments import malformed_arguments_result, read_arguments
 from .session import SessionWriteFailed
 
 __all__ = [
+    "DispatchMarks",
     "StepOutcome",
     "StepRecorder",
     "ToolCallRequest",
@@ -84,6 +85,16 @@ class StepRecorder(Protocol):
     async def tool_result(
         self, call: ToolCallRequest, call_seq: int, result: ToolExecutionResult
     ) -> None: ...
+
+
+@runtime_checkable
+class DispatchMarks(Protocol):
+    """A recorder that also wants to know when each call's body is dispatched and when that
+    dispatch returned (the agent loop's, for `queued_ms` and `ran_ms`); optional."""
+
+    def dispatched(self, call: ToolCallRequest) -> None: ...
+
+    def settled(self, call: ToolCallRequest) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +135,7 @@ class _Step:
         self.calls = calls
         self.signal = signal
         self.recorder = recorder
+        self.marks = recorder if isinstance(recorder, DispatchMarks) else None
         self.accept_context = accept_context
         self.max_parallel = max_parallel
         self.cancellation = AbortController()  # aborted when our task is cancelled
@@ -257,14 +269,16 @@ class _Step:
         if prepared.kind == "dispatch":
             if self.stopped:  # a failure elsewhere: prepared, but never dispatched
                 return
-            task = asyncio.get_running_loop().create_task(self._dispatch(prepared.call))
+            task = asyncio.get_running_loop().create_task(
+                self._dispatch(prepared.call, self.calls[index])
+            )
             task.add_done_callback(self._settled)
             self.in_flight[task] = index
         else:
             slot.result = prepared.result
             slot.needs_post = prepared.kind == "post-result"
 
-    async def _dispatch(self, call: Call) -> Dispatched:
+    async def _dispatch(self, call: Call, request: ToolCallRequest) -> Dispatched:
         """The dispatch task: the call's `tool/call` durable first (one fsync covers every call
         recorded since the last; the lane has usually started the rest of the group by the time
         this runs), then the pipeline's dispatch. A log that cannot sync is lost recording: the
@@ -273,7 +287,14 @@ class _Step:
             await self.recorder.durable()
         except SessionWriteFailed as exc:
             self._lose(exc)
-        return await self.runtime.dispatch(call)
+        marks = self.marks
+        if marks is not None:
+            marks.dispatched(request)
+        try:
+            return await self.runtime.dispatch(call)
+        finally:
+            if marks is not None:
+                marks.settled(request)
 
     async def _wait_any(self) -> None:
         while True:

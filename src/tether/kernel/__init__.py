@@ -17,6 +17,9 @@ from .errors import PluginError as PluginError
 from .events import EventKey as EventKey
 from .events import Listener as Listener
 from .events import Next as Next
+from .events import UnknownEventError as UnknownEventError
+from .events import declare_event as declare_event
+from .events import declare_namespace as declare_namespace
 from .lifecycle import PluginHandle as PluginHandle
 from .lifecycle import PluginState as PluginState
 from .plugins import Service as Service
@@ -34,7 +37,10 @@ __all__ = [
     "PluginState",
     "Service",
     "TetherConfig",
+    "UnknownEventError",
     "boot",
+    "declare_event",
+    "declare_namespace",
     "default_config_paths",
     "load_config",
     "resolve_plugin",

@@ -285,9 +285,12 @@ class Context:
 
         Through a scoped context the listener is tagged with the agent's scope (it sees only
         dispatches for that agent and its descendants, see the module note) unless `global_`.
+        Raises UnknownEventError for a name that looks misspelt (events.check_event): it names
+        the nearest known event and says how a plugin declares a new one.
         """
         self._scope.ensure_active()
         name = event if isinstance(event, str) else event.name
+        events.check_event(name)
         tag = None if global_ else self._agent
         return self._scope.add(self._events.add(name, listener, prepend=prepend, tag=tag))
 

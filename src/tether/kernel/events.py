@@ -24,17 +24,28 @@ next listener off the queue and calls `listener(*args, next)`; once the queue is
 that calls `next()` twice gets only what is left of the queue the second time (usually just the
 base). The queue is a position in the published tuple, held by the one small object (`next`)
 a dispatch makes.
+
+Known events (issue 38). A misspelt event name must not fail open (`"tools/pre_execute"` would
+register a permission check that never runs), so names are declared: constructing an `EventKey`
+declares its name, `declare_event(name)` declares a plain string, and `declare_namespace(prefix)`
+closes a namespace (every `prefix/...` name must be declared). `check_event(name)` — run by
+`Context.on` at registration — raises `UnknownEventError`, naming the nearest known event, for an
+undeclared name that is in a closed namespace or is close to a known one (`difflib`). Other
+undeclared names (an application's own events, `"e"` in a test) stay accepted, as the contract's
+string events require. Declarations are process-wide and idempotent.
 """
 
 from __future__ import annotations
 
 import asyncio
+import difflib
 import inspect
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from types import CoroutineType
-from typing import Generic, TypeAlias, TypeVar, cast, final
+from typing import Final, Generic, TypeAlias, TypeVar, cast, final
 
 from .agent_scope import AgentScope
+from .errors import PluginError
 
 __all__ = [
     "EventKey",
@@ -42,7 +53,12 @@ __all__ = [
     "Listener",
     "Next",
     "ScopedListeners",
+    "UnknownEventError",
+    "check_event",
+    "declare_event",
+    "declare_namespace",
     "emit",
+    "known_events",
     "parallel",
     "serial",
     "waterfall",
@@ -56,18 +72,72 @@ Next: TypeAlias = Callable[[], Awaitable[T]]
 """The `next` a waterfall listener receives: call it (no arguments) and await the result."""
 
 
+_KNOWN: dict[str, None] = {}  # declared event names, in declaration order
+_CLOSED: set[str] = set()  # namespaces whose every event must be declared
+_NEAR_CUTOFF: Final = 0.8
+
+
+class UnknownEventError(PluginError):
+    """A listener was registered for an event nobody declared (most likely a misspelling)."""
+
+
+def declare_event(name: str) -> str:
+    """Declare `name` as a known event (idempotent); returns it: `X: Final = declare_event(...)`.
+
+    Raises ValueError for an empty name."""
+    if not name or not isinstance(name, str):
+        raise ValueError(f"an event name must be a non-empty string, not {name!r}")
+    _KNOWN[name] = None
+    return name
+
+
+def declare_namespace(prefix: str) -> None:
+    """Close `prefix`: from now on every `prefix/...` listener's event must be declared."""
+    if not prefix or "/" in prefix:
+        raise ValueError(f"a namespace is the part before the first '/', not {prefix!r}")
+    _CLOSED.add(prefix)
+
+
+def known_events() -> tuple[str, ...]:
+    """Every declared event name, sorted."""
+    return tuple(sorted(_KNOWN))
+
+
+def check_event(name: str) -> None:
+    """Raise UnknownEventError for an undeclared `name` that is in a closed namespace or close to
+    a declared one (see the module note); accept everything else."""
+    if name in _KNOWN:
+        return
+    namespace, slash, _ = name.partition("/")
+    near = difflib.get_close_matches(name, list(_KNOWN), n=1, cutoff=_NEAR_CUTOFF)
+    if not near and not (slash and namespace in _CLOSED):
+        return
+    hint = f'did you mean "{near[0]}"? ' if near else ""
+    where = (
+        f'"{namespace}/" events are all declared; '
+        if slash and namespace in _CLOSED
+        else "it is not a declared event but close to one; "
+    )
+    raise UnknownEventError(
+        f'unknown event "{name}": {hint}{where}a plugin that dispatches a new event declares it'
+        f' before anyone listens: `KEY = EventKey[ListenerType]("{name}")` or'
+        f' `declare_event("{name}")` (tether.kernel.events)'
+    )
+
+
 @final
 class EventKey(Generic[L]):
-    """A typed event name: `ctx.on(KEY, listener)` type-checks `listener` against `L`.
+    """A typed, declared event name: `ctx.on(KEY, listener)` type-checks `listener` against `L`.
 
     `TOOLS_PRE = EventKey[Callable[[ToolExecution, Next[Decision]], Awaitable[Decision]]]("x")`.
-    Plain strings keep working everywhere a key is accepted.
+    Constructing a key declares its name (see the module note). Plain strings keep working
+    everywhere a key is accepted.
     """
 
     __slots__ = ("name",)
 
     def __init__(self, name: str) -> None:
-        self.name = name
+        self.name = declare_event(name)
 
     def __repr__(self) -> str:
         return f"EventKey({self.name!r})"

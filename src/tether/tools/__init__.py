@@ -20,6 +20,13 @@ from .errors import ToolCallAborted as ToolCallAborted
 from .errors import ToolNotFoundError as ToolNotFoundError
 from .errors import ToolOutputError as ToolOutputError
 from .errors import ToolTimeoutError as ToolTimeoutError
+from .events import CHANGE as CHANGE
+from .events import EXECUTE as EXECUTE
+from .events import POST_EXECUTE as POST_EXECUTE
+from .events import PRE_EXECUTE as PRE_EXECUTE
+from .events import RESULT as RESULT
+from .events import SETTLE as SETTLE
+from .events import SLOW_STOP_EVENT as SLOW_STOP_EVENT
 from .execution import ToolDispatchExecution as ToolDispatchExecution
 from .execution import ToolExecution as ToolExecution
 from .execution import ToolExecutionInput as ToolExecutionInput
@@ -45,8 +52,15 @@ from .slow_stop import SLOW_STOP as SLOW_STOP
 from .slow_stop import SlowStop as SlowStop
 
 __all__ = [
+    "CHANGE",
+    "EXECUTE",
     "MISSING",
+    "POST_EXECUTE",
+    "PRE_EXECUTE",
+    "RESULT",
+    "SETTLE",
     "SLOW_STOP",
+    "SLOW_STOP_EVENT",
     "TOOL_ABORTED",
     "TOOL_ABORTED_BEFORE_DISPATCH",
     "TOOL_TIMEOUT",

@@ -7,6 +7,11 @@ canonicalizer's `TypeAdapter` at the first result: booting defines every tool, m
 run). `define_tool` validates arguments *inside* the body wrapper, so `INVALID_ARGS` happens
 after policy and wrappers, exactly where the spec puts it. `@tool` infers a parameters model
 from a typed signature.
+
+The two layers differ on cancellation (issue 38): a raw `ToolDefinition`/`define_tool` body is
+cooperative — never interrupted, it sees only its signal (the seed's contract) — while an async
+`@tool` body runs under `signal.cancels()` by default, so an abort or a timeout interrupts what
+it awaits (its `finally` runs; the runtime still awaits it), unless `@tool(cooperative=True)`.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import inspect
 import json
 import math
+import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast, get_type_hints, overload
@@ -220,7 +226,17 @@ def _signature_model(fn: Callable[..., object], name: str) -> tuple[type[BaseMod
     exec_param: str | None = None
     for param in inspect.signature(fn).parameters.values():
         hint = hints.get(param.name, Any)
-        if param.name == "exec" or hint is ToolRunContext:
+        if hint is ToolRunContext:
+            exec_param = param.name
+            continue
+        if param.name == "exec":  # the old, name-based way: shadows the builtin
+            warnings.warn(
+                f"@tool({name}): a parameter receives the call by its type, not by the name"
+                ' "exec": annotate it `ToolRunContext` (any name, e.g. `call: ToolRunContext`);'
+                " the untyped `exec` parameter will stop working in a later release",
+                DeprecationWarning,
+                stacklevel=4,
+            )
             exec_param = param.name
             continue
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
@@ -229,6 +245,10 @@ def _signature_model(fn: Callable[..., object], name: str) -> tuple[type[BaseMod
         fields[param.name] = (hint, default)
     model = create_model(f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
     return cast(type[BaseModel], model), exec_param
+
+
+def _always_concurrent(_args: object) -> bool:
+    return True
 
 
 @overload
@@ -242,6 +262,8 @@ def tool(
     finalize_content: FinalizeContent | None = None,
     timeout_ms: float | None = None,
     is_concurrency_safe: Callable[[Any], bool] | None = None,
+    concurrent: bool = False,
+    cooperative: bool = False,
 ) -> Callable[[F], ToolDefinition]: ...
 def tool(
     fn: F | None = None,
@@ -253,10 +275,35 @@ def tool(
     finalize_content: FinalizeContent | None = None,
     timeout_ms: float | None = None,
     is_concurrency_safe: Callable[[Any], bool] | None = None,
+    concurrent: bool = False,
+    cooperative: bool = False,
 ) -> ToolDefinition | Callable[[F], ToolDefinition]:
     """Decorator sugar over `define_tool`: parameters come from the function's typed signature
-    (a parameter named `exec`, or typed `ToolRunContext`, receives the execution); the
-    description defaults to the docstring; the output schema to the return annotation."""
+    (a parameter typed `ToolRunContext`, of any name, receives the execution; an untyped one
+    named `exec` still does, with a DeprecationWarning); the
+    description defaults to the docstring; the output schema to the return annotation.
+
+    Cancellation: an `async def` body runs under its signal's `cancels()` scope, so an abort
+    (the caller's cancel, `timeout_ms`) interrupts whatever it awaits with `CancelledError`; its
+    `finally` blocks run and the runtime still waits for it to return (the call ends `ABORTED`
+    or `TOOL_TIMEOUT`). `cooperative=True` opts out: the body is never interrupted and stops
+    itself by watching `exec.signal` (the raw `define_tool` contract). A plain `def` body runs
+    in a worker thread and cannot be interrupted: it should poll `exec.signal.aborted`.
+
+    Concurrency: by default every call is exclusive: the agent runs a step's calls in the
+    model's order and an exclusive call runs alone (the calls before it finish first, the ones
+    after it wait). `concurrent=True` makes every call of the tool concurrency-safe: it runs
+    beside the step's other concurrency-safe calls (at most `max_parallel_tool_calls` at once);
+    `is_concurrency_safe=predicate` decides per call from its validated arguments.
+    """
+    if concurrent and is_concurrency_safe is not None:
+        raise TypeError(
+            "@tool: pass either concurrent=True or is_concurrency_safe=..., not both"
+            " (concurrent=True means every call is concurrency-safe)"
+        )
+    classify: Callable[[Any], bool] | None = (
+        _always_concurrent if concurrent else is_concurrency_safe
+    )
 
     def build(f: F) -> ToolDefinition:
         tool_name = name or f.__name__
@@ -280,7 +327,11 @@ def tool(
             async def call_async(args: BaseModel, exec: ToolRunContext) -> object:
                 return await fn_async(**keywords(args, exec))
 
-            call = call_async
+            async def call_cancellable(args: BaseModel, exec: ToolRunContext) -> object:
+                async with exec.signal.cancels():
+                    return await fn_async(**keywords(args, exec))
+
+            call = call_async if cooperative else call_cancellable
         else:
 
             def call_sync(args: BaseModel, exec: ToolRunContext) -> object:
@@ -296,7 +347,7 @@ def tool(
             execute=call,
             finalize_content=finalize_content,
             timeout_ms=timeout_ms,
-            is_concurrency_safe=is_concurrency_safe,
+            is_concurrency_safe=classify,
         )
 
     if fn is not None:

@@ -35,7 +35,7 @@ from typing import Final
 
 from ...core.json import JsonValue
 from ...core.signals import AbortController, AbortSignal
-from ...kernel import Context
+from ...kernel import Context, declare_event
 from ...plugins.jobs.model import JobOutcome, owner_session
 from ...plugins.jobs.registry import JobRegistry
 from ...tools.results import user_message
@@ -60,10 +60,10 @@ __all__ = [
 
 _log = logging.getLogger("tether.agent.subagents")
 
-START_EVENT: Final = "subagent/start"
+START_EVENT: Final = declare_event("subagent/start")
 """serial `(parent, child, agent_type, signal) -> None`, before the child's turn (SubagentStart):
 a listener may park context for the child's first request with `child.inject(message)`."""
-END_EVENT: Final = "subagent/end"
+END_EVENT: Final = declare_event("subagent/end")
 """serial `(parent, child, agent_type, outcome, signal) -> None`, after a child's turn that was
 not aborted (SubagentStop); observe only."""
 

@@ -86,7 +86,7 @@ from pydantic import BaseModel, ConfigDict
 from ...core.errors import error_message
 from ...core.json import JsonValue
 from ...core.signals import AbortSignal
-from ...kernel import Service
+from ...kernel import Service, declare_event
 from ...tools.approval import ApprovalOutcome, ApprovalRequest
 from ...tools.decisions import (
     MISSING,
@@ -124,13 +124,13 @@ __all__ = [
 
 _log = logging.getLogger("tether.plugins.approval")
 
-PREFLIGHT_EVENT: Final = "approval/preflight"
+PREFLIGHT_EVENT: Final = declare_event("approval/preflight")
 """serial `(exec) -> str | None`: the error a call that is about to be asked about would fail
 with anyway (the call is denied with it, nobody is asked), or None."""
-PERMISSION_REQUEST_EVENT: Final = "approval/permission-request"
+PERMISSION_REQUEST_EVENT: Final = declare_event("approval/permission-request")
 """serial `(exec, reason) -> Allow | Deny | None`: settles an ask before anyone (a person or
 the `non_interactive` policy) answers it — the hooks' PermissionRequest; None: ask as usual."""
-NOTIFICATION_EVENT: Final = "approval/notification"
+NOTIFICATION_EVENT: Final = declare_event("approval/notification")
 """parallel `(agent, notification_type, tool_name, signal)`: a person is about to be asked
 (`permission_prompt`) — the hooks' Notification."""
 

@@ -100,7 +100,7 @@ from typing import Final
 
 from ...core.errors import error_message
 from ...core.signals import AbortSignal
-from ...kernel import Context
+from ...kernel import Context, declare_event
 from ...tools.decisions import Accept, Ask, Block, Deny, PostToolDecision, PreToolDecision
 from ...tools.execution import ToolExecution
 from ...tools.results import (
@@ -231,7 +231,7 @@ class ClaudeCodeBridge(LifecyclePoints):
         ]
         for point, event, listener in points:
             if point in events:
-                ctx.on(event, listener)
+                ctx.on(declare_event(event), listener)  # agent/ events: declared by tether.agent
         if "PostToolUse" in events:
             ctx.on("tools/result", self._forget_duration)
 
