@@ -148,6 +148,7 @@ def test_a_mode_overrides_the_files_mode_and_keeps_their_writable_roots() -> Non
         "mode": "read-only",
         "writable_roots": ("~/.cache",),
         "network_access": True,
+        "env": {"inherit": "all", "include": (), "exclude": (), "set": {}},
         "tmp_size": DEFAULT_TMP_SIZE,
         "max_processes": DEFAULT_MAX_PROCESSES,
     }
@@ -157,6 +158,7 @@ def test_a_mode_overrides_the_files_mode_and_keeps_their_writable_roots() -> Non
         "mode": "workspace-write",
         "writable_roots": ("/x",),
         "network_access": False,
+        "env": {"inherit": "all", "include": (), "exclude": (), "set": {}},
         "tmp_size": DEFAULT_TMP_SIZE,
         "max_processes": 64,
     }

@@ -84,7 +84,7 @@ def test_frontmatter_that_is_not_strict_yaml_is_read_as_claude_code_reads_it() -
         "glob",
         "grep",
         "LS",
-        "ExitPlanMode",
+        "exit_plan_mode",  # Claude Code's ExitPlanMode is tether's plan tool
         "read",
         "edit",
         "write",
@@ -278,6 +278,6 @@ async def test_a_project_agent_file_drives_a_child_with_its_prompt_and_tools(
     assert [r.getMessage() for r in caplog.records] == [
         'subagents: type "docs-keeper" ('
         + str(tmp_path / "work" / ".claude" / "agents" / "docs-keeper.md")
-        + ") names tool(s) this agent does not have: LS, ExitPlanMode, NotebookRead,"
+        + ") names tool(s) this agent does not have: LS, exit_plan_mode, NotebookRead,"
         " web_fetch, todo_write, web_search; its children run without them"
     ]
