@@ -33,8 +33,10 @@ from typing import Literal
 from ...agent.api import Agent
 from ...agent.claude_options import ClaudeOptions
 from ...agent.events import AgentEvent
+from ...agent.llm.config import LlmRoute
 from ...agent.loop import default_system_prompt
 from ...agent.session import SessionStore
+from ...agent.subagents.config import SubagentsConfig, build_catalog
 from ...agent.unattended import refuse_unattended
 from ...core.ending import ProcessEnding
 from ...plugins.permissions import Permissions
@@ -87,20 +89,33 @@ def _read_task(task: str | None) -> str | None:
         return None
 
 
-def _run_info(agent: Agent, cwd: Path) -> RunInfo:
+def _run_info(agent: Agent, cwd: Path, flags: AgentFlags) -> RunInfo:
     """What the headless `system`/`init` record says: the tools the model is sent, the
-    permission mode, the MCP servers and their status."""
+    permission mode, the MCP servers and their status, where the key comes from, the subagent
+    types and the model's price."""
     ctx, loop = agent.context, agent.loop
     permissions = ctx.get("permissions")
     listing = getattr(ctx.get("mcp"), "servers", None)  # the mcp plugin, not imported here
     servers = listing() if callable(listing) else []
+    tools = [str(schema["name"]) for schema in loop.tools.schemas(loop)]
+    route = getattr(agent.llm.transport, "route", None)
+    key_source = "none"
+    if isinstance(route, LlmRoute) and route.api_key is not None:
+        key_source = route.api_key_ref
+    agents = build_catalog(SubagentsConfig(project_dir=str(cwd))).names() if "task" in tools else []
     return RunInfo(
         session_id=agent.session_id,
         model=agent.llm.model,
         cwd=str(cwd),
-        tools=[str(schema["name"]) for schema in loop.tools.schemas(loop)],
+        tools=tools,
         permission_mode=permissions.mode if isinstance(permissions, Permissions) else "default",
         mcp_servers=[(str(server.name), str(server.status)) for server in servers],
+        agents=agents,
+        api_key_source=key_source,
+        additional_directories=[str(path) for path in flags.add_dirs],
+        price=agent.llm.price(),
+        context_window=agent.context_window,
+        max_output_tokens=route.max_tokens if isinstance(route, LlmRoute) else None,
     )
 
 
@@ -167,7 +182,7 @@ async def run(flags: AgentFlags) -> int:
             await settle_tools(agent.context, signal=ending.signal)  # init lists MCP tools
             report = HeadlessReport(
                 output_format,
-                _run_info(agent, workdir),
+                _run_info(agent, workdir, flags),
                 sys.stdout,
                 partial_messages=flags.include_partial_messages,
             )
