@@ -34,6 +34,7 @@ from tether.agent.llm.prices import DEFAULT_PRICES, ModelPrice, cost_usd
 from tether.agent.loop import TurnOutcome
 from tether.agent.messages import AssistantMessage, TextBlock, TokenUsage, ToolCallBlock
 from tether.cli.output import HeadlessReport, RunInfo
+from tether.core.json import JsonValue
 from tether.testing.scripted_model import (
     ScriptedModelServer,
     finish,
@@ -506,7 +507,8 @@ def test_the_cost_comes_from_the_price_table_per_model() -> None:
     record = headless.finish(TurnOutcome(1, {"kind": "completed"}, "hi"), exit_code=0)
 
     assert record["total_cost_usd"] == 1.0 + 1.0 + 2.0
-    assert record["modelUsage"]["m"]["costUSD"] == 4.0
+    model_usage: Any = record["modelUsage"]
+    assert model_usage["m"]["costUSD"] == 4.0
 
 
 def test_the_cost_of_a_model_without_a_price_is_null() -> None:
@@ -517,7 +519,8 @@ def test_the_cost_of_a_model_without_a_price_is_null() -> None:
 
     record = headless.finish(TurnOutcome(1, {"kind": "completed"}, "hi"), exit_code=0)
 
-    assert (record["total_cost_usd"], record["modelUsage"]["m"]["costUSD"]) == (None, None)
+    model_usage: Any = record["modelUsage"]
+    assert (record["total_cost_usd"], model_usage["m"]["costUSD"]) == (None, None)
 
 
 def test_the_built_in_price_table_prices_the_default_models() -> None:
@@ -529,7 +532,7 @@ def test_the_built_in_price_table_prices_the_default_models() -> None:
 def test_a_command_past_its_own_timeout_is_an_error_with_code_tool_timeout() -> None:
     headless, out = report()
     headless(ToolCallStarted("c1", "bash", '{"command": "sleep 9"}'))
-    value = {
+    value: JsonValue = {
         "kind": "foreground",
         "exit_code": None,
         "signal": "SIGTERM",
@@ -550,5 +553,6 @@ def test_a_command_past_its_own_timeout_is_an_error_with_code_tool_timeout() -> 
         "TOOL_TIMEOUT",
         True,
     )
-    (call,) = record["tether"]["tool_calls"]
+    tether: Any = record["tether"]
+    (call,) = tether["tool_calls"]
     assert (call["is_error"], call["code"]) == (True, "TOOL_TIMEOUT")
