@@ -10,7 +10,7 @@ option is named with the nearest real one:
     the options
 
 Flags Claude Code has and tether cannot honour yet are parsed and refused by name with the
-reason (`--input-format stream-json`, `--permission-prompt-tool`, `--fork-session`, a
+reason (`--permission-prompt-tool`, `--fork-session`, a
 `--setting-sources` other than all three). Does not open the agent: `tether.cli.commands.agent`
 does, from the flags.
 """
@@ -54,6 +54,7 @@ class AgentFlags:
     continue_: bool = False
     resume: str | bool | None = None
     output_format: Literal["text", "json", "stream-json"] = "text"
+    input_format: Literal["text", "stream-json"] = "text"
     include_partial_messages: bool = False
     max_turns: int | None = None
     system_prompt: str | None = None
@@ -238,7 +239,9 @@ def _parser(command: Command) -> _Parser:
         "--input-format",
         choices=("text", "stream-json"),
         default="text",
-        help="text (the prompt) or stream-json (not yet supported).",
+        help="text (the prompt) or stream-json (user messages and control requests as JSON "
+        "lines on stdin, the session open until stdin ends: the Claude Agent SDK's protocol, "
+        "see docs/agent-sdk.md).",
     )
     add(
         "--include-partial-messages",
@@ -380,13 +383,16 @@ def _read_file(prog: str, option: str, path: Path | None) -> str | None:
 def _flags(
     prog: str, command: Command, ns: argparse.Namespace, given: frozenset[str]
 ) -> AgentFlags:
-    headless = command == "run" or ns.print_
+    headless = command == "run" or ns.print_ or ns.input_format == "stream-json"
 
     def refuse(option: str, why: str) -> NoReturn:
         raise FlagError(f"{prog}: {option}: {why}")
 
     if ns.input_format == "stream-json":
-        refuse("--input-format stream-json", "not yet supported (only text input)")
+        if ns.output_format != "stream-json":
+            refuse("--input-format stream-json", "needs --output-format stream-json")
+        if ns.task is not None:
+            refuse("--input-format stream-json", "the prompts come on stdin, not as an argument")
     if ns.permission_prompt_tool is not None:
         refuse("--permission-prompt-tool", "not yet supported (asks go to chat, or are refused)")
     if ns.fork_session:
@@ -443,6 +449,7 @@ def _flags(
         continue_=bool(ns.continue_),
         resume=ns.resume,
         output_format=ns.output_format,
+        input_format=ns.input_format,
         include_partial_messages=bool(ns.include_partial_messages),
         max_turns=ns.max_turns,
         system_prompt=system,

@@ -241,6 +241,12 @@ class HeadlessReport:
         self._began = self.clock()
         self.model = self.info.model
 
+    @property
+    def input_tokens(self) -> int:
+        """The input tokens (cached included) of the responses so far."""
+        usage = self._usage
+        return usage["input_tokens"] + usage["cache_read_input_tokens"]
+
     # -- records -------------------------------------------------------------------------------
 
     def _emit(self, record: Mapping[str, object]) -> None:

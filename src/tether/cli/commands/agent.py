@@ -46,13 +46,18 @@ from ..output import HeadlessReport, RunInfo
 from ..render import TurnRenderer
 from ..session import announce_ending, exit_code, latest_session, open_agent
 
-__all__ = ["chat", "run", "run_flags"]
+__all__ = ["chat", "claude_options", "instructions_of", "run", "run_flags", "run_info"]
 
 
 def run_flags(command: Literal["run", "chat", "root"], flags: AgentFlags) -> int:
-    """Run what `tether.cli.agent_flags` parsed: `run` (or `-p`) headless, else `chat`."""
+    """Run what `tether.cli.agent_flags` parsed: `--input-format stream-json` a session served
+    over stdin (`tether.cli.stream_input`), `run` (or `-p`) headless, else `chat`."""
     if flags.debug:
         os.environ["TETHER_DEBUG"] = "1"
+    if flags.input_format == "stream-json":
+        from ..stream_input import serve
+
+        return asyncio.run(serve(flags))
     if command == "run" or flags.print_:
         return asyncio.run(run(flags))
     return asyncio.run(chat(flags))
@@ -89,7 +94,7 @@ def _read_task(task: str | None) -> str | None:
         return None
 
 
-def _run_info(agent: Agent, cwd: Path, flags: AgentFlags) -> RunInfo:
+def run_info(agent: Agent, cwd: Path, flags: AgentFlags) -> RunInfo:
     """What the headless `system`/`init` record says: the tools the model is sent, the
     permission mode, the MCP servers and their status, where the key comes from, the subagent
     types and the model's price."""
@@ -182,7 +187,7 @@ async def run(flags: AgentFlags) -> int:
             await settle_tools(agent.context, signal=ending.signal)  # init lists MCP tools
             report = HeadlessReport(
                 output_format,
-                _run_info(agent, workdir, flags),
+                run_info(agent, workdir, flags),
                 sys.stdout,
                 partial_messages=flags.include_partial_messages,
             )

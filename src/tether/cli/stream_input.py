@@ -1,0 +1,255 @@
+"""`--input-format stream-json`: one session that stays open, driven by JSON lines on stdin —
+the way the Claude Agent SDK (`query()`, `ClaudeSDKClient`) drives Claude Code.
+
+Owns `serve`: it opens the agent as `tether run` does, then reads stdin line by line. A `user`
+line (`{"type": "user", "message": {"role": "user", "content": "…" | [text blocks]}}`) queues a
+turn; turns run one after another in the same session, each written as stream-json
+(`system`/`init`, the messages, its `result`: `tether.cli.output`). A `control_request` line is
+answered at once by `tether.cli.control` (so `interrupt` reaches a running turn). At the end of
+stdin the queued turns still run — the SDK's `query()` closes stdin right after its prompt —
+and then the process exits 0 with its log balanced.
+
+The process dies with its parent: on Linux it asks the kernel for SIGTERM when the process that
+started it dies (`PR_SET_PDEATHSIG`), which `tether.core.ending` turns into the abort of the
+running turn (its commands' process trees killed, outcomes recorded) and then the exit, so a
+SIGKILLed application leaves nothing running. Does not own the records' fields
+(`tether.cli.output`) nor the control requests' answers (`tether.cli.control`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import json
+import os
+import signal as os_signal
+import sys
+from collections.abc import Mapping
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Final
+
+from ..agent.events import AgentEvent
+from ..agent.loop import TurnOutcome
+from ..agent.session import SessionStore
+from ..agent.unattended import refuse_unattended
+from ..core.ending import ProcessEnding
+from ..core.signals import AbortController, AbortError, AbortSignal
+from ..tools.arrivals import settle_tools
+from .agent_flags import AgentFlags
+from .control import ControlError, Controls
+from .output import HeadlessReport
+from .session import announce_ending, latest_session, open_agent
+
+__all__ = ["die_with_parent", "serve", "user_text"]
+
+_LINE_LIMIT: Final = 64 * 1024 * 1024
+"""The longest stdin line (a message with pasted files is long; a line is one message)."""
+
+_PR_SET_PDEATHSIG: Final = 1
+
+
+def die_with_parent(parent: int) -> None:
+    """Ask the kernel for SIGTERM when the parent dies; if it died before the request (`parent`
+    is no longer ours), end now as that signal would. Not Linux: nothing (stdin's end still
+    ends the session)."""
+    if not sys.platform.startswith("linux"):
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(_PR_SET_PDEATHSIG, os_signal.SIGTERM, 0, 0, 0) != 0:
+        sys.stderr.write(
+            f"tether: prctl(PR_SET_PDEATHSIG): {os.strerror(ctypes.get_errno())}; tether will "
+            "not end with the application that started it\n"
+        )
+    elif os.getppid() != parent:
+        os.kill(os.getpid(), os_signal.SIGTERM)
+
+
+def user_text(message: Mapping[str, object]) -> str | None:
+    """The text of a `user` line: its string content, or its text blocks joined; None when it
+    has none."""
+    inner = message.get("message")
+    content = inner.get("content") if isinstance(inner, Mapping) else None
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [
+            str(block.get("text", ""))
+            for block in content
+            if isinstance(block, Mapping) and block.get("type") == "text"
+        ]
+        return "\n".join(texts) if texts else None
+    return None
+
+
+def _write(record: Mapping[str, object]) -> None:
+    sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+async def _stdin() -> asyncio.StreamReader:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=_LINE_LIMIT)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    return reader
+
+
+async def _aborted(signal: AbortSignal) -> None:
+    done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def settle(_: object) -> None:
+        if not done.done():
+            done.set_result(None)
+
+    remove = signal.add_listener(settle)
+    try:
+        if not signal.aborted:
+            await done
+    finally:
+        remove()
+
+
+class _Turns:
+    """The session's queue of turns and the one running now."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self.running: AbortController | None = None
+        self.input_tokens = 0
+
+    def interrupt(self) -> bool:
+        running = self.running
+        if running is None:
+            return False
+        running.abort(AbortError(None, "interrupted by the SDK client"))
+        return True
+
+
+async def serve(flags: AgentFlags) -> int:
+    """Serve one session over stdin/stdout (see the module note); the exit status."""
+    die_with_parent(os.getppid())
+    resume = flags.resume if isinstance(flags.resume, str) else None
+    workdir = (flags.cwd or Path.cwd()).resolve()
+    if flags.continue_:
+        resume = latest_session(SessionStore(), workdir)  # none: a new session, as Claude Code
+    from .commands.agent import claude_options, instructions_of, run_info
+
+    reports: list[HeadlessReport] = []
+
+    def on_event(event: AgentEvent) -> None:
+        for report in reports:
+            report(event)
+
+    async with AsyncExitStack() as stack:
+        ending = stack.enter_context(ProcessEnding(on_end=announce_ending))
+        agent = await open_agent(
+            stack,
+            cwd=workdir,
+            config=flags.config,
+            model=flags.model,
+            resume=resume,
+            on_event=on_event,
+            yolo=flags.yolo,
+            allow=flags.allow,
+            sandbox=flags.sandbox,
+            context_window=flags.context_window,
+            instructions=instructions_of(flags, workdir),
+            max_steps=flags.max_turns,
+            permission_mode=flags.permission_mode,
+            claude_options=claude_options(flags),
+        )
+        if agent is None:
+            return 2
+        refuse_unattended(agent.context)
+        await settle_tools(agent.context, signal=ending.signal)
+        turns = _Turns()
+        controls = Controls(agent, turns.interrupt, lambda: turns.input_tokens)
+
+        async def run_turns() -> None:
+            while (text := await turns.queue.get()) is not None:
+                if ending.signal.aborted:
+                    return
+                controller = AbortController()
+                turns.running = controller
+                report = HeadlessReport(
+                    "stream-json",
+                    run_info(agent, workdir, flags),
+                    sys.stdout,
+                    partial_messages=flags.include_partial_messages,
+                )
+                report.start()
+                reports[:] = [report]
+                outcome: TurnOutcome | None = None
+                with AbortSignal.any(controller.signal, ending.signal) as signal:
+                    try:
+                        outcome = (await agent.run(text, signal=signal)).outcome
+                    finally:
+                        turns.running = None
+                        reports.clear()
+                turns.input_tokens += report.input_tokens
+                report.finish(outcome, exit_code=0 if outcome and outcome.completed else 1)
+
+        worker = asyncio.create_task(run_turns())
+        stdin = await _stdin()
+        ended = asyncio.create_task(_aborted(ending.signal))
+        try:
+            while True:
+                line_task = asyncio.ensure_future(stdin.readline())
+                await asyncio.wait({line_task, ended}, return_when=asyncio.FIRST_COMPLETED)
+                if not line_task.done():
+                    line_task.cancel()
+                    break
+                line = line_task.result()
+                if not line:
+                    break
+                _dispatch(line, turns, controls)
+        finally:
+            await turns.queue.put(None)
+            await worker
+            ended.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await ended
+        return ending.exit_code(0)
+
+
+def _dispatch(line: bytes, turns: _Turns, controls: Controls) -> None:
+    """One stdin line: a user message is queued, a control request answered, the rest said
+    on stderr and skipped."""
+    if not line.strip():
+        return
+    try:
+        message = json.loads(line)
+    except ValueError as exc:
+        sys.stderr.write(f"tether: stdin: not a JSON line ({exc}); skipped\n")
+        return
+    if not isinstance(message, dict):
+        sys.stderr.write("tether: stdin: a line is not a JSON object; skipped\n")
+        return
+    kind = message.get("type")
+    if kind == "user":
+        text = user_text(message)
+        if text is None:
+            sys.stderr.write("tether: stdin: a user message without text; skipped\n")
+        else:
+            turns.queue.put_nowait(text)
+    elif kind == "control_request":
+        _answer(message, controls)
+    elif kind not in ("control_response", "keep_alive", "update_environment_variables"):
+        sys.stderr.write(f"tether: stdin: unknown message type {kind!r}; skipped\n")
+
+
+def _answer(message: Mapping[str, object], controls: Controls) -> None:
+    request_id = message.get("request_id")
+    request = message.get("request")
+    try:
+        if not isinstance(request, Mapping):
+            raise ControlError("a control_request without a request object")
+        response: dict[str, object] = {
+            "subtype": "success",
+            "request_id": request_id,
+            "response": controls.answer(request),
+        }
+    except ControlError as exc:
+        response = {"subtype": "error", "request_id": request_id, "error": str(exc)}
+    _write({"type": "control_response", "response": response})
