@@ -39,7 +39,8 @@ async def test_query_runs_a_tool_turn_and_the_application_sees_claude_codes_mess
     ]
 
     init, call, result_message, answer, result = messages
-    assert isinstance(init, SystemMessage) and init.subtype == "init"
+    assert isinstance(init, SystemMessage)
+    assert init.subtype == "init"
     assert isinstance(call, AssistantMessage)
     (use,) = call.content
     assert isinstance(use, ToolUseBlock)
@@ -58,3 +59,40 @@ async def test_query_runs_a_tool_turn_and_the_application_sees_claude_codes_mess
         "done",
         2,
     )
+
+
+async def test_max_turns_ends_the_run_as_error_max_turns(
+    options: Options, server: ScriptedModelServer
+) -> None:
+    server.push(tool_calls_reply(bash("echo one")), tool_calls_reply(bash("echo two")))
+
+    messages = [
+        m
+        async for m in query(
+            prompt="loop", options=options(permission_mode="bypassPermissions", max_turns=1)
+        )
+    ]
+
+    result = messages[-1]
+    assert isinstance(result, ResultMessage)
+    assert (result.subtype, result.is_error, result.num_turns) == ("error_max_turns", True, 1)
+
+
+async def test_a_later_query_resumes_the_earlier_session(
+    options: Options, server: ScriptedModelServer
+) -> None:
+    server.push(text_reply("the word is teal"), text_reply("it was teal"))
+    first = [m async for m in query(prompt="remember teal", options=options())]
+    earlier = first[-1]
+    assert isinstance(earlier, ResultMessage)
+
+    second = [
+        m async for m in query(prompt="what was it?", options=options(resume=earlier.session_id))
+    ]
+
+    result = second[-1]
+    assert isinstance(result, ResultMessage)
+    assert (result.session_id, result.result) == (earlier.session_id, "it was teal")
+    sent = json.dumps(server.requests[-1].body)
+    assert "remember teal" in sent
+    assert "the word is teal" in sent
