@@ -5,7 +5,6 @@ the client usable for the next turn."""
 from __future__ import annotations
 
 import json
-import os
 import uuid
 
 import pytest
@@ -19,7 +18,8 @@ from claude_agent_sdk import (
 
 from tether.testing.scripted_model import ScriptedModelServer, text_reply, tool_calls_reply
 
-from ..cli._support import eventually, gone, process_running
+from ..cli._support import eventually, gone
+from ._support import started
 from .conftest import Options
 
 pytestmark = pytest.mark.slow
@@ -57,25 +57,20 @@ async def test_interrupt_ends_a_running_command_and_the_client_takes_the_next_tu
     async with ClaudeSDKClient(options=options(permission_mode="bypassPermissions")) as client:
         await client.query("wait a while")
         seen: list[object] = []
+        sleeping = None
         async for message in client.receive_response():
             seen.append(message)
             if isinstance(message, AssistantMessage) and isinstance(
                 message.content[0], ToolUseBlock
             ):
-                found: list[object] = []
-                await eventually(
-                    lambda: (
-                        found.append(process_running(os.getpid(), ["sleep", seconds])) or found[-1]
-                    ),
-                    what="the sleep to start",
-                )
-                sleeping = found[-1]
+                sleeping = await started(["sleep", seconds])
                 await client.interrupt()
         result = seen[-1]
         assert isinstance(result, ResultMessage)
         assert (result.subtype, result.is_error) == ("error_during_execution", True)
         assert result.errors == ["ABORTED: the turn was aborted"]
-        await eventually(lambda: gone(sleeping), what="the sleep to be gone")  # type: ignore[arg-type]
+        assert sleeping is not None
+        await eventually(lambda: gone(sleeping), what="the sleep to be gone")
 
         await client.query("and now?")
         answers = [m async for m in client.receive_response()]
