@@ -5,9 +5,10 @@ Owns `Controls`, which answers each `control_request` the SDK writes on stdin wi
 `error` with an `error` text naming what is not supported and what to do instead):
 
     initialize           {"commands", "output_style", "available_output_styles", "models",
-                          "account", "pid"}; hook callbacks (`hooks` not null) are refused:
-                          tether would not run them, and a guard that silently does not run
-                          fails open
+                          "account", "pid"}; its `hooks` (callback ids per event and matcher)
+                          become hooks of the session (`tether.plugins.hooks.callbacks`); a
+                          hooks object tether cannot read, and SDK-defined `agents`, are an
+                          error (a guard that silently does not run fails open)
     interrupt            aborts the running turn (its calls end ABORTED, queued ones
                           ABORTED_BEFORE_DISPATCH, the log balanced); the turn's `result` follows
     set_permission_mode  switches the permissions plugin's mode
@@ -41,6 +42,7 @@ class Controls:
     agent: Agent
     interrupt: Callable[[], bool]  # abort the running turn; False when none runs
     tokens: Callable[[], int]  # the session's input tokens so far
+    hooks: Callable[[Mapping[str, object]], None]  # install the SDK's hook callbacks
 
     def answer(self, request: Mapping[str, object]) -> dict[str, object]:
         """The `response` object of a success, or ControlError."""
@@ -78,11 +80,14 @@ class Controls:
         raise ControlError(f"unsupported control request {subtype!r} (tether does not have it)")
 
     def _initialize(self, request: Mapping[str, object]) -> dict[str, object]:
-        if request.get("hooks"):
-            raise ControlError(
-                "initialize: SDK hook callbacks are not supported by tether yet; put the hook "
-                "in .claude/settings.json as a command hook (tether runs those), or remove it"
-            )
+        hooks = request.get("hooks")
+        if hooks:
+            if not isinstance(hooks, Mapping):
+                raise ControlError("initialize: hooks is not an object of events")
+            try:
+                self.hooks(hooks)
+            except ValueError as exc:
+                raise ControlError(f"initialize: hooks: {exc}") from None
         if request.get("agents"):
             raise ControlError(
                 "initialize: SDK-defined agents are not supported by tether yet; define them "

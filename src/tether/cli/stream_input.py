@@ -28,7 +28,7 @@ import sys
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from ..agent.events import AgentEvent
 from ..agent.loop import TurnOutcome
@@ -36,6 +36,9 @@ from ..agent.session import SessionStore
 from ..agent.unattended import refuse_unattended
 from ..core.ending import ProcessEnding
 from ..core.signals import AbortController, AbortError, AbortSignal
+from ..plugins.hooks.callbacks import callback_hook_set, callback_runner
+from ..plugins.hooks.claude_code import ClaudeCodeBridge
+from ..plugins.hooks.loading import Config as HooksConfig
 from ..tools.arrivals import settle_tools
 from .agent_flags import AgentFlags
 from .control import ControlError, Controls
@@ -110,6 +113,68 @@ async def _aborted(signal: AbortSignal) -> None:
         remove()
 
 
+class _Channel:
+    """Requests tether sends the SDK (`hook_callback`) and their answers, by request id."""
+
+    def __init__(self) -> None:
+        self._pending: dict[str, asyncio.Future[Mapping[str, object]]] = {}
+        self._next = 0
+
+    async def request(
+        self, request: Mapping[str, object], *, timeout_ms: float, signal: AbortSignal
+    ) -> Mapping[str, object]:
+        """Send `request`; its `response`, or raise (an error response, the timeout, the abort:
+        then a `control_cancel_request` tells the SDK to stop)."""
+        self._next += 1
+        request_id = f"tether_{self._next}"
+        answer: asyncio.Future[Mapping[str, object]] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = answer
+        _write({"type": "control_request", "request_id": request_id, "request": dict(request)})
+        aborted: asyncio.Future[None] = asyncio.ensure_future(_aborted(signal))
+        waiting: set[asyncio.Future[Any]] = {answer, aborted}
+        try:
+            done, _ = await asyncio.wait(
+                waiting, timeout=timeout_ms / 1000, return_when=asyncio.FIRST_COMPLETED
+            )
+            if answer in done:
+                return answer.result()
+            _write({"type": "control_cancel_request", "request_id": request_id})
+            if aborted in done:
+                raise AbortError(signal.reason)
+            raise TimeoutError(f"no answer in {timeout_ms / 1000:g} s")
+        finally:
+            aborted.cancel()
+            self._pending.pop(request_id, None)
+
+    async def hook_callback(
+        self,
+        callback_id: str,
+        payload: Mapping[str, object],
+        tool_use_id: str | None,
+        *,
+        timeout_ms: float,
+        signal: AbortSignal,
+    ) -> Mapping[str, object]:
+        request = {
+            "subtype": "hook_callback",
+            "callback_id": callback_id,
+            "input": dict(payload),
+            "tool_use_id": tool_use_id,
+        }
+        return await self.request(request, timeout_ms=timeout_ms, signal=signal)
+
+    def resolve(self, response: Mapping[str, object]) -> None:
+        """A `control_response` arrived: settle its request (an unknown id is skipped)."""
+        answer = self._pending.get(str(response.get("request_id")))
+        if answer is None or answer.done():
+            return
+        if response.get("subtype") == "error":
+            answer.set_exception(RuntimeError(str(response.get("error"))))
+        else:
+            body = response.get("response")
+            answer.set_result(body if isinstance(body, Mapping) else {})
+
+
 class _Turns:
     """The session's queue of turns and the one running now."""
 
@@ -164,7 +229,18 @@ async def serve(flags: AgentFlags) -> int:
         refuse_unattended(agent.context)
         await settle_tools(agent.context, signal=ending.signal)
         turns = _Turns()
-        controls = Controls(agent, turns.interrupt, lambda: turns.input_tokens)
+        channel = _Channel()
+
+        def install_hooks(hooks: Mapping[str, object]) -> None:
+            hook_set = callback_hook_set(hooks, "the SDK's hooks")
+            shell = agent.context.shell
+            config = HooksConfig(project_dir=str(workdir))
+            bridge = ClaudeCodeBridge(
+                shell, config, hook_set, workdir, ctx=agent.context, runner=callback_runner(channel)
+            )
+            bridge.register(agent.context)
+
+        controls = Controls(agent, turns.interrupt, lambda: turns.input_tokens, install_hooks)
 
         async def run_turns() -> None:
             while (text := await turns.queue.get()) is not None:
@@ -203,7 +279,7 @@ async def serve(flags: AgentFlags) -> int:
                 line = line_task.result()
                 if not line:
                     break
-                _dispatch(line, turns, controls)
+                _dispatch(line, turns, controls, channel)
         finally:
             await turns.queue.put(None)
             await worker
@@ -213,7 +289,7 @@ async def serve(flags: AgentFlags) -> int:
         return ending.exit_code(0)
 
 
-def _dispatch(line: bytes, turns: _Turns, controls: Controls) -> None:
+def _dispatch(line: bytes, turns: _Turns, controls: Controls, channel: _Channel) -> None:
     """One stdin line: a user message is queued, a control request answered, the rest said
     on stderr and skipped."""
     if not line.strip():
@@ -235,7 +311,11 @@ def _dispatch(line: bytes, turns: _Turns, controls: Controls) -> None:
             turns.queue.put_nowait(text)
     elif kind == "control_request":
         _answer(message, controls)
-    elif kind not in ("control_response", "keep_alive", "update_environment_variables"):
+    elif kind == "control_response":
+        response = message.get("response")
+        if isinstance(response, Mapping):
+            channel.resolve(response)
+    elif kind not in ("keep_alive", "update_environment_variables"):
         sys.stderr.write(f"tether: stdin: unknown message type {kind!r}; skipped\n")
 
 

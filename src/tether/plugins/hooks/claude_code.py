@@ -122,6 +122,7 @@ from .agent_view import (
     session_id_of,
     text_of,
 )
+from .callbacks import HookRunner
 from .claude_config import (
     ClaudeHookSet,
     ConfiguredHook,
@@ -193,8 +194,10 @@ class ClaudeCodeBridge(LifecyclePoints):
         *,
         env: Mapping[str, str] | None = None,
         ctx: Context | None = None,
+        runner: HookRunner = run_hook,
     ) -> None:
         self._shell = shell
+        self._run = runner
         self._config = config
         self._hooks = hooks
         self._project_dir = str(project_dir)
@@ -528,7 +531,7 @@ class ClaudeCodeBridge(LifecyclePoints):
             if signal.aborted:
                 break
             journal.invoked(point, matcher, configured.handler_id)
-            run = await run_hook(
+            run = await self._run(
                 self._shell,
                 configured.hook,
                 payload,
