@@ -34,8 +34,9 @@ async def test_a_pre_tool_use_callback_denies_a_bash_command(
     async def check_bash(
         input_data: HookInput, tool_use_id: str | None, context: HookContext
     ) -> HookJSONOutput:
-        seen.append(dict(input_data))
-        command = input_data.get("tool_input", {}).get("command", "")
+        data: dict[str, Any] = dict(input_data)
+        seen.append(data)
+        command = str(data.get("tool_input", {}).get("command", ""))
         if "rm " in command:
             return {
                 "hookSpecificOutput": {
