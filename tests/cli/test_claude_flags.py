@@ -248,8 +248,8 @@ async def test_strict_mcp_config_mounts_only_the_given_servers(
         ),
         (
             ["--permission-prompt-tool", "stdio"],
-            "tether run: --permission-prompt-tool: not yet supported (asks go to chat, or are "
-            "refused)\n",
+            "tether run: --permission-prompt-tool: only stdio, with --input-format stream-json "
+            "(the Agent SDK's can_use_tool); an MCP tool is not yet supported\n",
         ),
         (
             ["--fork-session"],

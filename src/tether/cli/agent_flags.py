@@ -10,7 +10,7 @@ option is named with the nearest real one:
     the options
 
 Flags Claude Code has and tether cannot honour yet are parsed and refused by name with the
-reason (`--permission-prompt-tool`, `--fork-session`, a
+reason (`--permission-prompt-tool` other than `stdio`, `--fork-session`, a
 `--setting-sources` other than all three). Does not open the agent: `tether.cli.commands.agent`
 does, from the flags.
 """
@@ -55,6 +55,7 @@ class AgentFlags:
     resume: str | bool | None = None
     output_format: Literal["text", "json", "stream-json"] = "text"
     input_format: Literal["text", "stream-json"] = "text"
+    permission_prompt_tool: str | None = None
     include_partial_messages: bool = False
     max_turns: int | None = None
     system_prompt: str | None = None
@@ -198,7 +199,8 @@ def _parser(command: Command) -> _Parser:
     add(
         "--permission-prompt-tool",
         metavar="TOOL",
-        help="An MCP tool that answers permission prompts (not yet supported).",
+        help="stdio: ask the Agent SDK application (can_use_tool) about every call that would "
+        "ask; with --input-format stream-json only.",
     )
     add(
         "--sandbox",
@@ -393,8 +395,14 @@ def _flags(
             refuse("--input-format stream-json", "needs --output-format stream-json")
         if ns.task is not None:
             refuse("--input-format stream-json", "the prompts come on stdin, not as an argument")
-    if ns.permission_prompt_tool is not None:
-        refuse("--permission-prompt-tool", "not yet supported (asks go to chat, or are refused)")
+    if ns.permission_prompt_tool is not None and (
+        ns.permission_prompt_tool != "stdio" or ns.input_format != "stream-json"
+    ):
+        refuse(
+            "--permission-prompt-tool",
+            "only stdio, with --input-format stream-json (the Agent SDK's can_use_tool); an MCP "
+            "tool is not yet supported",
+        )
     if ns.fork_session:
         refuse("--fork-session", "not yet supported (continue the session, or start a new one)")
     if ns.setting_sources is not None:
@@ -450,6 +458,7 @@ def _flags(
         resume=ns.resume,
         output_format=ns.output_format,
         input_format=ns.input_format,
+        permission_prompt_tool=ns.permission_prompt_tool,
         include_partial_messages=bool(ns.include_partial_messages),
         max_turns=ns.max_turns,
         system_prompt=system,

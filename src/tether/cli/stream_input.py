@@ -36,13 +36,16 @@ from ..agent.session import SessionStore
 from ..agent.unattended import refuse_unattended
 from ..core.ending import ProcessEnding
 from ..core.signals import AbortController, AbortError, AbortSignal
+from ..plugins.approval.service import PERMISSION_REQUEST_EVENT
 from ..plugins.hooks.callbacks import callback_hook_set, callback_runner
 from ..plugins.hooks.claude_code import ClaudeCodeBridge
 from ..plugins.hooks.loading import Config as HooksConfig
+from ..plugins.permissions import Permissions
 from ..tools.arrivals import settle_tools
 from .agent_flags import AgentFlags
 from .control import ControlError, Controls
 from .output import HeadlessReport
+from .permission_prompt import PermissionPrompt
 from .session import announce_ending, latest_session, open_agent
 
 __all__ = ["die_with_parent", "serve", "user_text"]
@@ -241,6 +244,14 @@ async def serve(flags: AgentFlags) -> int:
             bridge.register(agent.context)
 
         controls = Controls(agent, turns.interrupt, lambda: turns.input_tokens, install_hooks)
+        if flags.permission_prompt_tool == "stdio":
+            permissions = agent.context.get("permissions")
+            prompt = PermissionPrompt(
+                channel.request,
+                permissions if isinstance(permissions, Permissions) else None,
+                turns.interrupt,
+            )
+            agent.context.on(PERMISSION_REQUEST_EVENT, prompt)
 
         async def run_turns() -> None:
             while (text := await turns.queue.get()) is not None:
