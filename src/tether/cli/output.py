@@ -6,25 +6,31 @@ the agent's events (`tether run`, and `tether run --temporal` through the same c
 …`, its Agent SDK's `SDKMessage` types), documented field by field against Claude Code's in
 `docs/output-format.md`:
 
-    {"type": "system", "subtype": "init", "session_id", "uuid", "cwd", "model", "tools",
-     "mcp_servers": [{"name", "status"}], "permissionMode", "slash_commands", "output_style"}
-    {"type": "assistant", "session_id", "uuid", "parent_tool_use_id": null,
+    {"type": "system", "subtype": "init", "session_id", "uuid", "cwd", "model", "tools"
+     (Claude Code's names: `Bash`, `Read`, …), "mcp_servers": [{"name", "status"}],
+     "permissionMode", "slash_commands", "apiKeySource", "output_style", "agents", …}
+    {"type": "assistant", "session_id", "uuid", "parent_tool_use_id": null, "timestamp",
      "message": {"id", "type": "message", "role": "assistant", "model", "content": [thinking,
                  text, tool_use {"id", "name", "input"} blocks], "stop_reason", "stop_sequence",
-                 "usage"}}
-    {"type": "user", "session_id", "uuid", "parent_tool_use_id": null,
+                 "usage", "context_management"}}
+    {"type": "user", "session_id", "uuid", "parent_tool_use_id": null, "timestamp",
      "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id", "content",
-                 "is_error"}]}, "tether": {"code", "duration_ms"}}
+                 "is_error"}]}, "tool_use_result" (commands), "tether": {"tool_name", "code",
+                 "duration_ms"}}
     {"type": "stream_event", "session_id", "uuid", "parent_tool_use_id": null, "event": {…}}
                  (with `--include-partial-messages`: the Anthropic stream events of each
                  response's text and thinking)
     {"type": "system", "subtype": "tether_retry" | "tether_notice", …}   (tether's own)
     {"type": "result", "subtype": "success" | "error_max_turns" | "error_during_execution",
-     "session_id", "uuid", "is_error", "duration_ms", "duration_api_ms", "num_turns", "result"
-     (success) | "errors" (otherwise), "total_cost_usd" (null: tether does not know prices),
-     "usage", "permission_denials": [{"tool_name", "tool_use_id", "tool_input"}],
-     "tether": {"model", "turn", "outcome", "exit_code", "tool_calls"}}
+     "session_id", "uuid", "is_error", "duration_ms", "duration_api_ms" (model requests,
+     failed attempts included, waits between them not), "num_turns", "result" (success) |
+     "errors" (otherwise), "stop_reason", "total_cost_usd" (from the price table,
+     `tether.agent.llm.prices`; null only for a model without a price), "usage", "modelUsage",
+     "permission_denials": [{"tool_name", "tool_use_id", "tool_input"}], "terminal_reason",
+     "api_error_status", "tether": {"model", "turn", "outcome", "exit_code", "tool_calls"}}
 
+A command that ran past its own timeout is a result the model reads, but here it is an error
+with code `TOOL_TIMEOUT`, as a call the timeout policy ended is.
 `json` writes only the result, once; `stream-json` writes every record as one line, as it
 happens, the result last. Every record carries `session_id`; what only tether has is under
 `tether` (or in a `tether_*` subtype), never mixed into Claude Code's fields.

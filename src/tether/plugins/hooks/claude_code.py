@@ -1,6 +1,10 @@
 """The Claude Code hook bridge, plugin `hooks-claude-code` (spec §5.3): a user's existing Claude
 Code command hooks run, unchanged, at tether's interception points.
 
+A `ClaudeCodeBridge` made with another `runner` runs hooks that are not commands the same way
+(`callbacks.callback_runner`: the Agent SDK's hook callbacks, whose answers are decoded as a
+command hook's JSON output).
+
 Mount: `await ctx.plugin(tether.plugins.hooks.claude_code, {...})` (entry point
 `hooks-claude-code`; `inject = ["shell"]`). Config (`Config`):
 
