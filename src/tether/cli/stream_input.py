@@ -197,6 +197,10 @@ class _Turns:
 async def serve(flags: AgentFlags) -> int:
     """Serve one session over stdin/stdout (see the module note); the exit status."""
     die_with_parent(os.getppid())
+    refusal = _sdk_servers(flags.mcp_config)
+    if refusal is not None:
+        sys.stderr.write(f"tether: --mcp-config: {refusal}\n")
+        return 2
     resume = flags.resume if isinstance(flags.resume, str) else None
     workdir = (flags.cwd or Path.cwd()).resolve()
     if flags.continue_:
@@ -298,6 +302,24 @@ async def serve(flags: AgentFlags) -> int:
             with contextlib.suppress(asyncio.CancelledError):
                 await ended
         return ending.exit_code(0)
+
+
+def _sdk_servers(configs: tuple[str, ...]) -> str | None:
+    """Why an in-process SDK MCP server (`"type": "sdk"`) in `--mcp-config` cannot be served;
+    None when there is none."""
+    for config in configs:
+        try:
+            document = json.loads(config) if config.lstrip().startswith("{") else None
+        except ValueError:
+            continue  # the mcp plugin names the error
+        servers = document.get("mcpServers") if isinstance(document, dict) else None
+        for name, server in (servers or {}).items() if isinstance(servers, dict) else ():
+            if isinstance(server, dict) and server.get("type") == "sdk":
+                return (
+                    f"server {name!r} is an in-process SDK MCP server (create_sdk_mcp_server), "
+                    "which tether does not serve yet; run its tools as a stdio MCP server"
+                )
+    return None
 
 
 def _dispatch(line: bytes, turns: _Turns, controls: Controls, channel: _Channel) -> None:
