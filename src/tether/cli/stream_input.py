@@ -43,6 +43,7 @@ from ..plugins.hooks.loading import Config as HooksConfig
 from ..plugins.permissions import Permissions
 from ..tools.arrivals import settle_tools
 from .agent_flags import AgentFlags
+from .agent_setup import claude_options, instructions_of, run_info
 from .control import ControlError, Controls
 from .output import HeadlessReport
 from .permission_prompt import PermissionPrompt
@@ -205,8 +206,6 @@ async def serve(flags: AgentFlags) -> int:
     workdir = (flags.cwd or Path.cwd()).resolve()
     if flags.continue_:
         resume = latest_session(SessionStore(), workdir)  # none: a new session, as Claude Code
-    from .commands.agent import claude_options, instructions_of, run_info
-
     reports: list[HeadlessReport] = []
 
     def on_event(event: AgentEvent) -> None:
