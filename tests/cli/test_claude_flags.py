@@ -239,12 +239,17 @@ async def test_strict_mcp_config_mounts_only_the_given_servers(
     [
         (
             ["--input-format", "stream-json"],
-            "tether run: --input-format stream-json: not yet supported (only text input)\n",
+            "tether run: --input-format stream-json: needs --output-format stream-json\n",
+        ),
+        (
+            ["--input-format", "stream-json", "--output-format", "stream-json"],
+            "tether run: --input-format stream-json: the prompts come on stdin, not as an "
+            "argument\n",
         ),
         (
             ["--permission-prompt-tool", "stdio"],
-            "tether run: --permission-prompt-tool: not yet supported (asks go to chat, or are "
-            "refused)\n",
+            "tether run: --permission-prompt-tool: only stdio, with --input-format stream-json "
+            "(the Agent SDK's can_use_tool); an MCP tool is not yet supported\n",
         ),
         (
             ["--fork-session"],

@@ -24,14 +24,17 @@ import pytest
 
 from tether.agent.events import (
     ResponseComplete,
+    Retrying,
     StepStarted,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
 )
+from tether.agent.llm.prices import DEFAULT_PRICES, ModelPrice, cost_usd
 from tether.agent.loop import TurnOutcome
 from tether.agent.messages import AssistantMessage, TextBlock, TokenUsage, ToolCallBlock
 from tether.cli.output import HeadlessReport, RunInfo
+from tether.core.json import JsonValue
 from tether.testing.scripted_model import (
     ScriptedModelServer,
     finish,
@@ -43,7 +46,7 @@ from tether.testing.scripted_model import (
     tool_call,
     usage,
 )
-from tether.tools.results import denial_result
+from tether.tools.results import ToolSuccess, denial_result, text_content
 
 from ..plugins.mcp._support import TOOLBOX
 from ._support import Cli
@@ -89,6 +92,8 @@ def validate(record: dict[str, Any]) -> str:
         conforms("result.usage", record["message"]["usage"])
     elif kind == "result":
         conforms("result.usage", record["usage"])
+        for usage in record["modelUsage"].values():
+            conforms("result.modelUsage.*", usage)
         conforms("result.tether", record["tether"])
         for denial in record["permission_denials"]:
             conforms("result.permission_denials[]", denial)
@@ -124,6 +129,7 @@ def test_the_document_has_a_table_for_every_record() -> None:
         "system/tether_notice",
         "result",
         "result.usage",
+        "result.modelUsage.*",
         "result.permission_denials[]",
         "result.tether",
         "result.tether.tool_calls[]",
@@ -225,14 +231,31 @@ async def test_json_is_one_result_record_with_usage_counting_cached_input_apart(
         "num_turns": 2,
         "result": "it failed",
         "session_id": summary.id,
+        "stop_reason": "end_turn",
         "total_cost_usd": None,
         "usage": {
             "input_tokens": 300,
             "cache_creation_input_tokens": 0,
             "cache_read_input_tokens": 2200,
             "output_tokens": 12,
+            "server_tool_use": {"web_search_requests": 0},
+        },
+        "modelUsage": {
+            "scripted": {
+                "inputTokens": 300,
+                "outputTokens": 12,
+                "cacheReadInputTokens": 2200,
+                "cacheCreationInputTokens": 0,
+                "webSearchRequests": 0,
+                "costUSD": None,
+                "contextWindow": None,
+                "maxOutputTokens": None,
+                "thinkingTokens": 0,
+            }
         },
         "permission_denials": [],
+        "terminal_reason": "completed",
+        "api_error_status": None,
         "tether": {
             "model": "scripted",
             "turn": 1,
@@ -271,7 +294,7 @@ async def test_a_refused_call_has_code_denied_and_is_a_permission_denial(
     (record,) = lines(done.stdout)
     assert record["permission_denials"] == [
         {
-            "tool_name": "bash",
+            "tool_name": "Bash",
             "tool_use_id": "call_1",
             "tool_input": {"command": "rm notes.txt", "description": "a test command"},
         }
@@ -330,13 +353,13 @@ async def test_stream_json_is_init_then_claude_code_messages_then_the_result(
         "bypassPermissions",
     )
     assert init["cwd"] == str(cli.work.resolve())
-    assert {"bash", "read", "edit", "write", "grep", "glob"} <= set(init["tools"])
+    assert {"Bash", "Read", "Edit", "Write", "Grep", "Glob"} <= set(init["tools"])
     assert first["message"]["content"] == [
         {"type": "text", "text": "Let me look."},
         {
             "type": "tool_use",
             "id": "call_1",
-            "name": "bash",
+            "name": "Bash",
             "input": {"command": "echo hi", "description": "a test command"},
         },
     ]
@@ -454,8 +477,82 @@ def test_a_denied_result_is_listed_with_its_arguments_even_when_they_are_not_jso
     record = headless.finish(TurnOutcome(1, {"kind": "completed"}, ""), exit_code=0)
 
     assert record["permission_denials"] == [
-        {"tool_name": "bash", "tool_use_id": "c1", "tool_input": "{oops"}
+        {"tool_name": "Bash", "tool_use_id": "c1", "tool_input": "{oops"}
     ]
     user = [json.loads(line) for line in out.getvalue().splitlines()][1]
     assert user["tether"] == {"tool_name": "bash", "code": "DENIED", "duration_ms": 2}
     assert user["message"]["content"][0]["content"] == "Error: no"
+
+
+def test_retried_requests_count_in_duration_api_ms_but_not_the_waits_between_them() -> None:
+    headless, _ = report("json")  # the clock ticks once a call: 0 at the start
+    headless(StepStarted(1, 1))  # 1: the first attempt starts
+    headless(Retrying(1, 3, 2000.0, "busy", "SERVER"))  # 2: failed after 1 s; waits 2 s
+    headless(Retrying(2, 3, 0.0, "busy", "SERVER"))  # 3: "failed" at 3, before its start at 4
+
+    record = headless.finish(None, exit_code=130)  # 4: aborted while the third attempt waits
+
+    assert record["duration_api_ms"] == 2000
+
+
+def test_the_cost_comes_from_the_price_table_per_model() -> None:
+    out = io.StringIO()
+    price = ModelPrice(input=1.0, cached_input=0.5, output=4.0)
+    info = RunInfo(session_id="s1", model="m", cwd="/w", price=price)
+    headless = HeadlessReport("json", info, out)
+    headless(StepStarted(1, 1))
+    message = AssistantMessage("a1", (TextBlock("hi"),), {})
+    headless(ResponseComplete(1, 1, message, TokenUsage(1_000_000, 500_000, 2_000_000), "stop"))
+
+    record = headless.finish(TurnOutcome(1, {"kind": "completed"}, "hi"), exit_code=0)
+
+    assert record["total_cost_usd"] == 1.0 + 1.0 + 2.0
+    model_usage: Any = record["modelUsage"]
+    assert model_usage["m"]["costUSD"] == 4.0
+
+
+def test_the_cost_of_a_model_without_a_price_is_null() -> None:
+    headless, _ = report("json")
+    headless(StepStarted(1, 1))
+    message = AssistantMessage("a1", (TextBlock("hi"),), {})
+    headless(ResponseComplete(1, 1, message, TokenUsage(3, 4), "stop"))
+
+    record = headless.finish(TurnOutcome(1, {"kind": "completed"}, "hi"), exit_code=0)
+
+    model_usage: Any = record["modelUsage"]
+    assert (record["total_cost_usd"], model_usage["m"]["costUSD"]) == (None, None)
+
+
+def test_the_built_in_price_table_prices_the_default_models() -> None:
+    usage = TokenUsage(1_000_000, 1_000_000)
+    assert cost_usd(usage, DEFAULT_PRICES["deepseek-chat"]) == pytest.approx(0.28 + 0.42)
+    assert cost_usd(usage, DEFAULT_PRICES["gpt-4o-mini"]) == pytest.approx(0.15 + 0.60)
+
+
+def test_a_command_past_its_own_timeout_is_an_error_with_code_tool_timeout() -> None:
+    headless, out = report()
+    headless(ToolCallStarted("c1", "bash", '{"command": "sleep 9"}'))
+    value: JsonValue = {
+        "kind": "foreground",
+        "exit_code": None,
+        "signal": "SIGTERM",
+        "timed_out": True,
+        "aborted": False,
+        "timeout_ms": 100,
+        "stdout": {"text": "", "truncated": False},
+        "stderr": {"text": "", "truncated": False},
+    }
+    timed_out = ToolSuccess(value, text_content("(no output)\n[timed out after 100ms]"))
+    headless(ToolCallFinished.of("c1", "bash", timed_out, 100.0))
+
+    record = headless.finish(TurnOutcome(1, {"kind": "completed"}, ""), exit_code=0)
+
+    (user,) = [json.loads(line) for line in out.getvalue().splitlines()][:-1]
+    assert user["message"]["content"][0]["is_error"] is True
+    assert (user["tether"]["code"], user["tool_use_result"]["interrupted"]) == (
+        "TOOL_TIMEOUT",
+        True,
+    )
+    tether: Any = record["tether"]
+    (call,) = tether["tool_calls"]
+    assert (call["is_error"], call["code"]) == (True, "TOOL_TIMEOUT")

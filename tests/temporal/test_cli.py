@@ -166,7 +166,7 @@ def test_run_on_temporal_with_json_output_prints_one_result_object(
     record = json.loads(line)
     extras = record.pop("tether")
     (call,) = extras.pop("tool_calls")
-    timing = ("uuid", "duration_ms", "duration_api_ms", "usage")
+    timing = ("uuid", "duration_ms", "duration_api_ms", "usage", "modelUsage")
     assert {k: v for k, v in record.items() if k not in timing} == {
         "type": "result",
         "subtype": "success",
@@ -174,8 +174,11 @@ def test_run_on_temporal_with_json_output_prints_one_result_object(
         "is_error": False,
         "num_turns": 2,
         "session_id": session_id(done.stderr),
+        "stop_reason": "end_turn",
         "total_cost_usd": None,
         "permission_denials": [],
+        "terminal_reason": "completed",
+        "api_error_status": None,
     }
     assert extras == {
         "model": "scripted",

@@ -10,7 +10,7 @@ option is named with the nearest real one:
     the options
 
 Flags Claude Code has and tether cannot honour yet are parsed and refused by name with the
-reason (`--input-format stream-json`, `--permission-prompt-tool`, `--fork-session`, a
+reason (`--permission-prompt-tool` other than `stdio`, `--fork-session`, a
 `--setting-sources` other than all three). Does not open the agent: `tether.cli.commands.agent`
 does, from the flags.
 """
@@ -54,6 +54,8 @@ class AgentFlags:
     continue_: bool = False
     resume: str | bool | None = None
     output_format: Literal["text", "json", "stream-json"] = "text"
+    input_format: Literal["text", "stream-json"] = "text"
+    permission_prompt_tool: str | None = None
     include_partial_messages: bool = False
     max_turns: int | None = None
     system_prompt: str | None = None
@@ -197,7 +199,8 @@ def _parser(command: Command) -> _Parser:
     add(
         "--permission-prompt-tool",
         metavar="TOOL",
-        help="An MCP tool that answers permission prompts (not yet supported).",
+        help="stdio: ask the Agent SDK application (can_use_tool) about every call that would "
+        "ask; with --input-format stream-json only.",
     )
     add(
         "--sandbox",
@@ -238,7 +241,9 @@ def _parser(command: Command) -> _Parser:
         "--input-format",
         choices=("text", "stream-json"),
         default="text",
-        help="text (the prompt) or stream-json (not yet supported).",
+        help="text (the prompt) or stream-json (user messages and control requests as JSON "
+        "lines on stdin, the session open until stdin ends: the Claude Agent SDK's protocol, "
+        "see docs/agent-sdk.md).",
     )
     add(
         "--include-partial-messages",
@@ -380,15 +385,24 @@ def _read_file(prog: str, option: str, path: Path | None) -> str | None:
 def _flags(
     prog: str, command: Command, ns: argparse.Namespace, given: frozenset[str]
 ) -> AgentFlags:
-    headless = command == "run" or ns.print_
+    headless = command == "run" or ns.print_ or ns.input_format == "stream-json"
 
     def refuse(option: str, why: str) -> NoReturn:
         raise FlagError(f"{prog}: {option}: {why}")
 
     if ns.input_format == "stream-json":
-        refuse("--input-format stream-json", "not yet supported (only text input)")
-    if ns.permission_prompt_tool is not None:
-        refuse("--permission-prompt-tool", "not yet supported (asks go to chat, or are refused)")
+        if ns.output_format != "stream-json":
+            refuse("--input-format stream-json", "needs --output-format stream-json")
+        if ns.task is not None:
+            refuse("--input-format stream-json", "the prompts come on stdin, not as an argument")
+    if ns.permission_prompt_tool is not None and (
+        ns.permission_prompt_tool != "stdio" or ns.input_format != "stream-json"
+    ):
+        refuse(
+            "--permission-prompt-tool",
+            "only stdio, with --input-format stream-json (the Agent SDK's can_use_tool); an MCP "
+            "tool is not yet supported",
+        )
     if ns.fork_session:
         refuse("--fork-session", "not yet supported (continue the session, or start a new one)")
     if ns.setting_sources is not None:
@@ -443,6 +457,8 @@ def _flags(
         continue_=bool(ns.continue_),
         resume=ns.resume,
         output_format=ns.output_format,
+        input_format=ns.input_format,
+        permission_prompt_tool=ns.permission_prompt_tool,
         include_partial_messages=bool(ns.include_partial_messages),
         max_turns=ns.max_turns,
         system_prompt=system,

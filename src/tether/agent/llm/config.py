@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from ...core.json import FrozenDict, JsonValue, snapshot
 from ...core.timeout import MAX_TIMER_DELAY_MS
+from .prices import PriceConfig
 from .retry import RetryPolicy
 
 __all__ = [
@@ -64,6 +65,7 @@ class LlmConfig(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict)
     extra_body: dict[str, object] = Field(default_factory=dict)
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
+    prices: dict[str, PriceConfig] = Field(default_factory=dict)  # tether.agent.llm.prices
 
 
 @dataclass(frozen=True, kw_only=True)

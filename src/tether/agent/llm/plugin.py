@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Final
 
 from .config import LlmConfig, resolve_route
 from .openai import OpenAICompatibleTransport
+from .prices import price_table
 from .service import Llm
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ def build_llm(config: LlmConfig | None = None, environ: Mapping[str, str] = os.e
         provider=route.provider,
         model=route.model,
         retry=config.retry,
+        prices=price_table(config.prices),
     )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 import random as _random
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 from ...core.errors import HarnessError, error_message
@@ -26,6 +26,7 @@ from ..messages import (
     assistant_message,
 )
 from .errors import ABORTED, LlmError
+from .prices import DEFAULT_PRICES, ModelPrice
 from .retry import RetryPolicy, sleep_unless_aborted
 from .transport import LlmRequest, LlmTransport
 
@@ -64,11 +65,13 @@ class Llm:
         provider: str,
         model: str,
         retry: RetryPolicy | None = None,
+        prices: Mapping[str, ModelPrice] | None = None,
     ) -> None:
         self._transport = transport
         self._provider = provider
         self._model = model
         self._retry = RetryPolicy() if retry is None else retry
+        self._prices: Mapping[str, ModelPrice] = DEFAULT_PRICES if prices is None else prices
 
     @property
     def transport(self) -> LlmTransport:
@@ -83,6 +86,11 @@ class Llm:
     def model(self) -> str:
         """The model used when a request does not name one."""
         return self._model
+
+    def price(self, model: str | None = None) -> ModelPrice | None:
+        """The price of `model` (default: this route's) from the price table, None if unknown
+        (`tether.agent.llm.prices`)."""
+        return self._prices.get(self._model if model is None else model)
 
     @property
     def retry_policy(self) -> RetryPolicy:

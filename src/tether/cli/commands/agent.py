@@ -30,17 +30,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
-from ...agent.api import Agent
-from ...agent.claude_options import ClaudeOptions
 from ...agent.events import AgentEvent
-from ...agent.loop import default_system_prompt
 from ...agent.session import SessionStore
 from ...agent.unattended import refuse_unattended
 from ...core.ending import ProcessEnding
 from ...plugins.permissions import Permissions
 from ...tools.arrivals import settle_tools
 from ..agent_flags import AgentFlags
-from ..output import HeadlessReport, RunInfo
+from ..agent_setup import claude_options, instructions_of, run_info
+from ..output import HeadlessReport
 from ..render import TurnRenderer
 from ..session import announce_ending, exit_code, latest_session, open_agent
 
@@ -48,31 +46,17 @@ __all__ = ["chat", "run", "run_flags"]
 
 
 def run_flags(command: Literal["run", "chat", "root"], flags: AgentFlags) -> int:
-    """Run what `tether.cli.agent_flags` parsed: `run` (or `-p`) headless, else `chat`."""
+    """Run what `tether.cli.agent_flags` parsed: `--input-format stream-json` a session served
+    over stdin (`tether.cli.stream_input`), `run` (or `-p`) headless, else `chat`."""
     if flags.debug:
         os.environ["TETHER_DEBUG"] = "1"
+    if flags.input_format == "stream-json":
+        from ..stream_input import serve
+
+        return asyncio.run(serve(flags))
     if command == "run" or flags.print_:
         return asyncio.run(run(flags))
     return asyncio.run(chat(flags))
-
-
-def instructions_of(flags: AgentFlags, cwd: Path) -> str | None:
-    """The system prompt `--system-prompt` / `--append-system-prompt` make (None: tether's)."""
-    if flags.append_system_prompt is None:
-        return flags.system_prompt
-    base = flags.system_prompt if flags.system_prompt is not None else default_system_prompt(cwd)
-    return f"{base}\n\n{flags.append_system_prompt}"
-
-
-def claude_options(flags: AgentFlags) -> ClaudeOptions:
-    return ClaudeOptions(
-        disallowed_tools=flags.disallow,
-        tools=flags.tools,
-        settings=flags.settings,
-        add_dirs=flags.add_dirs,
-        mcp_config=flags.mcp_config,
-        strict_mcp_config=flags.strict_mcp_config,
-    )
 
 
 def _read_task(task: str | None) -> str | None:
@@ -85,23 +69,6 @@ def _read_task(task: str | None) -> str | None:
         return sys.stdin.read()
     except (OSError, ValueError):
         return None
-
-
-def _run_info(agent: Agent, cwd: Path) -> RunInfo:
-    """What the headless `system`/`init` record says: the tools the model is sent, the
-    permission mode, the MCP servers and their status."""
-    ctx, loop = agent.context, agent.loop
-    permissions = ctx.get("permissions")
-    listing = getattr(ctx.get("mcp"), "servers", None)  # the mcp plugin, not imported here
-    servers = listing() if callable(listing) else []
-    return RunInfo(
-        session_id=agent.session_id,
-        model=agent.llm.model,
-        cwd=str(cwd),
-        tools=[str(schema["name"]) for schema in loop.tools.schemas(loop)],
-        permission_mode=permissions.mode if isinstance(permissions, Permissions) else "default",
-        mcp_servers=[(str(server.name), str(server.status)) for server in servers],
-    )
 
 
 async def run(flags: AgentFlags) -> int:
@@ -167,7 +134,7 @@ async def run(flags: AgentFlags) -> int:
             await settle_tools(agent.context, signal=ending.signal)  # init lists MCP tools
             report = HeadlessReport(
                 output_format,
-                _run_info(agent, workdir),
+                run_info(agent, workdir, flags),
                 sys.stdout,
                 partial_messages=flags.include_partial_messages,
             )

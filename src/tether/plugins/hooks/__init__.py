@@ -14,6 +14,7 @@ Plugin: `tether.plugins.hooks.claude_code` (`hooks-claude-code`). Modules:
     transcript.py     the Claude Code-format transcript hooks read (`transcript_path`)
     tool_response.py  PostToolUse `tool_response` in Claude Code's per-tool shapes
     environment.py    the settings `env` block and `CLAUDE_ENV_FILE`
+    callbacks.py      hooks that are callbacks in another process (the Agent SDK's `hooks=`)
     claude_code.py    the bridge plugin
 """
 

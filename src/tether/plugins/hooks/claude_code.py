@@ -1,6 +1,10 @@
 """The Claude Code hook bridge, plugin `hooks-claude-code` (spec §5.3): a user's existing Claude
 Code command hooks run, unchanged, at tether's interception points.
 
+A `ClaudeCodeBridge` made with another `runner` runs hooks that are not commands the same way
+(`callbacks.callback_runner`: the Agent SDK's hook callbacks, whose answers are decoded as a
+command hook's JSON output).
+
 Mount: `await ctx.plugin(tether.plugins.hooks.claude_code, {...})` (entry point
 `hooks-claude-code`; `inject = ["shell"]`). Config (`Config`):
 
@@ -122,6 +126,7 @@ from .agent_view import (
     session_id_of,
     text_of,
 )
+from .callbacks import HookRunner
 from .claude_config import (
     ClaudeHookSet,
     ConfiguredHook,
@@ -193,8 +198,10 @@ class ClaudeCodeBridge(LifecyclePoints):
         *,
         env: Mapping[str, str] | None = None,
         ctx: Context | None = None,
+        runner: HookRunner = run_hook,
     ) -> None:
         self._shell = shell
+        self._run = runner
         self._config = config
         self._hooks = hooks
         self._project_dir = str(project_dir)
@@ -528,7 +535,7 @@ class ClaudeCodeBridge(LifecyclePoints):
             if signal.aborted:
                 break
             journal.invoked(point, matcher, configured.handler_id)
-            run = await run_hook(
+            run = await self._run(
                 self._shell,
                 configured.hook,
                 payload,

@@ -1,0 +1,119 @@
+"""The control channel of `--input-format stream-json`: what the Claude Agent SDK asks tether.
+
+Owns `Controls`, which answers each `control_request` the SDK writes on stdin with one
+`control_response` line (same `request_id`; `subtype` `success` with a `response` object, or
+`error` with an `error` text naming what is not supported and what to do instead):
+
+    initialize           {"commands", "output_style", "available_output_styles", "models",
+                          "account", "pid"}; its `hooks` (callback ids per event and matcher)
+                          become hooks of the session (`tether.plugins.hooks.callbacks`); a
+                          hooks object tether cannot read, and SDK-defined `agents`, are an
+                          error (a guard that silently does not run fails open)
+    interrupt            aborts the running turn (its calls end ABORTED, queued ones
+                          ABORTED_BEFORE_DISPATCH, the log balanced); the turn's `result` follows
+    set_permission_mode  switches the permissions plugin's mode
+    mcp_status           {"mcpServers": [{"name", "status"}]}
+    get_context_usage    {"totalTokens", "maxTokens", "model"}
+    set_model, stop_task, rewind_files, mcp_* (others)   an error response saying why
+
+Does not own reading stdin or running turns (`tether.cli.stream_input`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from ..agent.api import Agent
+from ..plugins.permissions import Permissions
+
+__all__ = ["ControlError", "Controls"]
+
+
+class ControlError(Exception):
+    """A request tether cannot honour; the message is the error response's text."""
+
+
+@dataclass
+class Controls:
+    """Answers the SDK's control requests for one session."""
+
+    agent: Agent
+    interrupt: Callable[[], bool]  # abort the running turn; False when none runs
+    tokens: Callable[[], int]  # the session's input tokens so far
+    hooks: Callable[[Mapping[str, object]], None]  # install the SDK's hook callbacks
+
+    def answer(self, request: Mapping[str, object]) -> dict[str, object]:
+        """The `response` object of a success, or ControlError."""
+        subtype = request.get("subtype")
+        if subtype == "initialize":
+            return self._initialize(request)
+        if subtype == "interrupt":
+            self.interrupt()
+            return {}
+        if subtype == "set_permission_mode":
+            return self._set_mode(request.get("mode"))
+        if subtype == "mcp_status":
+            return {"mcpServers": self._servers()}
+        if subtype == "get_context_usage":
+            window = self.agent.context_window
+            return {
+                "totalTokens": self.tokens(),
+                "maxTokens": window,
+                "model": self.agent.llm.model,
+            }
+        if subtype == "set_model":
+            raise ControlError(
+                "set_model: tether cannot switch the model of a running session; start the "
+                "session with --model (ClaudeAgentOptions(model=...))"
+            )
+        if subtype == "rewind_files":
+            raise ControlError(
+                "rewind_files: tether keeps no file checkpoints, so there is nothing to rewind "
+                "to; use git to restore files"
+            )
+        if subtype == "stop_task":
+            raise ControlError(
+                f"stop_task: no background task {request.get('task_id')!r} is running here"
+            )
+        raise ControlError(f"unsupported control request {subtype!r} (tether does not have it)")
+
+    def _initialize(self, request: Mapping[str, object]) -> dict[str, object]:
+        hooks = request.get("hooks")
+        if hooks:
+            if not isinstance(hooks, Mapping):
+                raise ControlError("initialize: hooks is not an object of events")
+            try:
+                self.hooks(hooks)
+            except ValueError as exc:
+                raise ControlError(f"initialize: hooks: {exc}") from None
+        if request.get("agents"):
+            raise ControlError(
+                "initialize: SDK-defined agents are not supported by tether yet; define them "
+                "as .claude/agents/<name>.md files"
+            )
+        model = self.agent.llm.model
+        return {
+            "commands": [],
+            "output_style": "default",
+            "available_output_styles": ["default"],
+            "models": [{"value": model, "displayName": model, "description": "tether's route"}],
+            "account": {},
+            "pid": os.getpid(),
+        }
+
+    def _set_mode(self, mode: object) -> dict[str, object]:
+        permissions = self.agent.context.get("permissions")
+        if not isinstance(permissions, Permissions):
+            raise ControlError("set_permission_mode: this session has no permissions plugin")
+        try:
+            permissions.set_mode(str(mode))
+        except ValueError as exc:
+            raise ControlError(f"set_permission_mode: {exc}") from None
+        return {}
+
+    def _servers(self) -> list[dict[str, str]]:
+        listing = getattr(self.agent.context.get("mcp"), "servers", None)
+        servers = listing() if callable(listing) else []
+        return [{"name": str(s.name), "status": str(s.status)} for s in servers]

@@ -1,0 +1,123 @@
+"""The Claude Agent SDK's `query()` drives tether unchanged (issue 35): a tool turn, `max_turns`,
+and the resume of an earlier session, each seen through the SDK's own types."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from claude_agent_sdk import (
+    AssistantMessage,
+    ProcessError,
+    ResultMessage,
+    SystemMessage,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+    create_sdk_mcp_server,
+    query,
+    tool,
+)
+
+from tether.testing.scripted_model import ScriptedModelServer, text_reply, tool_calls_reply
+
+from .conftest import Options
+
+pytestmark = pytest.mark.slow
+
+
+def bash(command: str) -> tuple[str, str, str]:
+    return ("call_1", "bash", json.dumps({"command": command, "description": "a command"}))
+
+
+async def test_query_runs_a_tool_turn_and_the_application_sees_claude_codes_messages(
+    options: Options, server: ScriptedModelServer
+) -> None:
+    server.push(tool_calls_reply(bash("echo hi-sdk")), text_reply("done"))
+
+    messages = [
+        m
+        async for m in query(prompt="say hi", options=options(permission_mode="bypassPermissions"))
+    ]
+
+    init, call, result_message, answer, result = messages
+    assert isinstance(init, SystemMessage)
+    assert init.subtype == "init"
+    assert isinstance(call, AssistantMessage)
+    (use,) = call.content
+    assert isinstance(use, ToolUseBlock)
+    assert (use.name, use.input["command"]) == ("Bash", "echo hi-sdk")
+    assert isinstance(result_message, UserMessage)
+    assert isinstance(result_message.content, list)
+    (tool_result,) = result_message.content
+    assert isinstance(tool_result, ToolResultBlock)
+    assert (tool_result.content, tool_result.is_error) == ("hi-sdk\n", False)
+    assert isinstance(answer, AssistantMessage)
+    assert answer.content == [TextBlock("done")]
+    assert isinstance(result, ResultMessage)
+    assert (result.subtype, result.is_error, result.result, result.num_turns) == (
+        "success",
+        False,
+        "done",
+        2,
+    )
+
+
+async def test_max_turns_ends_the_run_as_error_max_turns(
+    options: Options, server: ScriptedModelServer
+) -> None:
+    server.push(tool_calls_reply(bash("echo one")), tool_calls_reply(bash("echo two")))
+
+    messages = [
+        m
+        async for m in query(
+            prompt="loop", options=options(permission_mode="bypassPermissions", max_turns=1)
+        )
+    ]
+
+    result = messages[-1]
+    assert isinstance(result, ResultMessage)
+    assert (result.subtype, result.is_error, result.num_turns) == ("error_max_turns", True, 1)
+
+
+async def test_a_later_query_resumes_the_earlier_session(
+    options: Options, server: ScriptedModelServer
+) -> None:
+    server.push(text_reply("the word is teal"), text_reply("it was teal"))
+    first = [m async for m in query(prompt="remember teal", options=options())]
+    earlier = first[-1]
+    assert isinstance(earlier, ResultMessage)
+
+    second = [
+        m async for m in query(prompt="what was it?", options=options(resume=earlier.session_id))
+    ]
+
+    result = second[-1]
+    assert isinstance(result, ResultMessage)
+    assert (result.session_id, result.result) == (earlier.session_id, "it was teal")
+    sent = json.dumps(server.requests[-1].body)
+    assert "remember teal" in sent
+    assert "the word is teal" in sent
+
+
+async def test_an_in_process_sdk_mcp_server_is_refused_by_name(options: Options) -> None:
+    @tool("add", "Add two numbers", {"a": int, "b": int})
+    async def add(args: dict[str, Any]) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": str(args["a"] + args["b"])}]}
+
+    errors: list[str] = []
+    calc = create_sdk_mcp_server("calc", tools=[add])
+
+    with pytest.raises(ProcessError):
+        async for _ in query(
+            prompt="add", options=options(mcp_servers={"calc": calc}, stderr=errors.append)
+        ):
+            pass
+
+    assert errors == [
+        "tether: --mcp-config: server 'calc' is an in-process SDK MCP server "
+        "(create_sdk_mcp_server), which tether does not serve yet; run its tools as a stdio "
+        "MCP server"
+    ]
