@@ -288,7 +288,7 @@ async def test_the_resume_replay_shows_a_custom_command_as_typed(
     assert "with great care" not in shown
 
 
-async def test_the_resume_replay_collapses_a_long_paste(
+async def test_a_long_paste_is_collapsed_in_the_line_and_in_the_resume_replay(
     cli: Cli, server: ScriptedModelServer
 ) -> None:
     server.push(text_reply("Got the log."))
@@ -301,6 +301,7 @@ async def test_the_resume_replay_collapses_a_long_paste(
         await leave(terminal)
     finally:
         await terminal.aclose()
+    assert "[Pasted text #1 +15 lines]" in terminal.output  # in the line, before it was sent
     assert user_texts(server.requests[0].messages) == [pasted]
     resumed = await open_resumed(cli, "--continue")
     try:
