@@ -335,9 +335,11 @@ class PromptInput:
         except EOFError:
             return ""
         except _Escaped:
-            self._on_escape()  # aborts the turn: the question is cancelled at the next await
+            # Aborting the turn aborts the call's signal, whose `cancels()` scope (the approval
+            # service's) cancels this task synchronously: the next await raises CancelledError.
+            self._on_escape()
             await asyncio.sleep(0)
-            return "n\n"  # not cancelled (nothing was running to abort): no
+            return "n\n"  # nothing was running to abort: the answer is no
 
 
 class _Escaped(Exception):
