@@ -4,7 +4,8 @@ Contract: every flag its Flags table marks yes, accepted or refused is one `teth
 chat` and `tether` parse (`tether.cli.agent_flags.FLAGS`); every flag
 marked no is not; every flag tether's parser has is in the table or in the paragraph of tether's
 own flags; every mode of the Permission modes table is one `--permission-mode` takes, and the
-other way round; `tether run --help` lists every parsed flag.
+other way round; `tether run --help` lists every parsed flag; the Slash commands table marks
+yes exactly the built-in commands of `tether chat` (but its own `/sessions` and `/show`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import re
 from pathlib import Path
 
 from tether.cli.agent_flags import FLAGS, PERMISSION_MODES
+from tether.cli.chat.commands import COMMANDS
 
 from ._support import python_in
 
@@ -69,3 +71,11 @@ def test_run_help_lists_every_flag(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     listed = set(re.findall(r"(?<![\w-])(--?[A-Za-z][\w-]*)", done.stdout))
     assert sorted(set(FLAGS) - listed) == []
+
+
+def test_the_slash_command_table_is_the_chats_commands() -> None:
+    built_in = {name for name, _ in COMMANDS} - {"/sessions", "/show"}  # tether's own
+    documented = {name for names, status in rows("Slash commands") for name in names}
+    marked_yes = {n for names, status in rows("Slash commands") if status == "yes" for n in names}
+    assert marked_yes == built_in
+    assert not (documented - marked_yes) & {name for name, _ in COMMANDS}

@@ -22,7 +22,12 @@ from tether.kernel import Context
 from tether.plugins.approval import Approval, ApprovalAnswer, ApprovalQuestion
 from tether.plugins.permissions import Permissions
 from tether.plugins.permissions.prefix import prefix_rules
-from tether.plugins.permissions.saved import SettingsNotSaved, save_allow_rules
+from tether.plugins.permissions.saved import (
+    SettingsNotSaved,
+    save_allow_rules,
+    save_rules,
+    unsave_rule,
+)
 from tether.tools import Allow, ToolSuccess
 
 from ..hooks._support import FakeAgent, call_bash, text_of
@@ -143,3 +148,24 @@ async def test_a_rule_allowed_temporarily_stops_allowing_when_removed(
 
     assert text_of(during).startswith("hi")
     assert text_of(after) == UNAVAILABLE
+
+
+def test_a_rule_of_any_kind_is_saved_and_unsaved_keeping_the_rest(tmp_path: Path) -> None:
+    settings = tmp_path / ".claude" / "settings.local.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"model": "m", "permissions": {"deny": ["WebFetch"]}}))
+    save_rules(tmp_path, "deny", ["Bash(rm:*)", "WebFetch"])
+    assert json.loads(settings.read_text())["permissions"] == {"deny": ["WebFetch", "Bash(rm:*)"]}
+    assert unsave_rule(tmp_path, "deny", "WebFetch") == settings
+    assert json.loads(settings.read_text()) == {
+        "model": "m",
+        "permissions": {"deny": ["Bash(rm:*)"]},
+    }
+
+
+def test_unsaving_a_rule_the_file_does_not_have_writes_nothing(tmp_path: Path) -> None:
+    settings = tmp_path / ".claude" / "settings.local.json"
+    settings.parent.mkdir()
+    settings.write_text('{"permissions": {"allow": ["Read"]}}')
+    assert unsave_rule(tmp_path, "allow", "Bash(ls:*)") is None
+    assert settings.read_text() == '{"permissions": {"allow": ["Read"]}}'

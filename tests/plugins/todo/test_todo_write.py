@@ -160,6 +160,34 @@ async def test_unknown_statuses_and_extra_keys_are_invalid_arguments(ctx: Contex
     assert result.error.message.startswith("invalid arguments: todos[0].status: ")
 
 
+async def test_claude_codes_active_form_is_accepted_and_recorded(ctx: Context) -> None:
+    agent = Agent()
+    result = await write(
+        ctx,
+        [
+            {"content": "Run the tests", "status": "in_progress", "activeForm": "Running tests"},
+            {"content": "Ship", "status": "pending", "activeForm": "  "},
+        ],
+        agent,
+    )
+    assert isinstance(result, ToolSuccess)
+    assert agent.session.events == [
+        (
+            "todo/write",
+            {
+                "todos": [
+                    {
+                        "content": "Run the tests",
+                        "status": "in_progress",
+                        "activeForm": "Running tests",
+                    },
+                    {"content": "Ship", "status": "pending"},
+                ]
+            },
+        )
+    ]
+
+
 async def test_the_description_and_schema_follow_the_spec(ctx: Context) -> None:
     (schema,) = ctx.tools.schemas()
     assert schema["description"] == todo.description(False)

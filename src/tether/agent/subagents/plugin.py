@@ -33,6 +33,7 @@ def apply(ctx: Context, config: SubagentsConfig) -> None:
     change, so that its description lists what children get now."""
     host = Host(ctx, build_catalog(config), config.max_depth, frozenset(config.read_only_tools))
     ctx.effect(host.aclose)  # recorded first: runs after `task` is gone
+    ctx.provide("subagent-types", host.catalog)  # what `/agents` in `tether chat` lists
     current: list[str] = []  # the registered description
     removers: list[Callable[[], None]] = []
     renewing: list[bool] = []  # our own (un)registration's tools/change ends at once

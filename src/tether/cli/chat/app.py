@@ -37,12 +37,13 @@ from ...agent.api import Agent
 from ...agent.claude_options import ClaudeOptions
 from ...agent.compaction import DEFAULT_CONTEXT_WINDOW
 from ...agent.events import result_text
+from ...agent.messages import UserMessage
 from ...agent.session import SessionStore
 from ...core.ending import ProcessEnding
 from ...core.signals import AbortController
 from ...kernel import Context
 from ...plugins.permissions import Permissions
-from ...tools.results import ToolFailure
+from ...tools.results import ToolFailure, user_message
 from ..approval import TerminalPrompter
 from ..session import (
     CHAT_ENDING_SIGNALS,
@@ -183,6 +184,7 @@ class ChatApp:
 
     def __init__(self, options: ChatOptions, stack: AsyncExitStack) -> None:
         self.cwd = options.cwd
+        self.config = options.config
         self._first_prompt = options.prompt
         self.interrupts = Interrupts(notice)
         self.ending = ProcessEnding(CHAT_ENDING_SIGNALS)  # installed by `run_chat`
@@ -258,6 +260,10 @@ class ChatApp:
         """Print the current session's earlier conversation (`/resume`)."""
         replay(self.console, self.agent.session)
 
+    async def send(self, prompt: str, *, typed: str) -> None:
+        """Run a turn with `prompt`, recorded as the user typed it (`/init`)."""
+        await self._turn(prompt, typed=typed)
+
     # -- the loop --------------------------------------------------------------------------------
 
     def _context(self) -> Context | None:
@@ -332,7 +338,11 @@ class ChatApp:
         await self._turn(line)
         return True
 
-    async def _turn(self, line: str, *, controller: AbortController | None = None) -> None:
+    async def _turn(
+        self, line: str, *, controller: AbortController | None = None, typed: str | None = None
+    ) -> None:
+        """Send `line` as a turn; `typed`: what the user typed when it is not `line` (a slash
+        command), recorded with the message so the resume replay shows it."""
         agent = self.agent
         missing = missing_mentions(line, self.cwd)
         if missing:
@@ -371,9 +381,12 @@ class ChatApp:
         if controller.signal.aborted:
             notice("turn aborted; tool outcomes are recorded")
             return
+        sent: str | UserMessage = message
+        if typed is not None:
+            sent = user_message(message, {"kind": "user", "form": "command", "typed": typed})
         try:
             with self._watching():
-                result = await agent.run(message, signal=controller.signal)
+                result = await agent.run(sent, signal=controller.signal)
         finally:
             self.renderer.end_turn()
         outcome = result.outcome
@@ -432,7 +445,8 @@ class ChatApp:
             if controller.signal.aborted:
                 notice(f"/{command.name} aborted")
                 return
-            await self._turn(expansion.prompt, controller=controller)
+            typed = f"/{command.name} {arguments}".rstrip()
+            await self._turn(expansion.prompt, controller=controller, typed=typed)
         finally:
             if remove is not None:
                 remove()

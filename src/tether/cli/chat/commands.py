@@ -12,9 +12,23 @@ not sent to the model; `//text` sends `/text`.
     /sessions           the recent sessions of this workspace
     /resume ID          continue another session (its conversation is shown)
     /cost               tokens in/out and cached, per turn and in total
-    /permissions        the permission mode, rules and session grants
+    /permissions        the permission mode, rules and session grants; add/remove rules
     /show N             the full text of a tool output or reasoning block
+    /init               the model analyses the repository and writes CLAUDE.md
+    /memory             the instruction files (CLAUDE.md, AGENTS.md); /memory edit opens one
+    /todos              the model's todo list
+    /mcp                MCP servers, their status and tools
+    /hooks              the configured hooks, by event
+    /agents             the subagent types
+    /status             version, model, session, cwd, mode, sandbox, API key
+    /config             the effective configuration and where it came from
+    /add-dir PATH       let the model read files under PATH
+    /export [FILE]      the conversation as Markdown
     /exit, /quit        quit
+
+The informational commands are `tether.cli.chat.info`, the editing ones `tether.cli.chat.rules`,
+`/memory` and `/init` `tether.cli.chat.memory`, `/export` `tether.cli.chat.export`, the
+checklist `tether.cli.chat.todos`.
 
 Custom commands (`.claude/commands/*.md`, `~/.claude/commands/*.md`: `tether.cli.chat.custom`)
 are listed by `/help` after these, and run by the session driver.
@@ -34,11 +48,15 @@ from ...agent.api import Agent
 from ...agent.messages import usage_from_json
 from ...agent.session import SessionError
 from ...agent.session.events import ASSISTANT_MESSAGE
-from ...plugins.permissions import Permissions
 from ..session import notice
 from ..visible import visible, visible_markup
 from .custom import Loaded
-from .status import ChatRenderer
+from .export import export
+from .info import show_agents, show_config, show_hooks, show_mcp, show_status
+from .memory import INIT_PROMPT, edit_memory, show_memory
+from .rules import add_dir, permissions
+from .status import ChatRenderer, clip
+from .todos import checklist, latest_todos
 
 __all__ = ["COMMANDS", "Chat", "run_command"]
 
@@ -50,8 +68,18 @@ COMMANDS: Final[tuple[tuple[str, str], ...]] = (
     ("/sessions", "the recent sessions of this workspace"),
     ("/resume", "continue another session: /resume ID"),
     ("/cost", "tokens in/out and cached, per turn and in total"),
-    ("/permissions", "the permission mode, rules and session grants"),
+    ("/permissions", "the rules; /permissions add|remove allow|ask|deny RULE edits them"),
     ("/show", "the full text of a tool output or reasoning block: /show N"),
+    ("/init", "the model analyses the repository and writes CLAUDE.md"),
+    ("/memory", "the instruction files; /memory edit project|user|PATH opens one"),
+    ("/todos", "the model's todo list"),
+    ("/mcp", "MCP servers, their status and tools"),
+    ("/hooks", "the configured hooks, by event"),
+    ("/agents", "the subagent types a task can use"),
+    ("/status", "version, model, session, cwd, mode, sandbox, API key"),
+    ("/config", "the effective configuration and where it came from"),
+    ("/add-dir", "let the model read files under a directory: /add-dir PATH"),
+    ("/export", "the conversation as Markdown: /export [FILE]"),
     ("/exit", "quit (also /quit, Ctrl-D)"),
 )
 
@@ -88,6 +116,14 @@ class Chat(Protocol):
 
     def show_history(self) -> None:
         """Print the current session's earlier conversation."""
+
+    @property
+    def config(self) -> Path | None:
+        """The config file `--config` named (None: the default files)."""
+        ...
+
+    async def send(self, prompt: str, *, typed: str) -> None:
+        """Run a turn with `prompt`, recorded as typed `typed` (`/init`)."""
 
 
 async def run_command(app: Chat, line: str) -> bool:
@@ -137,9 +173,36 @@ async def run_command(app: Chat, line: str) -> bool:
     elif name == "/cost":
         _cost(app)
     elif name == "/permissions":
-        _permissions(app)
+        permissions(console, app.agent, argument)
     elif name == "/show":
         _show(app, argument)
+    elif name == "/init":
+        await app.send(INIT_PROMPT, typed=line.strip())
+    elif name == "/memory":
+        if argument == "edit" or argument.startswith("edit "):
+            await edit_memory(console, app.cwd, argument[4:].strip())
+        else:
+            show_memory(console, app.cwd)
+    elif name == "/todos":
+        todos = latest_todos(app.agent.session.events)
+        if todos:
+            console.print(checklist(todos))
+        else:
+            console.print("[dim]no todo list in this session yet[/dim]")
+    elif name == "/mcp":
+        show_mcp(console, app.agent)
+    elif name == "/hooks":
+        show_hooks(console, app.agent)
+    elif name == "/agents":
+        show_agents(console, app.agent)
+    elif name == "/status":
+        show_status(console, app.agent)
+    elif name == "/config":
+        show_config(console, app.agent, app.config)
+    elif name == "/add-dir":
+        add_dir(console, app.agent, argument)
+    elif name == "/export":
+        export(console, app.agent.session_id, app.agent.session.events, argument, app.cwd)
     else:
         console.print(
             f"[yellow]unknown command {visible_markup(name)}; /help lists them (//text sends /text)"
@@ -161,7 +224,7 @@ def _sessions(app: Chat) -> None:
             "%Y-%m-%d %H:%M"
         )
         mark = "*" if summary.id == current else " "
-        title = visible_markup((summary.title or "")[:60])
+        title = visible_markup(clip(summary.title or "", 60))
         app.console.print(f" {mark} {summary.id}  [dim]{when}[/dim]  {title}", highlight=False)
     app.console.print("[dim]/resume ID continues one[/dim]")
 
@@ -194,31 +257,6 @@ def _cost(app: Chat) -> None:
         totals = [a + b for a, b in zip(totals, row, strict=True)]
     table.add_row("total", *(f"{n:,}" for n in totals), style="bold")
     app.console.print(table)
-
-
-def _permissions(app: Chat) -> None:
-    service = app.agent.context.get("permissions")
-    console = app.console
-    if not isinstance(service, Permissions):
-        console.print("[dim]no permission rules are mounted: every call runs[/dim]")
-        return
-    console.print(f"mode: {visible_markup(service.mode)}", highlight=False)
-    for kind, rules in service.policy.listed().items():
-        shown = ", ".join(rules) if rules else "[dim]none[/dim]"
-        console.print(f"{kind}: {visible_markup(shown) if rules else shown}", highlight=False)
-    saved = service.saved_rules
-    if saved:
-        where = service.settings_file
-        console.print(
-            f"saved (don't ask again): {visible_markup(', '.join(saved))} "
-            f"[dim]in {visible_markup(str(where))}[/dim]",
-            highlight=False,
-        )
-    grants = service.session_rules
-    console.print(
-        f"session grants: {visible_markup(', '.join(grants)) if grants else '[dim]none[/dim]'}",
-        highlight=False,
-    )
 
 
 def _show(app: Chat, argument: str) -> None:

@@ -1,7 +1,9 @@
 """What the user types in `tether chat`: a prompt_toolkit prompt on a terminal, lines otherwise.
 
 Owns: line editing, the persistent per-project history (`$TETHER_HOME/history/<project>.txt`,
-Ctrl-R searches it, ↑/↓ recall it), bracketed paste (a pasted block is one message), newlines
+Ctrl-R searches it, ↑/↓ recall it), bracketed paste (a pasted block is one message; one of more
+than `PASTE_LINES` lines shows as `[Pasted text #K +N lines]` in the line, as in Claude Code,
+and is sent whole), newlines
 inside a message (Alt-Enter or Ctrl-J; Enter sends), Tab completion of slash commands and `@`
 paths, and the Ctrl-C keys at the prompt: with text, Ctrl-C clears the line; on an empty line it
 goes to the chat's Ctrl-C policy (`on_interrupt`, the same counter as during a turn): "press
@@ -14,7 +16,7 @@ whole chat (ISIG stays: Ctrl-C is still SIGINT during a turn) and restores the m
 `close()`. While a turn runs the chat reads the keys itself (`tether.cli.chat.keys`: Esc aborts
 the turn) and hands the others to the next prompt (`type_ahead`), where they show up and Enter
 sends; `read(default=...)` puts a message back in the line to edit. The approval prompt binds
-Esc to the same abort as the chat.
+Esc to the same abort as the chat (leaving the question first, so it is drawn once).
 
 `PromptInput` is used when stdin and stdout are terminals; it imports prompt_toolkit lazily.
 `LineInput` reads plain lines (pipes, files, dumb terminals). Both answer `read()` with the text
@@ -35,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ...kernel import tether_home
+from .replay import PASTE_LINES
 
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
@@ -172,6 +175,7 @@ class PromptInput:
         self._answers: PromptSession[str] | None = None
         self._saved_modes: list[Any] | None = None
         self._typeahead: list[Any] = []
+        self._pasted: dict[str, str] = {}
         self._quiet_terminal()  # from the start: keys typed while the agent boots wait too
 
     @property
@@ -207,6 +211,7 @@ class PromptInput:
 
     def _bindings(self) -> Any:
         from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+        from prompt_toolkit.keys import Keys
 
         kb = KeyBindings()
 
@@ -214,6 +219,10 @@ class PromptInput:
         @kb.add("c-j")
         def _newline(event: KeyPressEvent) -> None:
             event.current_buffer.insert_text("\n")
+
+        @kb.add(Keys.BracketedPaste)
+        def _paste(event: KeyPressEvent) -> None:
+            event.current_buffer.insert_text(self._placeholder(event.data))
 
         @kb.add("c-c")
         def _ctrl_c(event: KeyPressEvent) -> None:
@@ -241,6 +250,22 @@ class PromptInput:
             event.app.invalidate()
 
         return kb
+
+    def _placeholder(self, data: str) -> str:
+        """What a paste puts in the line: itself, or for more than `PASTE_LINES` lines
+        `[Pasted text #K +N lines]`, replaced by the pasted text when the line is sent."""
+        text = data.replace("\r\n", "\n").replace("\r", "\n")
+        lines = len(text.rstrip("\n").splitlines())
+        if lines <= PASTE_LINES:
+            return text
+        token = f"[Pasted text #{len(self._pasted) + 1} +{lines} lines]"
+        self._pasted[token] = text
+        return token
+
+    def _expanded(self, line: str) -> str:
+        for token, text in self._pasted.items():
+            line = line.replace(token, text)
+        return line
 
     def _quiet_terminal(self) -> None:
         if self._saved_modes is not None:
@@ -285,7 +310,7 @@ class PromptInput:
                 return None
             default = ""
             if text.strip():
-                return text
+                return self._expanded(text)
 
     async def ask(self, prompt: str) -> str:
         from prompt_toolkit import PromptSession
@@ -300,13 +325,25 @@ class PromptInput:
 
             @kb.add("escape")
             def _escape(event: KeyPressEvent) -> None:
-                self._on_escape()
+                # Leave the prompt first (its last drawing done), then abort: aborting while it
+                # is drawn prints the notice over it, and the prompt is drawn a second time.
+                event.app.exit(exception=_Escaped())
 
             self._answers = PromptSession(key_bindings=kb)
         try:
             return (await self._answers.prompt_async(prompt, handle_sigint=False)) + "\n"
         except EOFError:
             return ""
+        except _Escaped:
+            # Aborting the turn aborts the call's signal, whose `cancels()` scope (the approval
+            # service's) cancels this task synchronously: the next await raises CancelledError.
+            self._on_escape()
+            await asyncio.sleep(0)
+            return "n\n"  # nothing was running to abort: the answer is no
+
+
+class _Escaped(Exception):
+    """Esc at an approval question (see `PromptInput.ask`)."""
 
 
 def _completer(commands: Callable[[], Sequence[tuple[str, str]]], cwd: Path) -> Any:

@@ -1,11 +1,13 @@
 """The earlier conversation of a resumed session, shown as the chat showed it.
 
-Owns `replay`: when `tether chat --resume` / `--continue` (or `/resume`) opens a session, its
-turns are printed before the prompt — each prompt after `›`, the answers as Markdown, one
-`✓`/`✗` line per tool call with its target and code, a `!` line per shell command run in bash
-mode, and how a turn ended when it did not complete — so the user sees where they left off.
-Long sessions show their last `limit` turns after a line saying how many came before (`tether
-sessions show ID` prints everything). Read from the session log's events; nothing is re-run.
+Owns `replay`: when
+`tether chat --resume` / `--continue` (or `/resume`) opens a session, its turns are printed before
+the prompt — each prompt after `›` as it was typed (a custom command as `/review the parser`, a long
+paste collapsed to `[Pasted text +N lines]`: `shown_prompt`), the answers as Markdown, one `✓`/`✗`
+line per tool call with its target and code, a `!` line per shell command run in bash mode, and how
+a turn ended when it did not complete — so the user sees where they left off. Long sessions show
+their last `limit` turns after a line saying how many came before (`tether sessions show ID` prints
+everything). Read from the session log's events; nothing is re-run.
 """
 
 from __future__ import annotations
@@ -29,9 +31,11 @@ from ...agent.session.events import (
 from ..visible import visible, visible_markup
 from .status import call_target
 
-__all__ = ["replay"]
+__all__ = ["PASTE_LINES", "collapsed", "replay", "shown_prompt", "text_of"]
 
 _ATTACHED: Final = '\n\n<attached path="'
+PASTE_LINES: Final = 10
+"""A message with more lines than this is shown collapsed (`[Pasted text +N lines]`)."""
 
 
 def replay(console: Console, session: SessionLog, *, limit: int = 30) -> None:
@@ -71,7 +75,7 @@ def _turn(console: Console, events: Sequence[SessionEvent]) -> None:
             _user(console, data)
         elif event.type == ASSISTANT_MESSAGE:
             message = data.get("message")
-            text = _text(message.get("content") if isinstance(message, Mapping) else None)
+            text = text_of(message.get("content") if isinstance(message, Mapping) else None)
             if text.strip():
                 console.print(Markdown(visible(text.strip(), strict=False)))
         elif event.type == TOOL_CALL:
@@ -86,17 +90,42 @@ def _turn(console: Console, events: Sequence[SessionEvent]) -> None:
                 console.print(f"[dim]turn {visible_markup(str(kind))}[/dim]", highlight=False)
 
 
+def shown_prompt(data: Mapping[str, object], *, collapse: bool = True) -> str | None:
+    """What the user typed for a user-message event: a custom command or `/init` as typed
+    (`/review the parser`, not its expanded template), `!command` for bash mode, a message
+    without the files its `@path`s attached, and — `collapse` — a message longer than
+    `PASTE_LINES` lines as its first line and `[Pasted text +N lines]`. None for a message the
+    user did not type (a compaction summary)."""
+    source = data.get("source")
+    kind = source.get("kind") if isinstance(source, Mapping) else None
+    if kind != "user" or not isinstance(source, Mapping):
+        return None
+    form = source.get("form")
+    if form == "bash":
+        return f"!{source.get('command') or ''}"
+    if form == "command" and isinstance(source.get("typed"), str):
+        return str(source["typed"])
+    prompt = text_of(data.get("content")).partition(_ATTACHED)[0].strip()
+    return collapsed(prompt) if collapse else prompt
+
+
+def collapsed(text: str) -> str:
+    """`text`, or for more than `PASTE_LINES` lines its first line and `[Pasted text +N
+    lines]` (N: the lines not shown), as Claude Code shows a long paste."""
+    lines = text.splitlines()
+    if len(lines) <= PASTE_LINES:
+        return text
+    return f"{lines[0]} [Pasted text +{len(lines) - 1} lines]"
+
+
 def _user(console: Console, data: Mapping[str, object]) -> None:
     source = data.get("source")
     kind = source.get("kind") if isinstance(source, Mapping) else None
-    form = source.get("form") if isinstance(source, Mapping) else None
-    text = _text(data.get("content"))
-    if kind == "user" and form == "bash":
-        command = source.get("command") if isinstance(source, Mapping) else None
-        console.print(f"[magenta]![/magenta] {visible_markup(str(command or ''))}", highlight=False)
-    elif kind == "user":
-        prompt, _, _ = text.partition(_ATTACHED)
-        console.print(f"[bold]›[/bold] {visible_markup(prompt.strip())}", highlight=False)
+    shown = shown_prompt(data)
+    if shown is not None and isinstance(source, Mapping) and source.get("form") == "bash":
+        console.print(f"[magenta]![/magenta] {visible_markup(shown[1:])}", highlight=False)
+    elif shown is not None:
+        console.print(f"[bold]›[/bold] {visible_markup(shown)}", highlight=False)
     elif kind == "compaction":
         console.print("[dim]⟳ continued from a summary of an earlier session[/dim]")
 
@@ -118,7 +147,8 @@ def _result(
         console.print(f"[green]✓ {label}[/green]", highlight=False)
 
 
-def _text(blocks: object) -> str:
+def text_of(blocks: object) -> str:
+    """The text blocks of a message's content, joined."""
     if not isinstance(blocks, list | tuple):
         return ""
     return "".join(

@@ -19,6 +19,7 @@ the time spent waiting for the user's approval (`waited()` records it; the wait 
 separately). A bash output cut to its tail is previewed from its first whole line, after a
 `… N earlier lines` line naming the file that holds all of it. An `edit` or `write` that
 succeeds shows its diff (computed when the call starts), unless its approval prompt already did.
+A `todo_write` that succeeds shows the whole list as a checklist (`tether.cli.chat.todos`).
 
 Without a terminal (`live=False`) nothing is decorated: text streams as it arrives, tool lines are
 plain, and no ANSI is written. `NO_COLOR` is honoured by rich in both modes.
@@ -59,8 +60,9 @@ from ...tools.results import ToolExecutionResult, ToolFailure, ToolSuccess
 from ..render import notice_text
 from ..visible import visible, visible_markup, visible_text
 from .diff import proposed_diff, render_diff
+from .todos import checklist
 
-__all__ = ["ChatRenderer", "Shown", "call_target", "format_duration"]
+__all__ = ["ChatRenderer", "Shown", "call_target", "clip", "format_duration"]
 
 _PREVIEW_LINES: Final = 3
 _STATUS_ROWS: Final = 4
@@ -102,8 +104,20 @@ def call_target(raw_arguments: str, limit: int = 60) -> str:
             item = ", ".join(str(x) for x in item)
         if isinstance(item, str) and item.strip():
             text = _BLANKS.sub(" ", item).strip(" ")  # not split(): it folds \r and U+2028
-            return text if len(text) <= limit else text[: limit - 1] + "…"
+            return clip(text, limit)
     return ""
+
+
+def clip(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters with `…`, at the last space when there is one
+    in the second half of the cut (a preview never ends mid-word then)."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space >= limit // 2:
+        cut = cut[:space]
+    return cut.rstrip() + "…"
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +223,7 @@ class ChatRenderer:
             case ToolCallFinished(call_id=call_id, name=name, result=result, duration_ms=ms):
                 running = self._running.pop(call_id, None)
                 label = running.label if running is not None else name
-                self._finished(call_id, label, result, ms)
+                self._finished(call_id, label, result, ms, todo=name == "todo_write")
                 if not self._running:
                     self._waiting_since = time.monotonic()
             case ToolSlowToStop(call_id=call_id, name=name, waited_s=waited, where=where):
@@ -339,7 +353,9 @@ class ChatRenderer:
 
     # -- tools -----------------------------------------------------------------------------------
 
-    def _finished(self, call_id: str, label: str, result: ToolExecutionResult, ms: float) -> None:
+    def _finished(
+        self, call_id: str, label: str, result: ToolExecutionResult, ms: float, *, todo: bool
+    ) -> None:
         waited = self._waited.pop(call_id, None)
         diff = self._diffs.pop(call_id, None)
         asked = waited is not None
@@ -349,7 +365,7 @@ class ChatRenderer:
         if isinstance(result, ToolFailure):
             code = result.code or "ERROR"
             first = result.error.message.splitlines()[0] if result.error.message else ""
-            message = visible_markup(first[:100])
+            message = visible_markup(clip(first, 100))
             self.console.print(
                 f"[red]✗ {visible_markup(label)} {visible_markup(code)}[/red] "
                 f"[dim]{format_duration(ms)}{wait}"
@@ -364,6 +380,10 @@ class ChatRenderer:
         if diff is not None and not asked:  # an approval already showed the diff
             self.console.print(render_diff(diff), end="", highlight=False)
             return
+        todos = result.value.get("todos") if isinstance(result.value, dict) else None
+        if todo and isinstance(todos, list):  # the list as a checklist, not its summary line
+            self.console.print(checklist([t for t in todos if isinstance(t, dict)]))
+            return
         output = _result_text(result).rstrip()
         if not output or diff is not None:
             return
@@ -375,7 +395,7 @@ class ChatRenderer:
             preview.append(f"  {earlier}\n", style="dim")
         lines = [line for line in output.splitlines() if line.strip() and not _WRAPPER.match(line)]
         for line in lines[:_PREVIEW_LINES]:
-            preview.append_text(visible_text("  " + line[:200] + "\n", "dim", strict=False))
+            preview.append_text(visible_text("  " + clip(line, 200) + "\n", "dim", strict=False))
         hidden = len(lines) - _PREVIEW_LINES
         more = f"  … +{hidden} line{'s' if hidden != 1 else ''} " if hidden > 0 else "  "
         preview.append(f"{more}(/show {len(self.shown)})", style="dim")

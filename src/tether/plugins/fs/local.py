@@ -109,7 +109,7 @@ class LocalFileSystem(Service):
         self.root: Final = root
         self.confine: Final = settings.confine
         self._real_root = os.path.realpath(root)
-        self._readable: Final = tuple(
+        self._readable = tuple(
             os.path.realpath(os.path.expanduser(path)) for path in settings.readable
         )
         self._sandbox: Final = None if settings.sandbox is None else settings.sandbox.policy(root)
@@ -147,6 +147,22 @@ class LocalFileSystem(Service):
     def within_root(self, real_path: str) -> bool:
         """Whether a real (symlink-free) path is the workspace root or inside it."""
         return os.path.commonpath([self._real_root, real_path]) == self._real_root
+
+    @property
+    def readable(self) -> tuple[str, ...]:
+        """The directories outside the workspace whose files may be read (real paths)."""
+        return self._readable
+
+    def add_readable(self, directory: str) -> str:
+        """Let the model read files under `directory` (never write them) from now on, as if
+        configured (`/add-dir`); returns its real path. Raises FsError when it is not a
+        directory."""
+        real = os.path.realpath(os.path.join(self.root, os.path.expanduser(directory)))
+        if not os.path.isdir(real):
+            raise FsError(f'"{directory}" is not a directory', FS_NOT_FOUND)
+        if real not in self._readable:
+            self._readable = (*self._readable, real)
+        return real
 
     def _only_readable(self, real_path: str) -> bool:
         return any(os.path.commonpath([top, real_path]) == top for top in self._readable)

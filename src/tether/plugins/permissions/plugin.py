@@ -54,7 +54,7 @@ from ...tools.decisions import Deny, PreToolDecision
 from ...tools.execution import ToolExecution
 from ..hooks.names import DEFAULT_TOOL_NAMES, ToolNames
 from ..hooks.precedence import strictest
-from ..hooks.settings import claude_settings_paths, load_settings, settings_error
+from ..hooks.settings import claude_settings_paths, load_settings, read_settings, settings_error
 from .modes import PLAN_TOOL
 from .plan import plan_tool
 from .policy import (
@@ -65,7 +65,7 @@ from .policy import (
     canonical_mode,
 )
 from .rules import PermissionRule, parse_rule
-from .saved import LOCAL_SETTINGS, save_allow_rules
+from .saved import LOCAL_SETTINGS, save_allow_rules, save_rules, unsave_rule
 
 if TYPE_CHECKING:
     from ...kernel import Context
@@ -281,6 +281,48 @@ class Permissions(Service):
             self._saved_rules.append(text)
         return path
 
+    def add_lasting(self, kind: str, rule: str) -> Path:
+        """Save an `allow`, `ask` or `deny` rule to the workspace's local settings file and
+        apply it from now on (`/permissions add`); returns the file. Raises ValueError for a
+        bad rule or kind and `SettingsNotSaved` (nothing is applied then)."""
+        if kind not in ("allow", "ask", "deny"):
+            raise ValueError(f"a rule is allow, ask or deny, not {kind!r}")
+        parsed = self.policy.parse(rule)
+        path = save_rules(self.policy.workspace, kind, [rule])
+        if kind == "allow":
+            self.policy.add_allow(parsed)
+            self._saved_rules.append(rule)
+        elif kind == "ask":
+            self.policy.add_asks([parsed])
+        else:
+            self.policy.add_deny(parsed)
+        return path
+
+    def remove_lasting(self, kind: str, rule: str) -> tuple[Path | None, tuple[str, ...]]:
+        """Take a rule out of the workspace's local settings file (`/permissions remove`):
+        the file (None when the rule is not in it: nothing changes) and where else the rule is
+        written — while it is anywhere else (another settings file, the config) it keeps
+        applying, so a deny is never dropped by editing one file of several. Raises ValueError
+        for a bad kind and `SettingsNotSaved`."""
+        if kind not in ("allow", "ask", "deny"):
+            raise ValueError(f"a rule is allow, ask or deny, not {kind!r}")
+        workspace = self.policy.workspace
+        path = unsave_rule(workspace, kind, rule)
+        if path is None:
+            return None, ()
+        elsewhere = [
+            str(other)
+            for other in claude_settings_paths(workspace)
+            if other.resolve() != path.resolve() and rule in _listed_in(other, kind)
+        ]
+        if rule in getattr(self._config, kind):
+            elsewhere.append("the tether config")
+        if not elsewhere:
+            self.policy.remove_text(kind, rule)
+            if rule in self._saved_rules:
+                self._saved_rules.remove(rule)
+        return path, tuple(elsewhere)
+
     @property
     def saved_rules(self) -> tuple[str, ...]:
         """The rules `allow_always` saved during this session, in order."""
@@ -354,3 +396,14 @@ def _preferred_mode(current: str | None, found: str | None, path: Path) -> str |
     if current is None or path.name == "settings.local.json":
         return found
     return current
+
+
+def _listed_in(path: Path, kind: str) -> list[object]:
+    """The `permissions.<kind>` list of a settings file ([] when it has none or is unreadable)."""
+    try:
+        document = read_settings(path) if path.is_file() else None
+    except (OSError, ValueError):
+        return []
+    section = document.get("permissions") if isinstance(document, dict) else None
+    listed = section.get(kind) if isinstance(section, dict) else None
+    return listed if isinstance(listed, list) else []

@@ -213,6 +213,25 @@ class PermissionPolicy:
             else:
                 self._allow.pop(tool, None)
 
+    def remove_text(self, kind: str, text: str) -> bool:
+        """Stop applying every `kind` rule (`allow`, `ask`, `deny`) written `text`; whether
+        there was one (`/permissions remove`)."""
+        if kind == "allow":
+            matching = [r for r in self._allow_rules if r.text == text]
+            for rule in matching:
+                self.remove_allow(rule)
+            return bool(matching)
+        table = {"ask": self._ask, "deny": self._deny}[kind]
+        found = False
+        for tool, rules in list(table.items()):
+            kept = [r for r in rules if r.text != text]
+            found = found or len(kept) != len(rules)
+            if kept:
+                table[tool] = kept
+            else:
+                del table[tool]
+        return found
+
     def listed(self) -> dict[str, tuple[str, ...]]:
         """The rule texts by kind ("allow", "ask", "deny"), each once, in the order added."""
         out: dict[str, tuple[str, ...]] = {}

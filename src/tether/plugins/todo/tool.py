@@ -1,10 +1,11 @@
 """`todo_write` (spec §6.4): the model records its whole task list; each call replaces the last.
 
 Owns: the description (with the single/parallel `in_progress` clause chosen by config), the
-parameters, the list rules (trimmed non-empty content, no duplicates, at most one `in_progress`
-unless parallel work is allowed), the `todo/write` session event and the rendering. Does not
-own the session log or the `todos` projection (the agent layer): the tool appends through the
-owning agent's session, `agent.session.append("todo/write", {"todos": [...]})`.
+parameters (Claude Code's `content`, `status` and optional `activeForm`), the list rules
+(trimmed non-empty content, no duplicates, at most one `in_progress` unless parallel work is
+allowed; a blank `activeForm` is dropped), the `todo/write` session event and the rendering.
+Does not own the session log or the `todos` projection (the agent layer): the tool appends
+through the owning agent's session, `agent.session.append("todo/write", {"todos": [...]})`.
 
 Order: the list is validated first, then an owning agent session is required.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Final, Literal, Protocol, cast, runtime_checkable
+from typing import Final, Literal, NotRequired, Protocol, cast, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict  # pydantic needs it on Python 3.11
@@ -89,6 +90,11 @@ class TodoItem(BaseModel):
     status: Status = Field(
         description="pending (not started) | in_progress (now) | completed (done)."
     )
+    activeForm: str | None = Field(  # Claude Code's field name
+        default=None,
+        description="The task in the present continuous, shown while it is in progress "
+        '("Running the tests"). Optional.',
+    )
 
 
 class TodoArgs(BaseModel):
@@ -102,6 +108,7 @@ class TodoArgs(BaseModel):
 class Todo(TypedDict):
     content: str
     status: Status
+    activeForm: NotRequired[str]
 
 
 class Counts(TypedDict):
@@ -145,7 +152,11 @@ def _checked(items: Sequence[TodoItem], allow_parallel: bool) -> list[Todo]:
             raise TodoError(f"invalid todos: duplicate content {quoted}", INVALID_TODOS)
         seen.add(content)
         active += item.status == "in_progress"
-        todos.append(Todo(content=content, status=item.status))
+        todo = Todo(content=content, status=item.status)
+        active_form = (item.activeForm or "").strip()
+        if active_form:
+            todo["activeForm"] = active_form
+        todos.append(todo)
     if not allow_parallel and active > 1:
         raise TodoError(
             f"invalid todos: at most one task may be in_progress (got {active})", INVALID_TODOS
