@@ -94,6 +94,6 @@ def _json(path: str) -> dict[str, object]:
     try:
         with open(path, encoding="utf-8") as file:
             document = json.loads(file.read(1 << 20))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return {}
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return {}  # unreadable: the permissions plugin refuses to start on such a file
     return document if isinstance(document, dict) else {}
