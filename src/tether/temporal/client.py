@@ -24,6 +24,7 @@ from temporalio.client import (
     WorkflowHandle,
     WorkflowUpdateFailedError,
     WorkflowUpdateHandle,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
     WorkflowUpdateStage,
 )
 from temporalio.common import WorkflowIDConflictPolicy
@@ -65,7 +66,7 @@ __all__ = [
 
 _PREFIX: Final = "tether-session-"
 
-TASK_RETRY_S: Final = 60.0
+TASK_RETRY_S: Final = 120.0
 """How long a turn is offered again while the workflow's last task is failed (see `start_turn`)."""
 _TASK_FAILED: Final = "Workflow Task in failed state"
 RUNNING_SESSIONS: Final = f"WorkflowType = '{SESSION_WORKFLOW}' AND ExecutionStatus = 'Running'"
@@ -101,8 +102,9 @@ async def start_turn(
     accepted it; raises `WorkflowUpdateFailedError` when it refuses (see `refusal`).
 
     While the workflow's last task failed (a worker died or timed out mid-task; the server
-    retries it), the server refuses updates: the same update is sent again, for up to
-    `TASK_RETRY_S`, before the refusal is raised."""
+    retries it), the server refuses updates, and while no worker processes the task in time the
+    request times out: either way the same update (same id, so it is taken at most once) is
+    sent again, for up to `TASK_RETRY_S`, before the refusal or timeout is raised."""
     update_id = f"turn-{uuid.uuid4().hex}"
     loop = asyncio.get_running_loop()
     deadline = loop.time() + TASK_RETRY_S
@@ -115,6 +117,10 @@ async def start_turn(
                 wait_for_stage=WorkflowUpdateStage.ACCEPTED,
                 result_type=TurnResult,
             )
+        except WorkflowUpdateRPCTimeoutOrCancelledError:
+            task = asyncio.current_task()  # a cancellation looks the same: never retried
+            if loop.time() >= deadline or (task is not None and task.cancelling()):
+                raise
         except RPCError as exc:
             if _TASK_FAILED not in exc.message or loop.time() >= deadline:
                 raise
