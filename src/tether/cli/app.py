@@ -13,7 +13,9 @@ without importing cyclopts or rich at all (issue 12 §3: help in well under 0.2 
 `bench/startup.py`, tests/cli/test_startup.py).
 `run`, `chat` and Claude Code's root forms — `tether "prompt"` (a chat that starts with it) and
 `tether -p "prompt"` (`run`), any first argument that is not a command — are parsed with
-`argparse` (`tether.cli.agent_flags`, `AGENT_COMMANDS`); the other commands with cyclopts.
+`argparse` (`tether.cli.agent_flags`, `AGENT_COMMANDS`); `tether tools list` with at most
+`--config`/`--cwd` runs without cyclopts (`tether.cli.commands.tools_list`); the other commands
+and forms with cyclopts.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from .version import version_text
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the quick paths import nothing they need not
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
+    from pathlib import Path
     from typing import Final, Literal
 
     import cyclopts
@@ -184,6 +187,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _guarded(lambda: _agent_main(command, args[1:]))
     if routed is None and args[0] not in names:
         return _guarded(lambda: _agent_main("root", args))
+    if args[:2] == ["tools", "list"]:
+        from .commands.tools_list import quick_options
+
+        options = quick_options(args[2:])
+        if options is not None:  # no cyclopts on the common path (issue 36); else it parses
+            return _guarded(lambda: _tools_list(options))
     import cyclopts
 
     application = __getattr__("app") if routed is None else _build(routed)
@@ -211,6 +220,14 @@ def _agent_main(command: Literal["run", "chat", "root"], argv: list[str]) -> int
     from .commands.agent import run_flags
 
     return run_flags(command, flags)
+
+
+def _tools_list(options: dict[str, Path]) -> int:
+    import asyncio
+
+    from .commands.tools_list import list_tools
+
+    return asyncio.run(list_tools(**options))
 
 
 def _guarded(call: Callable[[], int]) -> int:
