@@ -16,8 +16,9 @@ of the child at exit, `os.wait4`; for `tether run`, what it had used when its re
 from `/proc/<pid>/task/*/schedstat`: a loaded machine inflates CPU time far less than the wall
 clock), and the ratios of the medians to the bare interpreter's (wall and CPU). Targets
 (issue 36, a quiet machine): `tether run` → first request ≤ 250 ms, `tether tools list`
-≤ 150 ms, `tether --help` ≤ 30 ms (issue 27 §1 had 300 / 250 / 50). Then the load average before and after, and which heavy
-modules (`-X importtime`) each command imported before it was done.
+≤ 150 ms, `tether --help` ≤ 30 ms (issue 27 §1 had 300 / 250 / 50). Then the load average
+before and after, and which heavy modules (`-X importtime`) each command imported before it was
+done.
 
 `--instructions` counts instead, once per case under valgrind's callgrind (the `tether run` case
 dumped by `callgrind_control` when its request arrives): instruction counts do not move with the
