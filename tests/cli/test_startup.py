@@ -73,6 +73,26 @@ def test_tools_list_loads_no_model_client(tmp_path: Path) -> None:
     assert "bash" in out
 
 
+@pytest.mark.slow
+def test_tools_list_runs_without_cyclopts(tmp_path: Path) -> None:
+    body = (
+        "from tether.cli.app import main\nassert main(['tools', 'list', '--cwd', '.']) == 0\n"
+        "assert 'cyclopts' not in sys.modules"
+    )
+    _, out = imported(body, tmp_path)
+
+    assert "bash" in out
+
+
+def test_a_bad_tools_list_option_is_still_named_by_cyclopts(tmp_path: Path) -> None:
+    done = python_in(
+        tmp_path,
+        "import sys\nfrom tether.cli.app import main\nsys.exit(main(['tools', 'list', '--bogus']))",
+    )
+
+    assert (done.returncode, "Unknown option: --bogus." in done.stdout + done.stderr) == (2, True)
+
+
 def test_run_help_comes_from_argparse_without_cyclopts(tmp_path: Path) -> None:
     body = (
         "from tether.cli.app import main\nassert main(['run', '--help']) == 0\n"
