@@ -113,21 +113,23 @@ def test_a_commands_own_help_still_comes_from_cyclopts(tmp_path: Path) -> None:
 
 
 _AT_FIRST_REQUEST = (
-    "import json, os, sys\n"
+    "import gc, json, os, sys\n"
     "port = int(os.environ['OPENAI_BASE_URL'].rsplit(':', 1)[1].split('/')[0])\n"
     "def hook(event, args):\n"
     "    if event == 'socket.connect' and not os.path.exists('loaded.json'):\n"
     "        address = args[1]\n"
     "        if isinstance(address, tuple) and address[1:2] == (port,):\n"
     "            with open('loaded.json', 'w') as report:\n"
-    "                json.dump(sorted({name.split('.')[0] for name in sys.modules}), report)\n"
+    "                packages = sorted({name.split('.')[0] for name in sys.modules})\n"
+    "                json.dump([*packages, f'young={gc.get_threshold()[0]}'], report)\n"
     "sys.addaudithook(hook)\n"
     "sys.argv[0] = 'tether'\n"
     "from tether.cli.app import run\n"
     "run()\n"
 )
 """Runs `tether` and, when it connects to the model server, writes the top-level packages it
-has imported to `loaded.json` (an audit hook on `socket.connect`: public API, no patching)."""
+has imported to `loaded.json` (an audit hook on `socket.connect`: public API, no patching), and
+the cyclic collector's first threshold as `young=N`."""
 
 
 async def loaded_at_first_request(cli: Cli, server: ScriptedModelServer) -> list[str]:
@@ -159,6 +161,14 @@ async def test_run_sends_its_first_request_without_importing_cyclopts(
     loaded = await loaded_at_first_request(cli, server)
 
     assert "cyclopts" not in loaded
+
+
+async def test_the_console_script_collects_young_objects_every_50000_allocations(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    loaded = await loaded_at_first_request(cli, server)
+
+    assert "young=50000" in loaded
 
 
 @pytest.mark.xfail(
