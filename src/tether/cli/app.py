@@ -271,8 +271,9 @@ _YOUNG_GENERATION: Final = 50_000
 def _spare_the_collector() -> None:
     """Start-up builds ~600 modules' worth of long-lived objects (classes, functions, pydantic
     schemas) and almost no garbage, yet with CPython's default threshold the cyclic collector
-    runs ~200 times before the first model request, each pass re-walking the young objects and
-    every tenth the older ones too: ~20% of the time to that request (issue 36, bench/README).
+    ran 212 times before the first model request, re-walking what start-up had built: 2% of the
+    instructions to that request and, timed on a loaded machine, up to a fifth of its time
+    (issue 36, bench/README).
     A young generation of 50,000 allocations still collects every cycle, a few MB later; only
     the console script sets it, a program that imports tether keeps its own."""
     import gc
