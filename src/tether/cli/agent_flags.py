@@ -18,7 +18,6 @@ does, from the flags.
 from __future__ import annotations
 
 import argparse
-import difflib
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -352,6 +351,8 @@ def _unknown(prog: str, unknown: list[str], known: Sequence[str]) -> FlagError:
             f"`{prog} --help` lists the options"
         )
     name = flag.split("=", 1)[0]
+    import difflib  # only for a bad flag: not on the path of a good command line
+
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.5)
     hint = f' (did you mean "{close[0]}"?)' if close else ""
     return FlagError(f'{prog}: unknown option "{name}"{hint}; `{prog} --help` lists the options')

@@ -2,10 +2,11 @@
 
 Owns: the command tree (`COMMANDS`), exit codes, and how text reaches stdout/stderr: a character
 the stream cannot encode (a lone surrogate in a tool result, say) is written as a backslash
-escape instead of raising mid-print and losing the result. Each command lives in
-`tether.cli.commands` and is registered by import path, so a run imports only the command it
-runs — not the agent loop, the model client or the plugins for `tether tools list`, nothing of
-them for `--help`.
+escape instead of raising mid-print and losing the result; and, in the console script only, the
+cyclic collector's young generation (50,000 allocations, not 700: start-up makes few cycles).
+Each command lives in `tether.cli.commands` and is registered by import path, so a run imports
+only the command it runs — not the agent loop, the model client or the plugins for
+`tether tools list`, nothing of them for `--help`.
 A few flags route a command to another implementation (`ROUTES`: `tether run --temporal ADDRESS`
 runs the turn as a durable session on Temporal), decided from the arguments before parsing.
 `tether`, `tether --help` / `-h` and `tether --version` / `-V` are answered from the table below
@@ -13,7 +14,9 @@ without importing cyclopts or rich at all (issue 12 §3: help in well under 0.2 
 `bench/startup.py`, tests/cli/test_startup.py).
 `run`, `chat` and Claude Code's root forms — `tether "prompt"` (a chat that starts with it) and
 `tether -p "prompt"` (`run`), any first argument that is not a command — are parsed with
-`argparse` (`tether.cli.agent_flags`, `AGENT_COMMANDS`); the other commands with cyclopts.
+`argparse` (`tether.cli.agent_flags`, `AGENT_COMMANDS`); `tether tools list` with at most
+`--config`/`--cwd` runs without cyclopts (`tether.cli.commands.tools_list`); the other commands
+and forms with cyclopts.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from .version import version_text
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the quick paths import nothing they need not
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
+    from pathlib import Path
     from typing import Final, Literal
 
     import cyclopts
@@ -184,6 +188,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _guarded(lambda: _agent_main(command, args[1:]))
     if routed is None and args[0] not in names:
         return _guarded(lambda: _agent_main("root", args))
+    if args[:2] == ["tools", "list"]:
+        from .commands.tools_list import quick_options
+
+        options = quick_options(args[2:])
+        if options is not None:  # no cyclopts on the common path (issue 36); else it parses
+            return _guarded(lambda: _tools_list(options))
     import cyclopts
 
     application = __getattr__("app") if routed is None else _build(routed)
@@ -213,6 +223,14 @@ def _agent_main(command: Literal["run", "chat", "root"], argv: list[str]) -> int
     return run_flags(command, flags)
 
 
+def _tools_list(options: dict[str, Path]) -> int:
+    import asyncio
+
+    from .commands.tools_list import list_tools
+
+    return asyncio.run(list_tools(**options))
+
+
 def _guarded(call: Callable[[], int]) -> int:
     """`call()`'s exit code, with how a command's end becomes one: SystemExit's code, 130 for
     Ctrl-C, 0 for a reader that left the pipe, 1 with one line for an unexpected error."""
@@ -239,10 +257,28 @@ def _guarded(call: Callable[[], int]) -> int:
 def run() -> None:
     """Console-script entry point: run the command, then end the process the one way every
     command ends (`_end_process`)."""
+    _spare_the_collector()
     status = _Status()
     atexit.register(_end_process, status)  # the first handler registered: it runs last
     status.code = main()
     raise SystemExit(status.code)
+
+
+_YOUNG_GENERATION: Final = 50_000
+"""The cyclic collector's first threshold in the `tether` process (CPython's default: 700)."""
+
+
+def _spare_the_collector() -> None:
+    """Start-up builds ~600 modules' worth of long-lived objects (classes, functions, pydantic
+    schemas) and almost no garbage, yet with CPython's default threshold the cyclic collector
+    ran 212 times before the first model request, re-walking what start-up had built: 2% of the
+    instructions to that request and, timed on a loaded machine, up to a fifth of its time
+    (issue 36, bench/README).
+    A young generation of 50,000 allocations still collects every cycle, a few MB later; only
+    the console script sets it, a program that imports tether keeps its own."""
+    import gc
+
+    gc.set_threshold(_YOUNG_GENERATION, *gc.get_threshold()[1:])
 
 
 class _Status:

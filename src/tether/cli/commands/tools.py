@@ -20,12 +20,13 @@ from typing import Annotated
 import cyclopts
 
 from ...core.ending import ProcessEnding
-from ...core.signals import AbortController, AbortSignal
+from ...core.signals import AbortController
 from ...kernel import ConfigError
 from ...tools import ToolExecutionInput, ToolFailure
 from ...tools.arrivals import settle_tools
 from ..boot import start
 from ..sandbox_option import SandboxOpt
+from . import tools_list
 
 __all__ = ["app", "call", "list_tools"]
 
@@ -35,34 +36,10 @@ ConfigOpt = Annotated[Path | None, cyclopts.Parameter(name="--config", help="A t
 CwdOpt = Annotated[Path | None, cyclopts.Parameter(name="--cwd", help="The workspace directory.")]
 
 
-def _first_sentence(text: str, limit: int = 90) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    sentence = line.split(". ")[0].rstrip(".")
-    return sentence if len(sentence) <= limit else sentence[: limit - 1] + "…"
-
-
 @app.command(name="list")
 async def list_tools(*, config: ConfigOpt = None, cwd: CwdOpt = None) -> int:
     """List the tools the configured plugins register, with their budgets."""
-    workdir = (cwd or Path.cwd()).resolve()
-    try:
-        ctx = await start(cwd=workdir, config_paths=None if config is None else [config])
-    except ConfigError as exc:
-        print(f"tether: {exc}", file=sys.stderr)
-        return 2
-    try:
-        await settle_tools(ctx, signal=AbortSignal.never())  # MCP servers start in the background
-        for schema in ctx.tools.schemas():
-            name = str(schema["name"])
-            definition = ctx.tools.get(name)
-            budget = (
-                "" if definition.timeout_ms is None else f"  [timeout {definition.timeout_ms:g} ms]"
-            )
-            summary = _first_sentence(str(schema["description"] or ""))
-            print(f"{name:<14} {summary}{budget}")
-    finally:
-        await ctx.dispose()
-    return 0
+    return await tools_list.list_tools(config=config, cwd=cwd)
 
 
 @app.command(name="call")

@@ -7,7 +7,6 @@ values; no I/O.
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Sequence
 from typing import Final
@@ -89,6 +88,8 @@ def diff_hunks(path: str, before: str | None, after: str) -> list[JsonValue]:
     a create (no `before`) and for texts over `DIFF_TEXT_LIMIT`."""
     if before is None or len(before) + len(after) > DIFF_TEXT_LIMIT:
         return []
+    import difflib  # at the first edit, not at boot (issue 36: startup)
+
     old = before.splitlines(keepends=True)
     new = after.splitlines(keepends=True)
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)

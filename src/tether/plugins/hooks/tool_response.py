@@ -19,7 +19,6 @@ model-facing text when the value is not an object.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping, Sequence
 
 from ...core.json import JsonValue
@@ -29,6 +28,8 @@ __all__ = ["claude_tool_response", "structured_patch"]
 
 def structured_patch(before: str, after: str) -> list[JsonValue]:
     """The hunks turning `before` into `after`, as Claude Code's `structuredPatch`."""
+    import difflib  # at the first edit, not at boot (issue 36: startup)
+
     old, new = before.splitlines(), after.splitlines()
     hunks: list[JsonValue] = []
     for group in difflib.SequenceMatcher(None, old, new, autojunk=False).get_grouped_opcodes(3):
