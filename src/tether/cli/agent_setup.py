@@ -1,24 +1,28 @@
 """What `tether run` and the stream-json session (`tether.cli.stream_input`) both make from the
 flags: the system prompt, Claude Code's options, and what the `system`/`init` record says.
 
-Owns `instructions_of`, `claude_options` and `run_info`; does not open the agent
-(`tether.cli.session.open_agent`) nor run turns.
+Owns `instructions_of`, `claude_options`, `open_flags_agent` (the flags as
+`tether.cli.session.open_agent`'s arguments) and `run_info`; does not run turns.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 from ..agent.api import Agent
 from ..agent.claude_options import ClaudeOptions
+from ..agent.events import AgentEvent
 from ..agent.llm.config import LlmRoute
 from ..agent.loop import default_system_prompt
 from ..agent.subagents.config import SubagentsConfig, build_catalog
 from ..plugins.permissions import Permissions
 from .agent_flags import AgentFlags
 from .output import RunInfo
+from .session import open_agent
 
-__all__ = ["claude_options", "instructions_of", "run_info"]
+__all__ = ["claude_options", "instructions_of", "open_flags_agent", "run_info"]
 
 
 def instructions_of(flags: AgentFlags, cwd: Path) -> str | None:
@@ -37,6 +41,33 @@ def claude_options(flags: AgentFlags) -> ClaudeOptions:
         add_dirs=flags.add_dirs,
         mcp_config=flags.mcp_config,
         strict_mcp_config=flags.strict_mcp_config,
+    )
+
+
+async def open_flags_agent(
+    stack: AsyncExitStack,
+    flags: AgentFlags,
+    *,
+    workdir: Path,
+    resume: str | None,
+    on_event: Callable[[AgentEvent], None] | None,
+) -> Agent | None:
+    """`open_agent` with what the command line says (None: it could not start, and said why)."""
+    return await open_agent(
+        stack,
+        cwd=workdir,
+        config=flags.config,
+        model=flags.model,
+        resume=resume,
+        on_event=on_event,
+        yolo=flags.yolo,
+        allow=flags.allow,
+        sandbox=flags.sandbox,
+        context_window=flags.context_window,
+        instructions=instructions_of(flags, workdir),
+        max_steps=flags.max_turns,
+        permission_mode=flags.permission_mode,
+        claude_options=claude_options(flags),
     )
 
 

@@ -43,11 +43,11 @@ from ..plugins.hooks.loading import Config as HooksConfig
 from ..plugins.permissions import Permissions
 from ..tools.arrivals import settle_tools
 from .agent_flags import AgentFlags
-from .agent_setup import claude_options, instructions_of, run_info
+from .agent_setup import open_flags_agent, run_info
 from .control import ControlError, Controls
 from .output import HeadlessReport
 from .permission_prompt import PermissionPrompt
-from .session import announce_ending, latest_session, open_agent
+from .session import announce_ending, latest_session
 
 __all__ = ["die_with_parent", "serve", "user_text"]
 
@@ -214,21 +214,8 @@ async def serve(flags: AgentFlags) -> int:
 
     async with AsyncExitStack() as stack:
         ending = stack.enter_context(ProcessEnding(on_end=announce_ending))
-        agent = await open_agent(
-            stack,
-            cwd=workdir,
-            config=flags.config,
-            model=flags.model,
-            resume=resume,
-            on_event=on_event,
-            yolo=flags.yolo,
-            allow=flags.allow,
-            sandbox=flags.sandbox,
-            context_window=flags.context_window,
-            instructions=instructions_of(flags, workdir),
-            max_steps=flags.max_turns,
-            permission_mode=flags.permission_mode,
-            claude_options=claude_options(flags),
+        agent = await open_flags_agent(
+            stack, flags, workdir=workdir, resume=resume, on_event=on_event
         )
         if agent is None:
             return 2

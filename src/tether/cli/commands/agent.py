@@ -37,10 +37,10 @@ from ...core.ending import ProcessEnding
 from ...plugins.permissions import Permissions
 from ...tools.arrivals import settle_tools
 from ..agent_flags import AgentFlags
-from ..agent_setup import claude_options, instructions_of, run_info
+from ..agent_setup import claude_options, instructions_of, open_flags_agent, run_info
 from ..output import HeadlessReport
 from ..render import TurnRenderer
-from ..session import announce_ending, exit_code, latest_session, open_agent
+from ..session import announce_ending, exit_code, latest_session
 
 __all__ = ["chat", "run", "run_flags"]
 
@@ -107,21 +107,8 @@ async def run(flags: AgentFlags) -> int:
 
     async with AsyncExitStack() as stack:
         ending = stack.enter_context(ProcessEnding(on_end=announce_ending))
-        agent = await open_agent(
-            stack,
-            cwd=workdir,
-            config=flags.config,
-            model=flags.model,
-            resume=resume,
-            on_event=on_event,
-            yolo=flags.yolo,
-            allow=flags.allow,
-            sandbox=flags.sandbox,
-            context_window=flags.context_window,
-            instructions=instructions_of(flags, workdir),
-            max_steps=flags.max_turns,
-            permission_mode=flags.permission_mode,
-            claude_options=claude_options(flags),
+        agent = await open_flags_agent(
+            stack, flags, workdir=workdir, resume=resume, on_event=on_event
         )
         if agent is None:
             return 2
