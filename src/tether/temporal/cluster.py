@@ -223,8 +223,8 @@ def connect_failure(exc: BaseException, cluster: Cluster) -> str:
         status, message = exc.status.name, exc.message
     elif match := _STATUS.search(str(exc)):  # an RPC refused right after connecting
         status, message = _status_name(match.group(1)), match.group(2)
-    if status in ("UNKNOWN", "UNAVAILABLE"):  # a transport failure after the handshake (TLS
-        status = None  # 1.3 checks a client certificate then): classified below, by its text
+    if status in ("UNKNOWN", "UNAVAILABLE", "CANCELLED"):  # a transport failure after the TLS
+        status = None  # handshake (TLS 1.3 checks a client certificate then): classified below
     if status is not None:
         if status == RPCStatusCode.UNAUTHENTICATED.name:
             hint = (
