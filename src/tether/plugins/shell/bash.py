@@ -23,7 +23,7 @@ import asyncio
 import os
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, Final, Literal, NotRequired, Protocol
+from typing import Any, Final, Literal, NotRequired
 
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
@@ -32,8 +32,8 @@ from ...core.json import JsonValue
 from ...core.timeout import format_ms
 from ...kernel import Context
 from ...tools import ToolDefinition, ToolOutput, ToolRunContext, define_tool
-from ...tools.approval import ApprovalOutcome, ApprovalRequest
 from ...tools.results import ContentBlock, text_content
+from ..approval.escalation import ask_to_leave_sandbox
 from ..jobs.model import JobHooks, JobOutcome, JobStart, JobStatus
 from ..jobs.registry import JobRegistry
 from ..sandbox.bounds import bound_hit, bound_note
@@ -281,31 +281,6 @@ _UNESCAPED: Final[dict[str, str]] = {
 }
 
 
-class _Escalation(Protocol):
-    """What the `approval` service offers for leaving the sandbox once (`Approval.escalate`)."""
-
-    @property
-    def interactive(self) -> bool: ...
-
-    async def escalate(self, request: ApprovalRequest) -> ApprovalOutcome: ...
-
-
-async def _ask_to_escape(ctx: Context, exec: ToolRunContext, note: str) -> ApprovalOutcome:
-    """Ask the user (only a person: never a policy, never `--yolo`) whether the command may run
-    once outside the sandbox."""
-    approval = ctx.get("approval")
-    if (
-        exec.agent is None
-        or exec.signal.aborted
-        or not callable(getattr(approval, "escalate", None))
-        or not getattr(approval, "interactive", False)
-    ):
-        return "unavailable"
-    escalation: _Escalation = approval  # type: ignore[assignment]
-    request = ApprovalRequest(exec.agent, exec.name, exec.call_id, note, exec.signal)
-    return await escalation.escalate(request)
-
-
 def bash_tool(ctx: Context, config: Config) -> ToolDefinition:
     """The `bash` definition bound to `ctx` (`ctx.shell` now, `ctx.jobs` at call time)."""
     shell: ShellExecutor = ctx.shell
@@ -368,7 +343,7 @@ def bash_tool(ctx: Context, config: Config) -> ToolDefinition:
         note = _denial(resolved, result)
         if note is None:
             return value
-        outcome = await _ask_to_escape(ctx, exec, note)
+        outcome = await ask_to_leave_sandbox(ctx, exec, note)
         if outcome != "allowed-once":
             value["sandbox_note"] = f"{note}. {_UNESCAPED[outcome]}"
             return value
