@@ -1,7 +1,7 @@
 """Benchmark: what the sandbox's bounds (issue 32 item 7) add to one sandboxed command.
 
 Run: `python bench/sandbox_bounds.py`. The `bash` tool runs `true` through `ctx.tools.execute`
-(as in `bench/shell.py`, whose helpers are repeated here), each way in a process of its own,
+(with `bench/shell.py`'s helpers), each way in a process of its own,
 the ways interleaved round by round in the same run, against the bare baselines of that run (a
 raw `create_subprocess_exec` and the uncontained bash tool):
 
@@ -30,18 +30,17 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from tether.core.signals import AbortController
+from shell import per_call_us, raw_true, tool_true  # bench/shell.py: the same calls
 from tether.kernel import Context
 from tether.plugins.sandbox import KernelSupport, kernel_support
 from tether.plugins.sandbox.cgroups import pids_base
 from tether.plugins.shell import LocalBashExecutor, ShellConfig, SubprocessService
 from tether.plugins.shell import bash as bash_plugin
-from tether.tools import ToolExecutionInput, ToolRuntime
+from tether.tools import ToolRuntime
 
 UNCONTAINED = KernelSupport(None, False, False, False, "the benchmark's uncontained baseline")
 ROUNDS = 9
@@ -55,33 +54,6 @@ LABELS = {
     "rlimit": "sandboxed + tmpfs + RLIMIT_NPROC",
     "cgroup": "sandboxed + tmpfs + RLIMIT_NPROC + pids cgroup",
 }
-
-
-async def raw_true(_n: int) -> None:
-    process = await asyncio.create_subprocess_exec("bash", "-c", "true")
-    await process.wait()
-
-
-async def tool_true(ctx: Context, n: int) -> None:
-    result = await ctx.tools.execute(
-        ToolExecutionInput(
-            call_id=f"true-{n}",
-            name="bash",
-            arguments={"command": "true", "description": "nothing"},
-            signal=AbortController().signal,
-        )
-    )
-    if result.is_error or "exit code" in str(result.to_json()):
-        raise SystemExit(f"bash true failed: {result}")
-
-
-async def per_call_us(run: Callable[[int], Awaitable[None]], calls: int) -> float:
-    samples = []
-    for n in range(calls):
-        started = time.perf_counter()
-        await run(n)
-        samples.append((time.perf_counter() - started) * 1e6)
-    return statistics.median(samples)
 
 
 def _patch(way: str) -> None:
