@@ -52,20 +52,27 @@ async def _boot(workdir: Path, config: Path | None) -> Context:
     return ctx
 
 
+async def _started(config: Path | None, cwd: Path | None) -> Context | None:
+    """The booted context of `list` and `login`; None once the missing extra or a bad
+    configuration was said in one line."""
+    if importlib.util.find_spec("mcp") is None:
+        print(_NO_EXTRA, file=sys.stderr)
+        return None
+    try:
+        return await _boot((cwd or Path.cwd()).resolve(), config)
+    except ConfigError as exc:
+        print(f"tether: {exc}", file=sys.stderr)
+        return None
+
+
 @app.command(name="list")
 async def list_servers(*, config: ConfigOpt = None, cwd: CwdOpt = None) -> int:
     """List the configured MCP servers, their status and their tools."""
-    if importlib.util.find_spec("mcp") is None:
-        print(_NO_EXTRA, file=sys.stderr)
+    ctx = await _started(config, cwd)
+    if ctx is None:
         return 2
     from ...plugins.mcp.client import McpClients
 
-    workdir = (cwd or Path.cwd()).resolve()
-    try:
-        ctx = await _boot(workdir, config)
-    except ConfigError as exc:
-        print(f"tether: {exc}", file=sys.stderr)
-        return 2
     try:
         await settle_tools(ctx, signal=AbortSignal.never())  # servers start in the background
         clients = cast(McpClients, ctx.get("mcp"))
@@ -100,18 +107,12 @@ async def login_server(
         Print the authorization URL instead of opening a browser (headless); the callback still
         comes to 127.0.0.1 on this machine.
     """
-    if importlib.util.find_spec("mcp") is None:
-        print(_NO_EXTRA, file=sys.stderr)
+    ctx = await _started(config, cwd)
+    if ctx is None:
         return 2
     from ...plugins.mcp.client import McpClients
     from ...plugins.mcp.login import LoginFailed, login
 
-    workdir = (cwd or Path.cwd()).resolve()
-    try:
-        ctx = await _boot(workdir, config)
-    except ConfigError as exc:
-        print(f"tether: {exc}", file=sys.stderr)
-        return 2
     try:
         entry = cast(McpClients, ctx.get("mcp")).server_config(server)
         if entry is None:
