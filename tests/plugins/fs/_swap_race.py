@@ -1,13 +1,15 @@
-"""The `write` swap race, run as a script (so the test can run it as another user):
+"""The swap race of `write` (and of `read`), run as a script (so the test can run it as another
+user):
 
-    python _swap_race.py WORKSPACE OUTSIDE COUNT MECHANISM SWAPPER_PYTHON
+    python _swap_race.py WORKSPACE OUTSIDE COUNT MECHANISM SWAPPER_PYTHON [write|read]
 
 `WORKSPACE` holds a directory `d` and a link `s` to `OUTSIDE`; a real background process swaps
 the two names in a loop (`renameat2(RENAME_EXCHANGE)` through ctypes) while COUNT `write` calls
 of `d/f<i>` go through the tool. MECHANISM is `openat2` (the default resolution) or `walk` (the
 per-component walk forced); SWAPPER_PYTHON runs the swapper (any Python). Prints one JSON
 object: how many writes succeeded, the failures' codes and messages (distinct), how many swaps
-the swapper made.
+the swapper made. With `read`, `d/secret` and `OUTSIDE/secret` hold different texts and the
+COUNT calls are `read`s of `d/secret`: `leaked` counts the results that show the outside one.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ with open(os.path.join(workspace, "..", "swaps"), "w") as out:
 """
 
 
-async def race(workspace: str, count: int, mechanism: str) -> dict[str, object]:
+async def race(workspace: str, count: int, mechanism: str, operation: str) -> dict[str, object]:
     from tether.core.signals import AbortController
     from tether.kernel import Context
     from tether.plugins.fs import beneath
@@ -51,20 +53,25 @@ async def race(workspace: str, count: int, mechanism: str) -> dict[str, object]:
     ctx = Context()
     await ctx.plugin(ToolRuntime)
     await ctx.plugin(fs_plugin, {"root": workspace})
-    succeeded = 0
+    succeeded = leaked = 0
     failures: dict[str, int] = {}
     try:
         for index in range(count):
+            if operation == "read":
+                arguments: dict[str, object] = {"file_path": "d/secret"}
+            else:
+                arguments = {"file_path": f"d/f{index}", "content": f"payload {index}\n"}
             result = await ctx.tools.execute(
                 ToolExecutionInput(
                     call_id=f"c{index}",
-                    name="write",
-                    arguments={"file_path": f"d/f{index}", "content": f"payload {index}\n"},
+                    name=operation,
+                    arguments=arguments,
                     signal=AbortController().signal,
                 )
             )
             if isinstance(result, ToolSuccess):
                 succeeded += 1
+                leaked += "OUTSIDE" in str(result.content)
             else:
                 assert isinstance(result, ToolFailure), result
                 message = result.error.message.replace(f'/f{index}"', '/f<i>"')
@@ -74,6 +81,7 @@ async def race(workspace: str, count: int, mechanism: str) -> dict[str, object]:
         await ctx.dispose()
     return {
         "succeeded": succeeded,
+        "leaked": leaked,
         "failures": failures,
         "openat2": beneath.openat2_available(),
     }
@@ -81,7 +89,13 @@ async def race(workspace: str, count: int, mechanism: str) -> dict[str, object]:
 
 def main() -> None:
     workspace, outside, count, mechanism, python = sys.argv[1:6]
+    operation = sys.argv[6] if len(sys.argv) > 6 else "write"
     os.mkdir(os.path.join(workspace, "d"))
+    if operation == "read":
+        with open(os.path.join(workspace, "d", "secret"), "w") as inside:
+            inside.write("inside\n")
+        with open(os.path.join(outside, "secret"), "w") as secret:
+            secret.write("OUTSIDE\n")
     os.symlink(outside, os.path.join(workspace, "s"))
     swapper = subprocess.Popen(
         [python, "-c", SWAPPER, workspace], stdout=subprocess.PIPE, text=True
@@ -89,7 +103,7 @@ def main() -> None:
     try:
         assert swapper.stdout is not None
         assert swapper.stdout.readline() == "ready\n"
-        summary = asyncio.run(race(workspace, int(count), mechanism))
+        summary = asyncio.run(race(workspace, int(count), mechanism, operation))
     finally:
         with open(os.path.join(workspace, "..", "stop"), "w"):
             pass

@@ -73,6 +73,22 @@ async def test_a_directory_is_not_a_regular_file(fs: Harness) -> None:
     assert failure.code == "FS_NOT_REGULAR_FILE"
 
 
+async def test_a_fifo_is_not_a_regular_file_and_the_read_does_not_wait_for_a_writer(
+    fs: Harness,
+) -> None:
+    os.mkfifo(fs.root / "pipe")
+    failure = await fs.fail("read", file_path="pipe")
+    assert failure.error.message == f'cannot read "{fs.root / "pipe"}": not a regular file'
+    assert failure.code == "FS_NOT_REGULAR_FILE"
+
+
+async def test_a_symlink_inside_the_workspace_is_read_through_its_real_path(fs: Harness) -> None:
+    (fs.root / "real.txt").write_text("through the link\n")
+    (fs.root / "link.txt").symlink_to(fs.root / "real.txt")
+    result = await fs.ok("read", file_path="link.txt")
+    assert result.value["lines"] == [{"number": 1, "text": "through the link"}]
+
+
 async def test_offset_and_limit_select_a_window_and_say_how_to_continue(fs: Harness) -> None:
     (fs.root / "ten.txt").write_text("".join(f"line {n}\n" for n in range(1, 11)))
     result = await fs.ok("read", file_path="ten.txt", offset=3, limit=2)

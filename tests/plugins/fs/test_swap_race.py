@@ -76,3 +76,52 @@ def test_a_directory_swapped_for_a_link_outside_gets_no_write_outside(
         assert summary["swaps"] > 0
         if mechanism == "walk":
             assert summary["openat2"] is False
+
+
+READ_ERRORS = {
+    'FS_SANDBOX_DENIED: cannot access "{d}/secret": it is outside the workspace "{ws}"',
+    'FS_SANDBOX_DENIED: cannot read "{d}/secret": a symbolic link is on its path (the file'
+    " tools never read through one once the path is resolved; it may have been swapped in"
+    " meanwhile); nothing was read",
+    'FS_IO_ERROR: cannot access "{d}/secret": its path changed while it was resolved'
+    " (Invalid argument); nothing was done",
+}
+
+
+@pytest.mark.parametrize("mechanism", ["openat2", "walk"])
+@pytest.mark.parametrize("user", USERS)
+def test_a_directory_swapped_for_a_link_outside_gets_no_read_of_a_file_outside(
+    user: User, mechanism: str
+) -> None:
+    with private_directory(user) as root:
+        workspace, outside = root / "ws", root / "outside"
+        workspace.mkdir()
+        outside.mkdir()
+        user.own(root)
+        run = subprocess.run(
+            user.argv(
+                [
+                    sys.executable,
+                    str(SCRIPT),
+                    str(workspace),
+                    str(outside),
+                    str(WRITES),
+                    mechanism,
+                    PYTHON_FOR_ALL,
+                    "read",
+                ]
+            ),
+            capture_output=True,
+            text=True,
+            timeout=240,
+            check=False,
+        )
+        assert run.returncode == 0, run.stderr
+        summary = json.loads(run.stdout)
+
+        assert summary["leaked"] == 0
+        failures: dict[str, int] = summary["failures"]
+        assert summary["succeeded"] + sum(failures.values()) == WRITES
+        known = {text.format(d=workspace / "d", ws=workspace) for text in READ_ERRORS}
+        assert set(failures) <= known, failures
+        assert summary["swaps"] > 0

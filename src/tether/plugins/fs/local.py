@@ -1,7 +1,8 @@
 """The local filesystem provider: the `fs` service (`ctx.fs`) over the process's own disk.
 
 Owns: path resolution against the workspace root and its confinement, stat/version tokens,
-strict UTF-8 reading (whole or streamed), and which sandbox policy writes and edits obey: the
+strict UTF-8 reading (whole or streamed; opened beneath the directory the path was confined to,
+reads.py), and which sandbox policy writes and edits obey: the
 config's `sandbox` when given, else the `shell` service's (the sandbox `bash` runs in, so both
 obey one policy), else `workspace-write` over the root. Writes and edits are serialized per
 target and run in worker threads (writes.py: the sandbox's refusal, and the act made beneath
@@ -37,6 +38,7 @@ from .errors import (
     os_error,
     refuse_read_only,
 )
+from .reads import open_for_read
 from .seam import (
     EditGuard,
     EditResult,
@@ -86,14 +88,18 @@ def _stat_or_none(path: str, verb: str, display: str) -> os.stat_result | None:
         raise os_error(error, verb, display) from None
 
 
-def _read_all(target: FsTarget, signal: AbortSignal) -> str:
+def _read_all(top: str | None, target: FsTarget, signal: AbortSignal) -> str:
     check_signal(signal, "read")
     try:
-        with open(target.key, "rb") as handle:
+        with os.fdopen(open_for_read(top, target), "rb") as handle:
             data = handle.read()
     except OSError as error:
         raise os_error(error, "read", target.display_path) from None
     return decode(data, "read", target.display_path)
+
+
+def _open_handle(top: str | None, target: FsTarget) -> BinaryIO:
+    return os.fdopen(open_for_read(top, target), "rb")
 
 
 class LocalFileSystem(Service):
@@ -167,6 +173,19 @@ class LocalFileSystem(Service):
     def _only_readable(self, real_path: str) -> bool:
         return any(os.path.commonpath([top, real_path]) == top for top in self._readable)
 
+    def _read_top(self, target: FsTarget) -> str | None:
+        """The directory `target` was confined to (the root, else the readable directory it is
+        under), which reads open it beneath (reads.py); None when not confined."""
+        if not self.confine:
+            return None
+        for top in (self._real_root, *self._readable):
+            if os.path.commonpath([top, target.key]) == top:
+                return top
+        raise FsError(
+            f'cannot access "{target.display_path}": it is outside the workspace "{self.root}"',
+            FS_SANDBOX_DENIED,
+        )
+
     def locate(self, path: str, cwd: str | None = None) -> FsTarget:
         """The synchronous core of `resolve` (no signal: it has no effect to refuse)."""
         if not path.strip():
@@ -212,7 +231,7 @@ class LocalFileSystem(Service):
     async def read_text(self, target: FsTarget, *, signal: AbortSignal) -> str:
         """The whole file. Raises FsError: FS_NOT_TEXT (`cannot read "<p>": binary file` /
         `... invalid UTF-8 text`), FS_NOT_FOUND, FS_PERMISSION_DENIED, FS_ABORTED, ..."""
-        return await asyncio.to_thread(_read_all, target, signal)
+        return await asyncio.to_thread(_read_all, self._read_top(target), target, signal)
 
     async def stream_text(
         self, target: FsTarget, *, signal: AbortSignal
@@ -220,8 +239,9 @@ class LocalFileSystem(Service):
         """1 MiB chunks decoded incrementally; the signal is checked before each chunk."""
         display = target.display_path
         check_signal(signal, "read")
+        top = self._read_top(target)
         try:
-            handle: BinaryIO = await asyncio.to_thread(open, target.key, "rb")
+            handle = await asyncio.to_thread(_open_handle, top, target)
         except OSError as error:
             raise os_error(error, "read", display) from None
         try:
