@@ -10,13 +10,13 @@ from .events import SessionHeader as SessionHeader
 from .events import SessionWriteFailed as SessionWriteFailed
 from .files import TornTail as TornTail
 from .history import derive_messages as derive_messages
-from .log import RepairReport as RepairReport
 from .log import SessionLog as SessionLog
 from .repair import OUTCOME_UNKNOWN_TEXT as OUTCOME_UNKNOWN_TEXT
 from .repair import TOOL_NOT_STARTED as TOOL_NOT_STARTED
 from .repair import TOOL_NOT_STARTED_TEXT as TOOL_NOT_STARTED_TEXT
 from .repair import TOOL_OUTCOME_UNKNOWN as TOOL_OUTCOME_UNKNOWN
 from .repair import interrupted_turn_closers as interrupted_turn_closers
+from .repair_report import RepairReport as RepairReport
 from .store import LoadedSession as LoadedSession
 from .store import SalvageReport as SalvageReport
 from .store import SessionCheck as SessionCheck

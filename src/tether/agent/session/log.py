@@ -4,8 +4,9 @@ Owns: appending events (contiguous `seq`, lossless JSON, one `os.write` per line
 `O_APPEND` descriptor), durability (below), lazy materialisation (nothing on disk until the
 first append; then header + first line are written to a temp file, fsynced and published with
 a hard link, and the directory is fsynced), the
-call/result invariant at append time (a second `tool/result` for one call is refused), and the
-writer lock. Does not own reading, repair or listing (`files.py`, `repair.py`, `store.py`).
+call/result invariant at append time (a second `tool/result` for one call is refused), and
+holding the writer lock (`writer_lock.py`). Does not own reading, repair or listing (`files.py`,
+`repair.py`, `store.py`).
 
 A write the file refuses (`ENOSPC`, `EIO`, a failed fsync) cuts the file back to its last complete
 line and puts the log in the *failed* state: every later append is refused with
@@ -53,12 +54,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import json
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import cast
@@ -78,155 +77,12 @@ from ..messages import (
 )
 from . import events as ev
 from .events import SessionError, SessionEvent, SessionHeader, SessionWriteFailed, result_call_id
-from .files import TornTail
 from .history import derive_messages, last_turn
-from .repair import TOOL_NOT_STARTED, TOOL_OUTCOME_UNKNOWN, interrupted_turn_closers, open_turn
+from .repair import interrupted_turn_closers, open_turn
+from .repair_report import RepairReport
+from .writer_lock import WriterLock, fsync_dir
 
-__all__ = ["ChildRepair", "RepairReport", "SessionLog", "WriterLock", "fsync_dir", "same_file"]
-
-
-class WriterLock:
-    """An exclusive `flock` on `<session dir>/writer.lock`, which also records the holder's pid."""
-
-    __slots__ = ("_fd", "path")
-
-    def __init__(self, path: Path, fd: int) -> None:
-        self.path = path
-        self._fd: int | None = fd
-
-    @classmethod
-    def acquire(cls, path: Path, session_id: str) -> WriterLock:
-        """Take the lock. Raises SessionError(`SESSION_LOCKED`) naming the holder's pid.
-
-        A sweep may remove the lock file (and its directory) of a session that was never
-        published; a lock taken on a file that is no longer at `path` is retaken.
-        """
-        while True:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                holder = _read_pid(fd)
-                os.close(fd)
-                who = f"pid {holder}" if holder else "another process"
-                raise SessionError(
-                    f'session "{session_id}" is already open for writing by {who}; close that'
-                    f" tether (or wait for it to finish) before writing to it (lock: {path})",
-                    "SESSION_LOCKED",
-                ) from None
-            except BaseException:
-                os.close(fd)
-                raise
-            if same_file(fd, path):
-                break
-            os.close(fd)  # swept between our open and our flock: take the new one
-        with contextlib.suppress(OSError):  # the pid is a courtesy; a full disk must not stop us
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        return cls(path, fd)
-
-    @property
-    def held(self) -> bool:
-        return self._fd is not None
-
-    def release(self) -> None:
-        """Release the lock (idempotent). The lock file stays; its content is stale."""
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            with contextlib.suppress(OSError):
-                fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
-
-
-def same_file(fd: int, path: Path) -> bool:
-    """Whether `path` still names the file open on `fd`."""
-    try:
-        there = os.stat(path)
-    except FileNotFoundError:
-        return False
-    here = os.fstat(fd)
-    return (there.st_dev, there.st_ino) == (here.st_dev, here.st_ino)
-
-
-def _read_pid(fd: int) -> int | None:
-    try:
-        text = os.pread(fd, 32, 0).decode().strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    return int(text) if text.isdigit() else None
-
-
-@dataclass(frozen=True, slots=True)
-class ChildRepair:
-    """What opening a session did first to one of its subagent sessions: its repair, or why it
-    could not be opened (the parent is repaired regardless)."""
-
-    session_id: str
-    report: RepairReport | None = None
-    problem: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class RepairReport:
-    """What loading a session had to repair (nothing, by default). `children`: what opening it
-    did first to the subagent sessions it started (deepest first)."""
-
-    torn_tail: TornTail | None = None
-    closed_turn: int | None = None  # the interrupted turn crash repair closed
-    synthesized: tuple[SessionEvent, ...] = ()  # the events crash repair appended
-    children: tuple[ChildRepair, ...] = ()
-
-    @property
-    def repaired(self) -> bool:
-        return (
-            self.torn_tail is not None
-            or bool(self.synthesized)
-            or any(c.problem is not None or (c.report and c.report.repaired) for c in self.children)
-        )
-
-    def describe(self) -> list[str]:
-        """One sentence per repair, for users (subagent sessions first)."""
-        lines: list[str] = []
-        for child in self.children:
-            if child.problem is not None:
-                lines.append(
-                    f"could not repair subagent session {child.session_id}: {child.problem}"
-                )
-            for line in child.report.describe() if child.report is not None else ():
-                lines.append(f"subagent session {child.session_id}: {line}")
-        if self.torn_tail is not None:
-            lines.append(f"cut a torn last line: {self.torn_tail.describe()}")
-        results = [e for e in self.synthesized if e.type == ev.TOOL_RESULT]
-        codes: dict[str, int] = {}
-        kept = 0
-        for event in results:
-            error = event.data.get("error")
-            code = error.get("code") if isinstance(error, dict) else None
-            if code in (TOOL_OUTCOME_UNKNOWN, TOOL_NOT_STARTED):
-                codes[str(code)] = codes.get(str(code), 0) + 1
-            else:
-                kept += 1
-        detail = ", ".join(f"{n} {code}" for code, n in codes.items())
-        with_results = (f" with synthetic tool results ({detail})" if detail else "") + (
-            f"{' and' if detail else ' with'} {kept} held tool result{'s' if kept > 1 else ''}"
-            if kept
-            else ""
-        )
-        children = sum(1 for e in self.synthesized if e.type == ev.CODE_DISPATCH)
-        if children:
-            lines.append(
-                f"gave {children} open Code Mode sub-call{'s' if children > 1 else ''} the"
-                f" outcome {TOOL_OUTCOME_UNKNOWN}"
-            )
-        if self.closed_turn is not None:
-            lines.append(f"closed interrupted turn {self.closed_turn}{with_results}")
-        elif results:  # a turn closed without them (a writer that could not record them)
-            turn = results[0].data.get("turn")
-            parts = [*(f"{n} {code}" for code, n in codes.items())]
-            parts += [f"{kept} held"] if kept else []
-            lines.append(f"gave turn {turn} its missing tool results ({', '.join(parts)})")
-        return lines
+__all__ = ["SessionLog"]
 
 
 def _now_ms() -> int:
@@ -726,11 +582,3 @@ def _write_all(fd: int, data: bytes) -> None:
     while view:
         written = os.write(fd, view)
         view = view[written:]
-
-
-def fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -3,7 +3,8 @@
 Owns: creating a session (lazily materialised), opening one for writing (writer lock, torn-tail
 cut, crash repair appended durably), loading one read-only (the same repairs, in memory only),
 checking one or all (a file that is empty, has no valid header, another format version or cannot
-be read is a defect, never skipped), salvaging a damaged one (`salvage`), sweeping what dead
+be read is a defect, never skipped), salvaging a damaged one (`salvage`; the file work is
+`salvage_file.py`), sweeping what dead
 writers left behind (`sweep`), and listing them. Does not own the file format (`events.py`,
 `files.py`) or the repair rules (`repair.py`, `salvage.py`).
 
@@ -26,7 +27,7 @@ import os
 import secrets
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -34,21 +35,23 @@ from ...kernel import tether_home
 from ..messages import Message
 from . import events as ev
 from .check import Defect, check_data
-from .events import SessionError, SessionEvent, SessionHeader, SessionWriteFailed
+from .events import SessionError, SessionEvent, SessionHeader
 from .files import (
     LOCK_NAME,
     LOG_NAME,
     LogContents,
     decode_session_id,
     encode_session_id,
-    parse_log,
     read_log,
 )
 from .history import derive_messages, last_turn
 from .index import CachedSummary, FileIdentity, ListingIndex
-from .log import ChildRepair, RepairReport, SessionLog, WriterLock, fsync_dir, same_file
+from .log import SessionLog
 from .repair import interrupted_turn_closers, open_turn, spawned_children
-from .salvage import plan_salvage, resume_repairs
+from .repair_report import ChildRepair, RepairReport
+from .salvage import resume_repairs
+from .salvage_file import SalvageReport, fix_end, salvage_file
+from .writer_lock import WriterLock, same_file
 
 __all__ = [
     "LoadedSession",
@@ -122,46 +125,6 @@ class SessionCheck:
     children: tuple[str, ...] = ()  # the subagent sessions its log names
 
 
-@dataclass(frozen=True, slots=True)
-class SalvageReport:
-    """What `SessionStore.salvage` did: bytes moved to a side file, the turn it closed."""
-
-    path: Path
-    side_file: Path | None = None
-    first_line: int | None = None  # the moved lines, 1-based, inclusive
-    last_line: int | None = None
-    offset: int = 0
-    moved_bytes: int = 0
-    reason: str | None = None  # why the file stopped being valid where it was cut
-    newline_added: bool = False
-    removed: bool = False  # no valid header: the whole file was moved, the session is gone
-    repair: RepairReport = field(default_factory=RepairReport)
-
-    @property
-    def changed(self) -> bool:
-        return self.side_file is not None or self.newline_added or self.repair.repaired
-
-    def describe(self) -> list[str]:
-        """One sentence per change, for users."""
-        lines: list[str] = []
-        if self.side_file is not None:
-            span = (
-                f"line {self.first_line}"
-                if self.first_line == self.last_line
-                else f"lines {self.first_line}-{self.last_line}"
-            )
-            lines.append(
-                f"moved {span} ({self.moved_bytes} bytes from offset {self.offset}) to"
-                f" {self.side_file}: {self.reason}"
-            )
-        if self.removed:
-            lines.append(f"no valid header remains: the session file {self.path} is gone")
-        if self.newline_added:
-            lines.append("added the newline the last line lacked")
-        lines.extend(self.repair.describe())
-        return lines
-
-
 class SessionStore:
     """The sessions under `root` (created lazily)."""
 
@@ -224,7 +187,7 @@ class SessionStore:
         try:
             contents = self._read(session_id, path)
             children = self._repair_children(contents.events, seen)
-            size = _fix_end(
+            size = fix_end(
                 path, contents.size, contents.torn_tail is not None, contents.newline_missing
             )
             header = contents.header
@@ -355,7 +318,7 @@ class SessionStore:
             raise SessionError(self._missing(session_id), "SESSION_NOT_FOUND")
         lock = WriterLock.acquire(path.parent / LOCK_NAME, session_id)
         try:
-            return _salvage(path, lock)
+            return salvage_file(path, lock)
         finally:
             lock.release()
 
@@ -470,94 +433,6 @@ def _inspect(session_id: str, path: Path) -> SessionCheck:
         delegation_depth=header.delegation_depth if header is not None else 0,
         children=children,
     )
-
-
-def _fix_end(path: Path, size: int, torn: bool, newline_missing: bool) -> int:
-    """Cut a torn tail, or end a complete last line with its newline; the new size."""
-    if not torn and not newline_missing:
-        return size
-    try:
-        with path.open("r+b") as file:
-            if torn:
-                file.truncate(size)
-            else:
-                file.seek(size)
-                file.write(b"\n")
-                size += 1
-            file.flush()
-            os.fsync(file.fileno())
-    except OSError as error:
-        raise SessionWriteFailed(f"cannot repair {path}: {error}") from error
-    return size
-
-
-def _salvage(path: Path, lock: WriterLock) -> SalvageReport:
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise SessionError(f"cannot read {path}: {error}", "SESSION_UNREADABLE") from error
-    contents = parse_log(data)  # raises SESSION_VERSION
-    header = contents.header
-    if header is None:
-        whole = _side_file(path)
-        try:
-            os.rename(path, whole)
-            fsync_dir(path.parent)
-        except OSError as error:
-            raise SessionWriteFailed(f"cannot move {path} to {whole}: {error}") from error
-        lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-        reason = "the file is empty" if not data else "line 1 is not a session header"
-        return SalvageReport(path, whole, 1, max(lines, 1), 0, len(data), reason, removed=True)
-    plan = plan_salvage(contents, data)
-    side: Path | None = None
-    if plan.first_line is not None:
-        side = _side_file(path)
-        try:
-            _write_new(side, data[plan.keep :])
-            fsync_dir(path.parent)
-        except OSError as error:
-            with contextlib.suppress(OSError):
-                side.unlink()
-            raise SessionWriteFailed(f"cannot write {side}: {error}") from error
-    newline = plan.keep == len(data) and not data.endswith(b"\n")
-    size = _fix_end(path, plan.keep, side is not None, newline)
-    log = SessionLog(path, header, plan.events, lock, size=size)
-    try:
-        closers = interrupted_turn_closers(plan.events)
-        for event in closers:
-            log._commit(event)
-        repair = RepairReport(None, open_turn(plan.events) if closers else None, tuple(closers))
-    finally:
-        log.close()
-    return SalvageReport(
-        path,
-        side,
-        plan.first_line,
-        plan.last_line,
-        plan.keep if side is not None else 0,
-        len(data) - plan.keep if side is not None else 0,
-        plan.reason,
-        newline,
-        repair=repair,
-    )
-
-
-def _write_new(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _side_file(path: Path) -> Path:
-    n = 1
-    while os.path.lexists(side := path.with_name(f"session.damaged-{n}.jsonl")):
-        n += 1
-    return side
 
 
 def _sweep(directory: Path) -> tuple[list[Path], bool]:
