@@ -39,7 +39,11 @@ The `tools/execute` waterfall's base is bound to the call: a base whose body has
 recorded on it, and when the waterfall returns or raises with one still in flight dispatch
 stops it and waits for it to settle before the result is built (`tools.body_run`); a base that
 ends after the waterfall did writes nothing to the call, and a `next()` called after the
-waterfall ended starts nothing (`ABORTED_BEFORE_DISPATCH`, for its caller only). A
+waterfall ended starts nothing (`ABORTED_BEFORE_DISPATCH`, for its caller only). A call has at
+most one base in flight: a `next()` started while another base of the call runs (stage `BODY`:
+`asyncio.gather(next(), next())`) starts nothing and raises a `RuntimeError` naming the
+wrappers (`tools.body_run.overlapping_next`); a retry after the earlier `next()` returned runs
+the base again (spec §7.3). A
 `BaseException` while publishing (from `finalize_content` or an observer) is raised once every
 observer has seen the one result.
 
@@ -71,7 +75,7 @@ from ..kernel.agent_scope import AgentScope
 from ..kernel.events import EventTable, Listener, waterfall
 from .approval import ApprovalRequest
 from .body import HEADROOM, is_fatal
-from .body_run import Relay, abort_in_flight, quiesce, run_body
+from .body_run import Relay, abort_in_flight, overlapping_next, quiesce, run_body
 from .decisions import Accept, Allow, Ask, Deny
 from .definition import ToolDefinition
 from .errors import ToolNotFoundError
@@ -447,9 +451,11 @@ class Pipeline:
         wrapper swallowed before delegating is raised from here without starting the body.
         `direct` (`_DIRECT`) when dispatch awaits it itself (no wrappers): nothing can leave it
         in flight; a wrapper's `next()` passes nothing (it takes no arguments)."""
-        if not direct:  # a wrapper's next(): the waterfall may have ended
+        if not direct:  # a wrapper's next(): the waterfall may have ended, or a base may run
             stage = call.stage
-            if stage is not DISPATCH and stage is not BODY:
+            if stage is not DISPATCH:
+                if stage is BODY:  # the call's one base in flight: this one starts nothing
+                    raise overlapping_next(call)
                 return aborted_before_dispatch_result()  # a kept next(): it starts nothing
         wrapper_signal = call.signal
         caller_signal = call.caller_signal
