@@ -12,7 +12,8 @@ Contract:
 - A synchronous body starts when its function starts in its thread: a call aborted while its
   work item waits for a worker is `ABORTED_BEFORE_DISPATCH` at once, the function never called.
 - A cancellation requested before `execute()` and delivered inside it is the caller's: it is
-  raised, never turned into a result.
+  raised, never turned into a result. One delivered to a task a wrapper spawned for `next()` is
+  that task's: re-raised out of the wrapper, it is the wrapper's failure, never the caller's.
 - `execute()` closed mid-body aborts the body; the body keeps its own signal.
 - A `BaseException` from `finalize_content` or a `tools/result` observer reaches the caller after
   the one result was published to every observer.
@@ -50,7 +51,7 @@ from tether.kernel import Context
 from tether.tools import ToolRuntime
 from tether.tools.body import EAGER
 
-from .conftest import ABD_JSON, ABORTED_JSON, call, raw_tool, success_json
+from .conftest import ABD_JSON, ABORTED_JSON, call, error_json, raw_tool, success_json
 
 Next = Callable[[], Awaitable[ToolExecutionResult]]
 
@@ -367,6 +368,29 @@ async def test_a_cancels_scope_aborted_just_before_the_call_raises_its_abort(ctx
     with pytest.raises(AbortError):
         await _bounded(caller())
     assert published == [ABORTED_JSON if EAGER else ABD_JSON]
+
+
+async def test_a_wrapper_re_raising_its_own_next_tasks_cancellation_fails_the_call_only(
+    ctx: Context,
+) -> None:
+    body = _Cooperative()
+    published = _published(ctx, body.running)
+
+    async def cancels_its_own(exec: ToolDispatchExecution, next: Next) -> ToolExecutionResult:
+        inner = asyncio.ensure_future(next())
+        await body.started.wait()
+        inner.cancel()  # a cancellation of the wrapper's task, not of the caller's
+        return await inner
+
+    ctx.on("tools/execute", cancels_its_own)
+    ctx.tools.register(raw_tool("slow", body))
+    runner = asyncio.create_task(ctx.tools.execute(call("slow")))
+
+    result = await _bounded(runner)  # returned: nobody cancelled the caller
+
+    assert result.to_json() == error_json("CancelledError")  # the wrapper's throw (row 9)
+    assert published == [(error_json("CancelledError"), [])]
+    assert runner.cancelling() == 0
 
 
 # -- 5. execute() closed mid-body ----------------------------------------------------------------

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
+from asyncio import current_task as _current_task
 from asyncio import get_running_loop as _running_loop
 
 from ..core.signals import AbortError, AbortSignal
@@ -150,10 +151,13 @@ async def run_body(
         except asyncio.CancelledError as exc:
             # The settle future is private: a cancellation here is the awaiter's, by construction
             # (one requested before execute() and delivered now included). Recorded where it
-            # lands, so dispatch knows it for its own when it leaves the waterfall.
+            # lands — with the task it landed in, which is the caller's only if it runs the
+            # call's dispatch (not a task a wrapper spawned for next()) — so dispatch knows it
+            # for its own when it leaves the waterfall.
             body_signal._abort(AbortError())  # also if the body just ended: it ends aborted
             relay.watch()
             cancelled = call.landed = await _drain(task, loop, exc)
+            call.landed_in = _current_task()
         except GeneratorExit:  # closed mid-body: nothing can be awaited now
             body_signal._abort(AbortError())
             relay.watch()
@@ -252,6 +256,7 @@ async def quiesce(call: Call, escaped: BaseException | None) -> BaseException | 
                     if exc.__context__ is None:
                         exc.__context__ = escaped
                     escaped = call.landed = exc
+                    call.landed_in = _current_task()  # dispatch's own task
         if run.started:
             call.body_invoked = True
     return escaped

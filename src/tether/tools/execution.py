@@ -200,6 +200,9 @@ class Call:
     landed: BaseException | None = None
     """The awaiting task's cancellation that landed on the pipeline's private settle future
     (the caller's by construction, even one requested before `execute()`)."""
+    landed_in: object = None
+    """The task `landed` was delivered to: the caller's only if it is the task that runs the
+    call's dispatch (a base awaited in a task a wrapper spawned gets that task's own)."""
     interrupted: bool = False
     """The caller's cancellation of the awaiting task reached the pipeline (every wrapper scope
     let it through): treated like a caller abort."""
