@@ -17,6 +17,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import pytest
+
 from tether import ToolDispatchExecution, ToolExecution, ToolExecutionResult, ToolRunContext
 from tether.kernel import Context
 from tether.tools.body import is_body_task
@@ -220,3 +222,28 @@ async def test_nested_wrappers_overlapping_next_names_every_wrapper_of_the_call(
 
     wrappers = f"a tools/execute wrapper (one of {_named(outer)}, {_named(inner)})"
     assert result.to_json() == error_json(_overlap(wrappers))
+
+
+async def test_cancelling_the_caller_while_a_wrapper_gathers_two_nexts_aborts_the_one_body(
+    ctx: Context,
+) -> None:
+    body = _Body()
+    published = _published(ctx)
+
+    async def hedging(exec: ToolDispatchExecution, next: Next) -> ToolExecutionResult:
+        first, _ = await asyncio.gather(next(), next(), return_exceptions=True)
+        assert isinstance(first, ToolExecutionResult)
+        return first
+
+    ctx.on("tools/execute", hedging)
+    ctx.tools.register(raw_tool("slow", body))
+    runner = asyncio.create_task(ctx.tools.execute(call("slow")))
+    await _bounded(body.started.wait())
+
+    runner.cancel()
+
+    with pytest.raises(asyncio.CancelledError):
+        await _bounded(runner)
+    assert published == [ABORTED_JSON]
+    assert body.entered == 1
+    assert _bodies_alive() == []
