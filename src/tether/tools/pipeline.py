@@ -26,7 +26,11 @@ between the caller and the body (a wrapper's `asyncio.timeout`, `signal.cancels(
 scope, the caller's own) sees its own cancellation in order, exactly as around a plain coroutine:
 a wrapper's scope that catches its own turns it into its own result, and one that belongs further
 out goes on up. When it leaves the pipeline, the one result is published from `call.outcome`
-(superseded: it is a caller abort) and the `CancelledError` propagates. Cancellation is level-
+(superseded: it is a caller abort) and the `CancelledError` propagates. A cancellation requested
+before `execute()` and not yet delivered (the task's `cancelling()` is already raised when the
+call is created) is delivered at its entry, before any listener or body starts: the call is
+`ABORTED_BEFORE_DISPATCH` and the cancellation is raised — never left to land in a listener or
+wrapper where it could not be told from one the listener raised itself. Cancellation is level-
 triggered, as in Trio and AnyIO: a listener that swallows a cancellation of the awaiting task
 (its `cancelling()` count stays raised) does not end it — the body is not started (`next()`
 raises it again) and the call raises it again at the end of its stage, after its result is
@@ -62,6 +66,7 @@ import inspect
 import json
 import sys
 from asyncio import current_task as _current_task
+from asyncio import sleep as _sleep
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -215,6 +220,8 @@ class Pipeline:
         try:
             if early is not None:
                 return publish(call, early)
+            if call.cancel_baseline:  # a cancellation may be requested and not yet delivered:
+                await _sleep(0)  # delivered here, before anything of the call starts (ABD)
             if self._live_guards or _PRE in call.listeners:
                 reached = await self._policy(call)
             elif call.caller_signal._aborted or call.interrupted:
@@ -302,7 +309,15 @@ class Pipeline:
         prepared = self.create(input)
         if prepared.kind != "dispatch":
             return prepared
-        return await self.policy(prepared.call)
+        call = prepared.call
+        if call.cancel_baseline:  # a cancellation requested before: delivered before policy
+            try:
+                await _sleep(0)
+            except asyncio.CancelledError:  # the caller never sees this call: its one result
+                call.interrupted = True
+                publish(call, aborted_before_dispatch_result())
+                raise
+        return await self.policy(call)
 
     # -- policy --------------------------------------------------------------------------------
 
