@@ -11,8 +11,11 @@ Contract:
   `next()` never turns a call whose body ran into one.
 - A synchronous body starts when its function starts in its thread: a call aborted while its
   work item waits for a worker is `ABORTED_BEFORE_DISPATCH` at once, the function never called.
-- A cancellation requested before `execute()` and delivered inside it is the caller's: it is
-  raised, never turned into a result.
+- A cancellation requested before `execute()` is the caller's: it is delivered at
+  `execute()`'s entry (`ABORTED_BEFORE_DISPATCH`, nothing of the call started, not even a
+  pre-execute listener) and raised, never turned into a result. One delivered to a task a
+  wrapper spawned for `next()` is that task's: re-raised out of the wrapper, it is the
+  wrapper's failure, never the caller's.
 - `execute()` closed mid-body aborts the body; the body keeps its own signal.
 - A `BaseException` from `finalize_content` or a `tools/result` observer reaches the caller after
   the one result was published to every observer.
@@ -48,9 +51,8 @@ from tether import (
 )
 from tether.kernel import Context
 from tether.tools import ToolRuntime
-from tether.tools.body import EAGER
 
-from .conftest import ABD_JSON, ABORTED_JSON, call, raw_tool, success_json
+from .conftest import ABD_JSON, ABORTED_JSON, call, error_json, raw_tool, success_json
 
 Next = Callable[[], Awaitable[ToolExecutionResult]]
 
@@ -349,7 +351,8 @@ async def test_a_self_cancel_before_execute_is_raised_not_returned(ctx: Context)
 
     with pytest.raises(asyncio.CancelledError):
         await _bounded(runner)
-    assert published == [ABORTED_JSON if EAGER else ABD_JSON]
+    assert published == [ABD_JSON]  # delivered at execute()'s entry: the body never started
+    assert not body.started.is_set()
 
 
 async def test_a_cancels_scope_aborted_just_before_the_call_raises_its_abort(ctx: Context) -> None:
@@ -366,7 +369,82 @@ async def test_a_cancels_scope_aborted_just_before_the_call_raises_its_abort(ctx
 
     with pytest.raises(AbortError):
         await _bounded(caller())
-    assert published == [ABORTED_JSON if EAGER else ABD_JSON]
+    assert published == [ABD_JSON]
+    assert not body.started.is_set()
+
+
+async def _self_cancelled_call(ctx: Context) -> ToolExecutionResult:
+    async def caller() -> ToolExecutionResult:
+        task = asyncio.current_task()
+        assert task is not None
+        task.cancel()
+        result: ToolExecutionResult = await ctx.tools.execute(call("slow"))
+        return result
+
+    result: ToolExecutionResult = await _bounded(asyncio.create_task(caller()))
+    return result
+
+
+async def test_a_self_cancel_before_execute_never_lands_in_a_pre_execute_listener(
+    ctx: Context,
+) -> None:
+    body = _Cooperative()
+    published = _published(ctx)
+    entered: list[str] = []
+
+    async def pre(exec: ToolExecution, next: Callable[[], Awaitable[Any]]) -> Any:
+        entered.append("pre")
+        await asyncio.sleep(0)
+        return await next()
+
+    ctx.on("tools/pre-execute", pre)
+    ctx.tools.register(raw_tool("slow", body))
+
+    with pytest.raises(asyncio.CancelledError):
+        await _self_cancelled_call(ctx)
+    assert published == [ABD_JSON]
+    assert entered == []
+
+
+async def test_a_self_cancel_before_execute_is_raised_through_a_wrapper_awaiting_its_own_task(
+    ctx: Context,
+) -> None:
+    body = _Cooperative()
+    published = _published(ctx)
+
+    async def in_a_task(exec: ToolDispatchExecution, next: Next) -> ToolExecutionResult:
+        return await asyncio.ensure_future(next())
+
+    ctx.on("tools/execute", in_a_task)
+    ctx.tools.register(raw_tool("slow", body))
+
+    with pytest.raises(asyncio.CancelledError):
+        await _self_cancelled_call(ctx)
+    assert published == [ABD_JSON]
+    assert not body.started.is_set()
+
+
+async def test_a_wrapper_re_raising_its_own_next_tasks_cancellation_fails_the_call_only(
+    ctx: Context,
+) -> None:
+    body = _Cooperative()
+    published = _published(ctx, body.running)
+
+    async def cancels_its_own(exec: ToolDispatchExecution, next: Next) -> ToolExecutionResult:
+        inner = asyncio.ensure_future(next())
+        await body.started.wait()
+        inner.cancel()  # a cancellation of the wrapper's task, not of the caller's
+        return await inner
+
+    ctx.on("tools/execute", cancels_its_own)
+    ctx.tools.register(raw_tool("slow", body))
+    runner = asyncio.create_task(ctx.tools.execute(call("slow")))
+
+    result = await _bounded(runner)  # returned: nobody cancelled the caller
+
+    assert result.to_json() == error_json("CancelledError")  # the wrapper's throw (row 9)
+    assert published == [(error_json("CancelledError"), [])]
+    assert runner.cancelling() == 0
 
 
 # -- 5. execute() closed mid-body ----------------------------------------------------------------

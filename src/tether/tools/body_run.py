@@ -4,10 +4,14 @@ Owns `Relay` (the body's per-call signal following the wrapper's and the caller'
 settles, the slow-stop watch of a body that aborts, and the call's `BodyRun`), `run_body` (start
 the body in its own task and wait until it has settled, cancellations of the awaiting task
 meanwhile caught and returned, never thrown into the body), and the in-flight record of a call's
-bases: a base whose body has not settled is recorded on the call (`Call.run`, `Call.runs`), and
-when the `tools/execute` waterfall ends with one still in flight (a shielded `next()`, one run in
-a task of its own, `wait_for(shield(next()))`) dispatch calls `quiesce`, which aborts that body's
-signal and waits for it to settle before the result is built. Whether a body of the call started
+bases: a call has at most one base in flight — its stage is `BODY` from the moment a base starts
+until it ends, and a `next()` that finds it there starts nothing and raises (`overlapping_next`:
+`asyncio.gather(next(), next())`, a `next()` in a task of its own beside another); a sequential
+retry (a `next()` after the earlier one returned) runs the base again, as spec §7.3 says. A base
+whose body has not settled is recorded on the call (`Call.run`), and when the `tools/execute`
+waterfall ends with it still in flight (a shielded `next()`, one run in a task of its own,
+`wait_for(shield(next()))`) dispatch calls `quiesce`, which aborts that body's signal and waits
+for it to settle before the result is built. Whether a body of the call started
 is sticky (`Call.body_invoked`, set here). A cancellation that lands on the body's private settle
 future is the awaiting task's by construction (one requested before `execute()` and delivered
 there included), so it is recorded where it lands (`Call.landed`) for dispatch to raise when it
@@ -22,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
+from asyncio import current_task as _current_task
 from asyncio import get_running_loop as _running_loop
 
 from ..core.signals import AbortError, AbortSignal
@@ -38,7 +43,7 @@ from .definition import ToolDefinition
 from .execution import Call
 from .slow_stop import SlowStopWatch
 
-__all__ = ["Relay", "abort_in_flight", "quiesce", "run_body"]
+__all__ = ["Relay", "abort_in_flight", "overlapping_next", "quiesce", "run_body"]
 
 
 class Relay(BodyRun):
@@ -139,33 +144,28 @@ async def run_body(
         relay._watched = task
         if body_signal._aborted:  # aborted while the first step ran
             relay.watch()
-        if direct:  # awaited by dispatch itself: it cannot be left in flight
-            pass
-        elif call.run is None:  # in flight: dispatch stops it if the waterfall ends first
-            call.run = relay
-        else:
-            _also_in_flight(call, relay)
+        if not direct:  # in flight: dispatch stops it if the waterfall ends first
+            call.run = relay  # the call's one base in flight (`overlapping_next`)
         try:
             await settle
         except asyncio.CancelledError as exc:
             # The settle future is private: a cancellation here is the awaiter's, by construction
             # (one requested before execute() and delivered now included). Recorded where it
-            # lands, so dispatch knows it for its own when it leaves the waterfall.
+            # lands — with the task it landed in, which is the caller's only if it runs the
+            # call's dispatch (not a task a wrapper spawned for next()) — so dispatch knows it
+            # for its own when it leaves the waterfall.
             body_signal._abort(AbortError())  # also if the body just ended: it ends aborted
             relay.watch()
             cancelled = call.landed = await _drain(task, loop, exc)
+            call.landed_in = _current_task()
         except GeneratorExit:  # closed mid-body: nothing can be awaited now
             body_signal._abort(AbortError())
             relay.watch()
             if relay.started:
                 call.body_invoked = True
             raise
-        if direct:
-            pass
-        elif call.run is relay:
+        if call.run is relay:  # not taken by dispatch meanwhile (`quiesce`)
             call.run = None
-        elif call.runs is not None and relay in call.runs:
-            call.runs.remove(relay)
     if relay.started:  # sticky: a body of this call ran
         call.body_invoked = True
     try:  # what the body ended with (marks an exception as retrieved)
@@ -198,32 +198,44 @@ async def _drain(
     return cancelled
 
 
-def _also_in_flight(call: Call, relay: Relay) -> None:
-    """A second base in flight at once (a wrapper running `next()` concurrently)."""
-    if call.runs is None:
-        call.runs = [relay]
-    else:
-        call.runs.append(relay)
+def overlapping_next(call: Call) -> RuntimeError:
+    """The error a `next()` raises when it would start a second base while the call's one base is
+    in flight (`asyncio.gather(next(), next())`, a `next()` in a task of its own beside another):
+    it starts nothing. It names the call's `tools/execute` wrappers (any of them may hold the
+    `next`) and what to do."""
+    wrappers = call.listeners.get("tools/execute") or ()
+    names = [_listener_name(wrapper) for wrapper in wrappers]
+    who = (
+        f"tools/execute wrapper {names[0]}"
+        if len(names) == 1
+        else f"a tools/execute wrapper (one of {', '.join(names)})"
+    )
+    return RuntimeError(
+        f'{who} called next() while an earlier next() of the same call (tool "{call.name}", '
+        f"call {call.call_id}) was still running: a call runs at most one body at a time, so "
+        f"await the earlier next() before calling it again"
+    )
 
 
-def _in_flight(call: Call) -> list[Relay]:
-    """Every base still in flight, now owned by the caller (the call forgets them)."""
-    runs = [] if call.run is None else [call.run]
-    if call.runs is not None:
-        runs.extend(call.runs)
+def _listener_name(listener: object) -> str:
+    module = getattr(listener, "__module__", None)
+    name = getattr(listener, "__qualname__", None)
+    if not isinstance(name, str):
+        return repr(listener)
+    return name if not isinstance(module, str) else f"{module}.{name}"
+
+
+def abort_in_flight(call: Call) -> Relay | None:
+    """Abort the call's base still in flight, if any (its body stops on its own signal), and
+    take it (the call forgets it)."""
+    run = call.run
+    if run is None:
+        return None
     call.run = None
-    call.runs = None
-    return runs
-
-
-def abort_in_flight(call: Call) -> list[Relay]:
-    """Abort every body still in flight (each stops on its own signal), and take them."""
-    runs = _in_flight(call)
-    for run in runs:
-        run.abort(AbortError())
-        if run.started:
-            call.body_invoked = True
-    return runs
+    run.abort(AbortError())
+    if run.started:
+        call.body_invoked = True
+    return run  # type: ignore[no-any-return]
 
 
 async def quiesce(call: Call, escaped: BaseException | None) -> BaseException | None:
@@ -232,7 +244,8 @@ async def quiesce(call: Call, escaped: BaseException | None) -> BaseException | 
     Cancellations of the awaiting task meanwhile land on a private waiter — the caller's by
     construction: the newest is returned (chained to what escaped before), to be raised."""
     loop = _running_loop()
-    for run in abort_in_flight(call):
+    run = abort_in_flight(call)
+    if run is not None:
         task = run.task
         while not task.done():
             try:
@@ -243,6 +256,7 @@ async def quiesce(call: Call, escaped: BaseException | None) -> BaseException | 
                     if exc.__context__ is None:
                         exc.__context__ = escaped
                     escaped = call.landed = exc
+                    call.landed_in = _current_task()  # dispatch's own task
         if run.started:
             call.body_invoked = True
     return escaped

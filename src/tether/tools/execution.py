@@ -195,12 +195,14 @@ class Call:
     run: Any = None
     """The base in flight whose body has not settled (the pipeline's relay), None when none:
     when the `tools/execute` waterfall ends with one still in flight (a shielded `next()`, one
-    run in a task of its own), dispatch aborts its body and waits for it before the result."""
-    runs: list[Any] | None = None
-    """More bases in flight at once (a wrapper running `next()` concurrently); rarely made."""
+    run in a task of its own), dispatch aborts its body and waits for it before the result.
+    There is never more than one: a `next()` while one runs (stage `BODY`) starts nothing."""
     landed: BaseException | None = None
     """The awaiting task's cancellation that landed on the pipeline's private settle future
     (the caller's by construction, even one requested before `execute()`)."""
+    landed_in: object = None
+    """The task `landed` was delivered to: the caller's only if it is the task that runs the
+    call's dispatch (a base awaited in a task a wrapper spawned gets that task's own)."""
     interrupted: bool = False
     """The caller's cancellation of the awaiting task reached the pipeline (every wrapper scope
     let it through): treated like a caller abort."""

@@ -26,7 +26,11 @@ between the caller and the body (a wrapper's `asyncio.timeout`, `signal.cancels(
 scope, the caller's own) sees its own cancellation in order, exactly as around a plain coroutine:
 a wrapper's scope that catches its own turns it into its own result, and one that belongs further
 out goes on up. When it leaves the pipeline, the one result is published from `call.outcome`
-(superseded: it is a caller abort) and the `CancelledError` propagates. Cancellation is level-
+(superseded: it is a caller abort) and the `CancelledError` propagates. A cancellation requested
+before `execute()` and not yet delivered (the task's `cancelling()` is already raised when the
+call is created) is delivered at its entry, before any listener or body starts: the call is
+`ABORTED_BEFORE_DISPATCH` and the cancellation is raised — never left to land in a listener or
+wrapper where it could not be told from one the listener raised itself. Cancellation is level-
 triggered, as in Trio and AnyIO: a listener that swallows a cancellation of the awaiting task
 (its `cancelling()` count stays raised) does not end it — the body is not started (`next()`
 raises it again) and the call raises it again at the end of its stage, after its result is
@@ -39,7 +43,11 @@ The `tools/execute` waterfall's base is bound to the call: a base whose body has
 recorded on it, and when the waterfall returns or raises with one still in flight dispatch
 stops it and waits for it to settle before the result is built (`tools.body_run`); a base that
 ends after the waterfall did writes nothing to the call, and a `next()` called after the
-waterfall ended starts nothing (`ABORTED_BEFORE_DISPATCH`, for its caller only). A
+waterfall ended starts nothing (`ABORTED_BEFORE_DISPATCH`, for its caller only). A call has at
+most one base in flight: a `next()` started while another base of the call runs (stage `BODY`:
+`asyncio.gather(next(), next())`) starts nothing and raises a `RuntimeError` naming the
+wrappers (`tools.body_run.overlapping_next`); a retry after the earlier `next()` returned runs
+the base again (spec §7.3). A
 `BaseException` while publishing (from `finalize_content` or an observer) is raised once every
 observer has seen the one result.
 
@@ -58,6 +66,7 @@ import inspect
 import json
 import sys
 from asyncio import current_task as _current_task
+from asyncio import sleep as _sleep
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -71,7 +80,7 @@ from ..kernel.agent_scope import AgentScope
 from ..kernel.events import EventTable, Listener, waterfall
 from .approval import ApprovalRequest
 from .body import HEADROOM, is_fatal
-from .body_run import Relay, abort_in_flight, quiesce, run_body
+from .body_run import Relay, abort_in_flight, overlapping_next, quiesce, run_body
 from .decisions import Accept, Allow, Ask, Deny
 from .definition import ToolDefinition
 from .errors import ToolNotFoundError
@@ -211,6 +220,8 @@ class Pipeline:
         try:
             if early is not None:
                 return publish(call, early)
+            if call.cancel_baseline:  # a cancellation may be requested and not yet delivered:
+                await _sleep(0)  # delivered here, before anything of the call starts (ABD)
             if self._live_guards or _PRE in call.listeners:
                 reached = await self._policy(call)
             elif call.caller_signal._aborted or call.interrupted:
@@ -298,7 +309,15 @@ class Pipeline:
         prepared = self.create(input)
         if prepared.kind != "dispatch":
             return prepared
-        return await self.policy(prepared.call)
+        call = prepared.call
+        if call.cancel_baseline:  # a cancellation requested before: delivered before policy
+            try:
+                await _sleep(0)
+            except asyncio.CancelledError:  # the caller never sees this call: its one result
+                call.interrupted = True
+                publish(call, aborted_before_dispatch_result())
+                raise
+        return await self.policy(call)
 
     # -- policy --------------------------------------------------------------------------------
 
@@ -447,9 +466,11 @@ class Pipeline:
         wrapper swallowed before delegating is raised from here without starting the body.
         `direct` (`_DIRECT`) when dispatch awaits it itself (no wrappers): nothing can leave it
         in flight; a wrapper's `next()` passes nothing (it takes no arguments)."""
-        if not direct:  # a wrapper's next(): the waterfall may have ended
+        if not direct:  # a wrapper's next(): the waterfall may have ended, or a base may run
             stage = call.stage
-            if stage is not DISPATCH and stage is not BODY:
+            if stage is not DISPATCH:
+                if stage is BODY:  # the call's one base in flight: this one starts nothing
+                    raise overlapping_next(call)
                 return aborted_before_dispatch_result()  # a kept next(): it starts nothing
         wrapper_signal = call.signal
         caller_signal = call.caller_signal

@@ -72,9 +72,12 @@ def stopped(call: Call) -> ToolExecutionResult:
 def dispatch_escaped(call: Call, exc: BaseException) -> Reached:
     """What an exception leaving the `tools/execute` waterfall makes of the dispatch: the
     caller's cancellation goes on (the one it requested, or one that landed on the pipeline's
-    own waiters), a `KeyboardInterrupt`/`SystemExit` goes on, anything else is a failure."""
+    own waiters in this task), a `KeyboardInterrupt`/`SystemExit` goes on, anything else is a
+    failure — a `CancelledError` of another task (a wrapper's spawned `next()` it cancelled,
+    re-raised) included: nobody cancelled the caller."""
     if isinstance(exc, asyncio.CancelledError):
-        if exc is call.landed or being_cancelled(call):  # every wrapper scope let it through
+        landed = exc is call.landed and call.landed_in is _current_task()
+        if landed or being_cancelled(call):  # every wrapper scope let it through
             call.interrupted = True
             if call.outcome is not None:  # the base's raw result: add what dispatch would
                 call.outcome = with_deferred(call, call.outcome)
