@@ -38,6 +38,12 @@ def tool_result(server: ScriptedModelServer) -> object:
     return message["content"]
 
 
+def offered(server: ScriptedModelServer, index: int = 0) -> list[str]:
+    """The tool names the model was sent in request `index`."""
+    body = server.requests[index].body
+    return sorted(tool["function"]["name"] for tool in body.get("tools") or ())
+
+
 def system_prompt(server: ScriptedModelServer) -> str:
     (message,) = [m for m in server.requests[0].messages if m["role"] == "system"]
     content = message["content"]
@@ -209,6 +215,73 @@ async def test_tools_denies_the_tools_not_listed(cli: Cli, server: ScriptedModel
 
     assert done.code == 0
     assert tool_result(server) == 'Error: denied by permission rule "bash"'
+
+
+async def test_tools_sends_the_model_only_the_schemas_of_the_tools_listed(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    server.push(text_reply("ok"))
+
+    done = await cli.run("run", "--tools", "Read,Grep", "list")
+
+    assert done.code == 0
+    assert offered(server) == ["grep", "read"]
+
+
+async def test_tools_empty_sends_the_model_no_tools(cli: Cli, server: ScriptedModelServer) -> None:
+    server.push(text_reply("ok"))
+
+    done = await cli.run("run", "--tools", "", "list")
+
+    assert done.code == 0
+    assert offered(server) == []
+
+
+async def test_a_tool_disallowed_by_name_is_not_sent_to_the_model(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    server.push(text_reply("ok"))
+
+    done = await cli.run("run", "--disallowedTools", "Bash,WebFetch", "list")
+
+    assert done.code == 0
+    assert "bash" not in offered(server)
+    assert "web_fetch" not in offered(server)
+    assert "read" in offered(server)
+
+
+async def test_a_disallowed_rule_with_a_pattern_keeps_the_tool_offered(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    server.push(text_reply("ok"))
+
+    done = await cli.run("run", "--disallowedTools", "Bash(rm:*)", "list")
+
+    assert done.code == 0
+    assert "bash" in offered(server)
+
+
+async def test_a_settings_deny_naming_a_whole_tool_keeps_it_from_the_model(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    server.push(text_reply("ok"))
+    settings = json.dumps({"permissions": {"deny": ["Edit"]}})
+
+    done = await cli.run("run", "--settings", settings, "list")
+
+    assert done.code == 0
+    assert [t for t in offered(server) if t in ("edit", "write", "read")] == ["read"]
+
+
+async def test_the_init_record_lists_only_the_tools_offered(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    server.push(text_reply("ok"))
+
+    done = await cli.run("-p", "--output-format", "stream-json", "--tools", "Bash", "hi")
+
+    init = json.loads(done.stdout.splitlines()[0])
+    assert (init["subtype"], init["tools"]) == ("init", ["Bash"])
 
 
 async def test_strict_mcp_config_mounts_only_the_given_servers(
