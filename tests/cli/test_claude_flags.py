@@ -149,6 +149,38 @@ async def test_add_dir_lets_the_read_tool_read_another_directory(
     assert "from the other directory" in str(tool_result(server))
 
 
+async def test_add_dir_lets_the_write_tool_and_bash_write_in_another_directory(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    other = cli.work.parent / "other"
+    other.mkdir()
+    write = ("t1", "write", json.dumps({"file_path": str(other / "w.txt"), "content": "w\n"}))
+    touch = ("t2", "bash", json.dumps({"command": f"touch {other}/b.txt", "description": "d"}))
+    server.push(tool_calls_reply(write, touch), text_reply("done"))
+
+    done = await cli.run("run", "--yolo", "--add-dir", str(other), "write there")
+
+    assert (done.code, done.stdout) == (0, "done\n")
+    assert (other / "w.txt").read_text() == "w\n"
+    assert (other / "b.txt").exists()
+
+
+async def test_add_dir_keeps_the_protected_paths_of_the_directory_read_only(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    other = cli.work.parent / "other"
+    (other / ".claude").mkdir(parents=True)
+    target = other / ".claude" / "settings.json"
+    write = ("t1", "write", json.dumps({"file_path": str(target), "content": "{}"}))
+    server.push(tool_calls_reply(write), text_reply("refused"))
+
+    done = await cli.run("run", "--yolo", "--add-dir", str(other), "write there")
+
+    assert done.code == 0
+    assert "is protected by the sandbox" in str(tool_result(server))
+    assert not target.exists()
+
+
 async def test_without_add_dir_the_other_directory_is_refused(
     cli: Cli, server: ScriptedModelServer
 ) -> None:
@@ -179,6 +211,24 @@ async def test_additional_directories_in_settings_are_readable(
 
     assert done.code == 0
     assert "from the other directory" in str(tool_result(server))
+
+
+async def test_additional_directories_in_settings_are_writable(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    other = cli.work.parent / "other"
+    other.mkdir()
+    (cli.work / ".claude").mkdir()
+    (cli.work / ".claude" / "settings.json").write_text(
+        json.dumps({"permissions": {"additionalDirectories": ["../other"]}})
+    )
+    write = ("t1", "write", json.dumps({"file_path": str(other / "w.txt"), "content": "w\n"}))
+    server.push(tool_calls_reply(write), text_reply("written"))
+
+    done = await cli.run("run", "--yolo", "write it")
+
+    assert (done.code, done.stdout) == (0, "written\n")
+    assert (other / "w.txt").read_text() == "w\n"
 
 
 async def test_settings_as_a_json_string_applies_its_deny_rules(
