@@ -502,6 +502,15 @@ class Agent:
             else:
                 booted.loop.llm = self._pick_model(booted.ctx, booted, model)
 
+    async def end_session(self, reason: str) -> None:
+        """Announce the end of the current session now (`agent/session-end`: the hooks'
+        SessionEnd) with `reason` — Claude Code's `prompt_input_exit` when the user left the
+        chat at its prompt; closing the agent afterwards announces nothing more ("other" is what
+        a close alone says). Nothing when no turn started the session. Waits for a running
+        turn."""
+        async with self._slot() as booted:
+            await booted.loop.end_session(reason, signal=self._closing.signal)
+
     async def new_session(self) -> SessionLog:
         """Continue in a new, empty session with the same settings (the old log is closed);
         returns it. Waits for a running turn."""
