@@ -132,7 +132,7 @@ async def test_add_dir_lets_the_model_read_a_directory_outside_the_workspace(
     terminal = await open_chat(cli)
     try:
         terminal.send(b"/add-dir ../shared\r")
-        await terminal.expect("the model may read files under", timeout_s=WAIT)
+        await terminal.expect("the model may read and write files under", timeout_s=WAIT)
         await terminal.expect("›", timeout_s=WAIT)
         await say(terminal, "read the shared note", "read it")
         terminal.send(b"/status\r")
@@ -144,6 +144,28 @@ async def test_add_dir_lets_the_model_read_a_directory_outside_the_workspace(
     (result,) = tool_texts(server.requests[1].messages)
     assert "the shared note" in result
     assert "FS_SANDBOX_DENIED" not in result
+
+
+async def test_add_dir_lets_the_model_write_a_file_in_the_added_directory(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    shared = cli.work.parent / "shared"
+    shared.mkdir()
+    target = shared / "new.txt"
+    server.push(
+        tool_calls_reply(call("t1", "write", file_path=str(target), content="written\n")),
+        text_reply("wrote it"),
+    )
+    terminal = await open_chat(cli, "--permission-mode", "acceptEdits")
+    try:
+        terminal.send(b"/add-dir ../shared\r")
+        await terminal.expect("the model may read and write files under", timeout_s=WAIT)
+        await terminal.expect("›", timeout_s=WAIT)
+        await say(terminal, "write the note", "wrote it")
+        await leave(terminal)
+    finally:
+        await terminal.aclose()
+    assert target.read_text() == "written\n"
 
 
 async def test_init_asks_the_model_to_write_claude_md_and_the_replay_shows_init(

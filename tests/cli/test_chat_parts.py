@@ -1,4 +1,4 @@
-"""The pure parts of `tether chat`: diffs, path completion, Markdown block cuts, call targets,
+"""The pure parts of `tether chat`: diffs, path completion, call targets,
 the compaction threshold and the approval answers (deny with a reason)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from tether.agent.session import SessionStore
 from tether.cli.approval import _parse
 from tether.cli.chat.diff import proposed_diff
 from tether.cli.chat.input import path_candidates
-from tether.cli.chat.status import _block_end, call_target, format_duration
+from tether.cli.chat.status import call_target, format_duration
 from tether.kernel import Context
 from tether.plugins.approval import Approval, ApprovalAnswer, ApprovalQuestion, Rejection
 from tether.plugins.fs import plugin as fs_plugin
@@ -51,12 +51,6 @@ def test_path_completion_lists_matching_entries_and_marks_folders(tmp_path: Path
     assert path_candidates(tmp_path, "s") == ["setup.cfg", "src/"]
     assert path_candidates(tmp_path, "src/a") == ["src/app.py"]
     assert path_candidates(tmp_path, ".") == [".secret"]
-
-
-def test_markdown_is_cut_after_the_last_blank_line_outside_a_fence() -> None:
-    assert _block_end("para one\n\npara tw") == len("para one\n\n")
-    assert _block_end("```\ncode\n\nmore") == 0
-    assert _block_end("```\ncode\n```\ntail") == len("```\ncode\n```\n")
 
 
 def test_a_call_names_its_target() -> None:

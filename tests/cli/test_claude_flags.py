@@ -38,6 +38,12 @@ def tool_result(server: ScriptedModelServer) -> object:
     return message["content"]
 
 
+def offered(server: ScriptedModelServer, index: int = 0) -> list[str]:
+    """The tool names the model was sent in request `index`."""
+    body = server.requests[index].body
+    return sorted(tool["function"]["name"] for tool in body.get("tools") or ())
+
+
 def system_prompt(server: ScriptedModelServer) -> str:
     (message,) = [m for m in server.requests[0].messages if m["role"] == "system"]
     content = message["content"]
@@ -143,6 +149,38 @@ async def test_add_dir_lets_the_read_tool_read_another_directory(
     assert "from the other directory" in str(tool_result(server))
 
 
+async def test_add_dir_lets_the_write_tool_and_bash_write_in_another_directory(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    other = cli.work.parent / "other"
+    other.mkdir()
+    write = ("t1", "write", json.dumps({"file_path": str(other / "w.txt"), "content": "w\n"}))
+    touch = ("t2", "bash", json.dumps({"command": f"touch {other}/b.txt", "description": "d"}))
+    server.push(tool_calls_reply(write, touch), text_reply("done"))
+
+    done = await cli.run("run", "--yolo", "--add-dir", str(other), "write there")
+
+    assert (done.code, done.stdout) == (0, "done\n")
+    assert (other / "w.txt").read_text() == "w\n"
+    assert (other / "b.txt").exists()
+
+
+async def test_add_dir_keeps_the_protected_paths_of_the_directory_read_only(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    other = cli.work.parent / "other"
+    (other / ".claude").mkdir(parents=True)
+    target = other / ".claude" / "settings.json"
+    write = ("t1", "write", json.dumps({"file_path": str(target), "content": "{}"}))
+    server.push(tool_calls_reply(write), text_reply("refused"))
+
+    done = await cli.run("run", "--yolo", "--add-dir", str(other), "write there")
+
+    assert done.code == 0
+    assert "is protected by the sandbox" in str(tool_result(server))
+    assert not target.exists()
+
+
 async def test_without_add_dir_the_other_directory_is_refused(
     cli: Cli, server: ScriptedModelServer
 ) -> None:
@@ -173,6 +211,24 @@ async def test_additional_directories_in_settings_are_readable(
 
     assert done.code == 0
     assert "from the other directory" in str(tool_result(server))
+
+
+async def test_additional_directories_in_settings_are_writable(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    other = cli.work.parent / "other"
+    other.mkdir()
+    (cli.work / ".claude").mkdir()
+    (cli.work / ".claude" / "settings.json").write_text(
+        json.dumps({"permissions": {"additionalDirectories": ["../other"]}})
+    )
+    write = ("t1", "write", json.dumps({"file_path": str(other / "w.txt"), "content": "w\n"}))
+    server.push(tool_calls_reply(write), text_reply("written"))
+
+    done = await cli.run("run", "--yolo", "write it")
+
+    assert (done.code, done.stdout) == (0, "written\n")
+    assert (other / "w.txt").read_text() == "w\n"
 
 
 async def test_settings_as_a_json_string_applies_its_deny_rules(
@@ -209,6 +265,73 @@ async def test_tools_denies_the_tools_not_listed(cli: Cli, server: ScriptedModel
 
     assert done.code == 0
     assert tool_result(server) == 'Error: denied by permission rule "bash"'
+
+
+async def test_tools_sends_the_model_only_the_schemas_of_the_tools_listed(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    server.push(text_reply("ok"))
+
+    done = await cli.run("run", "--tools", "Read,Grep", "list")
+
+    assert done.code == 0
+    assert offered(server) == ["grep", "read"]
+
+
+async def test_tools_empty_sends_the_model_no_tools(cli: Cli, server: ScriptedModelServer) -> None:
+    server.push(text_reply("ok"))
+
+    done = await cli.run("run", "--tools", "", "list")
+
+    assert done.code == 0
+    assert offered(server) == []
+
+
+async def test_a_tool_disallowed_by_name_is_not_sent_to_the_model(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    server.push(text_reply("ok"))
+
+    done = await cli.run("run", "--disallowedTools", "Bash,WebFetch", "list")
+
+    assert done.code == 0
+    assert "bash" not in offered(server)
+    assert "web_fetch" not in offered(server)
+    assert "read" in offered(server)
+
+
+async def test_a_disallowed_rule_with_a_pattern_keeps_the_tool_offered(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    server.push(text_reply("ok"))
+
+    done = await cli.run("run", "--disallowedTools", "Bash(rm:*)", "list")
+
+    assert done.code == 0
+    assert "bash" in offered(server)
+
+
+async def test_a_settings_deny_naming_a_whole_tool_keeps_it_from_the_model(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    server.push(text_reply("ok"))
+    settings = json.dumps({"permissions": {"deny": ["Edit"]}})
+
+    done = await cli.run("run", "--settings", settings, "list")
+
+    assert done.code == 0
+    assert [t for t in offered(server) if t in ("edit", "write", "read")] == ["read"]
+
+
+async def test_the_init_record_lists_only_the_tools_offered(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    server.push(text_reply("ok"))
+
+    done = await cli.run("-p", "--output-format", "stream-json", "--tools", "Bash", "hi")
+
+    init = json.loads(done.stdout.splitlines()[0])
+    assert (init["subtype"], init["tools"]) == ("init", ["Bash"])
 
 
 async def test_strict_mcp_config_mounts_only_the_given_servers(

@@ -63,7 +63,13 @@ from ..tools.execution import ToolExecution, ToolExecutionInput
 from ..tools.results import ToolExecutionResult, UserMessage, user_message
 from ..tools.slow_stop import SLOW_STOP, SlowStop
 from .boot import SandboxChoice, start
-from .claude_options import ClaudeOptions, Scratch, apply_after_boot, builtin_overrides
+from .claude_options import (
+    ClaudeOptions,
+    Scratch,
+    added_directories,
+    apply_after_boot,
+    builtin_overrides,
+)
 from .compaction import Compacted
 from .compactor import Compactor, overflowed
 from .events import (
@@ -352,6 +358,7 @@ class Agent:
                 else scratch.file_for(options.settings, "--settings")
             )
             mcp_files = [scratch.file_for(value, "--mcp-config") for value in options.mcp_config]
+            directories = added_directories(options, self._cwd, settings_file)
             ctx = await start(
                 cwd=self._cwd,
                 config_paths=None if self._config is None else [self._config],
@@ -359,7 +366,8 @@ class Agent:
                 home=home,
                 builtins=self._builtins,
                 sandbox=self._sandbox,
-                overrides=builtin_overrides(options, self._cwd, settings_file, mcp_files),
+                added_dirs=directories,
+                overrides=builtin_overrides(options, settings_file, mcp_files, directories),
             )
         except BaseException:
             scratch.close()
@@ -493,6 +501,15 @@ class Agent:
                 )
             else:
                 booted.loop.llm = self._pick_model(booted.ctx, booted, model)
+
+    async def end_session(self, reason: str) -> None:
+        """Announce the end of the current session now (`agent/session-end`: the hooks'
+        SessionEnd) with `reason` — Claude Code's `prompt_input_exit` when the user left the
+        chat at its prompt; closing the agent afterwards announces nothing more ("other" is what
+        a close alone says). Nothing when no turn started the session. Waits for a running
+        turn."""
+        async with self._slot() as booted:
+            await booted.loop.end_session(reason, signal=self._closing.signal)
 
     async def new_session(self) -> SessionLog:
         """Continue in a new, empty session with the same settings (the old log is closed);

@@ -189,6 +189,7 @@ async def start(
     builtins: bool = True,
     without: frozenset[str] = frozenset(),
     sandbox: SandboxChoice | None = None,
+    added_dirs: Sequence[str] = (),
     overrides: Mapping[str, Mapping[str, object]] | None = None,
 ) -> Context:
     """A root context with the built-ins and the configured plugins mounted. `config_paths`
@@ -198,7 +199,10 @@ async def start(
     to leave out (the Temporal worker has no in-process agent loop for `subagents`).
     `sandbox` (`--sandbox`, `Agent(sandbox=...)`) overrides the files' `sandbox:`
     (`sandbox_settings`); the result is the shell's, also when a config file reconfigures the
-    shell without naming one. `overrides` go over the built-ins' config (`builtin_entries`).
+    shell without naming one. `added_dirs` (absolute: `--add-dir`, `additionalDirectories`)
+    are writable roots of that sandbox besides its own (a config file's shell entry that names
+    its own sandbox keeps it, and then writes there are refused). `overrides` go over the
+    built-ins' config (`builtin_entries`).
 
     Raises `tether.kernel.ConfigError` (one line) for any bad config, `ValueError` for a bad
     `sandbox`.
@@ -211,6 +215,9 @@ async def start(
         paths = default_config_paths(cwd)
     config = load_config(paths)
     settings = sandbox_settings(config, sandbox)
+    if added_dirs:
+        roots = tuple(dict.fromkeys((*settings.writable_roots, *added_dirs)))
+        settings = settings.model_copy(update={"writable_roots": roots})
     config = _with_shell_sandbox(config, settings, forced=sandbox is not None)
     ctx = Context()
     entries = builtin_entries(

@@ -4,15 +4,18 @@ settings file, added directories and MCP config files (`--disallowedTools`, `--t
 the same).
 
 Owns `ClaudeOptions` (the data), `Scratch` (where a JSON string given for `--settings` or
-`--mcp-config` is written as a file, removed with the agent), `builtin_overrides` (what the
-options change in the built-in plugins' config before the boot: the `fs` plugin may read the added
-directories — and those of the settings files' `permissions.additionalDirectories` —, the hook
-bridge reads the explicit settings file, the `mcp` plugin the config files) and `apply_after_boot`
-(what is applied to the booted services, so that it fails closed when a configuration replaced
-the plugin: deny rules, the tool set and the settings file's rules and `defaultMode`).
+`--mcp-config` is written as a file, removed with the agent), `added_directories` (`--add-dir`
+and the settings files' `permissions.additionalDirectories`), `builtin_overrides` (what the
+options change in the built-in plugins' config before the boot: the `fs` plugin reaches the added
+directories, the hook bridge reads the explicit settings file, the `mcp` plugin the config files)
+and `apply_after_boot` (what is applied to the booted services, so that it fails closed when a
+configuration replaced the plugin: deny rules, the tool set and the settings file's rules and
+`defaultMode`).
 
-An added directory is readable by the file tools, never writable by them (the `fs` plugin's
-`readable` roots), and the sandbox boundary of commands is unchanged.
+An added directory grants what the workspace grants, as in Claude Code: the file tools read it,
+and it is one of the sandbox's writable roots (`tether.agent.boot.start`'s `added_dirs`), so
+`write`/`edit` and commands may write there — except its protected paths (`.git`, `.claude/`,
+`tether.yml`, ...), read-only as in every writable root, and nothing in `read-only`.
 """
 
 from __future__ import annotations
@@ -28,7 +31,13 @@ from ..plugins.hooks.names import ToolNames
 from ..plugins.hooks.settings import claude_settings_paths, load_settings, settings_error
 from ..plugins.permissions import Permissions
 
-__all__ = ["ClaudeOptions", "Scratch", "apply_after_boot", "builtin_overrides"]
+__all__ = [
+    "ClaudeOptions",
+    "Scratch",
+    "added_directories",
+    "apply_after_boot",
+    "builtin_overrides",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,24 +103,36 @@ def _additional_directories(paths: list[Path], cwd: Path) -> list[str]:
     return found
 
 
-def builtin_overrides(
-    options: ClaudeOptions, cwd: Path, settings_file: Path | None, mcp_files: list[Path]
-) -> dict[str, dict[str, object]]:
-    """Config for the built-in plugins (lists extend the built-in's, see `tether.agent.boot`).
-    Raises ConfigError for a settings file that cannot be used."""
+def added_directories(
+    options: ClaudeOptions, cwd: Path, settings_file: Path | None
+) -> tuple[str, ...]:
+    """The real paths of `--add-dir` and of the settings files' (the explicit one included)
+    `permissions.additionalDirectories`, each once. Raises ConfigError for an `--add-dir` that
+    is not a directory or a settings file that cannot be used."""
     settings = claude_settings_paths(cwd)
     if settings_file is not None:
         if not settings_file.is_file():
             raise ConfigError(f"--settings: {settings_file} is not a file")
         settings.append(settings_file)
-    readable = [str((cwd / d).resolve()) for d in options.add_dirs]
-    for directory in readable:
+    added = [str((cwd / d).resolve()) for d in options.add_dirs]
+    for directory in added:
         if not os.path.isdir(directory):
             raise ConfigError(f"--add-dir: {directory} is not a directory")
-    readable += _additional_directories(settings, cwd)
+    added += _additional_directories(settings, cwd)
+    return tuple(dict.fromkeys(added))
+
+
+def builtin_overrides(
+    options: ClaudeOptions,
+    settings_file: Path | None,
+    mcp_files: list[Path],
+    directories: tuple[str, ...],
+) -> dict[str, dict[str, object]]:
+    """Config for the built-in plugins (lists extend the built-in's, see `tether.agent.boot`);
+    `directories` are `added_directories`."""
     overrides: dict[str, dict[str, object]] = {}
-    if readable:
-        overrides["fs"] = {"readable": list(dict.fromkeys(readable))}
+    if directories:
+        overrides["fs"] = {"directories": list(directories)}
     if settings_file is not None:
         overrides["hooks-claude-code"] = {"config_path": [str(settings_file)]}
     if mcp_files or options.strict_mcp_config:

@@ -84,7 +84,7 @@ class Compactor:
                 loop.llm,
                 messages,
                 system=settings.system_prompt or default_system_prompt(settings.cwd),
-                tools=loop.tools.schemas(loop),
+                tools=loop.offered_tools(),
                 focus=focus,
                 signal=signal,
             )

@@ -76,6 +76,7 @@ from .llm.service import Llm, RetryNotice
 from .messages import ReasoningDelta as ReasoningChunk
 from .messages import StreamChunk, TokenUsage, failure_to_json
 from .messages import TextDelta as TextChunk
+from .offered import offered
 from .scheduler import DispatchMarks, StepRecorder, ToolCallRequest, execute_tool_calls
 from .session import SessionLog, SessionWriteFailed
 from .session.events import LLM_RETRY, LLM_RETRY_STARTED, REQUEST_CONTEXT, REQUEST_HEADER
@@ -492,6 +493,10 @@ class AgentLoop:
         sections: list[str] = provider.sections(self)  # type: ignore[attr-defined]
         return "\n\n".join([base, *(section for section in sections if section)])
 
+    def offered_tools(self) -> list[dict[str, JsonValue]]:
+        """The tool schemas the model is sent (`tether.agent.offered`)."""
+        return offered(self.tools.schemas(self), self._ctx)
+
     async def _step(self, turn: int, step: int, signal: AbortSignal) -> tuple[str, str]:
         session = self.session
         if self._ctx is not None:
@@ -499,7 +504,7 @@ class AgentLoop:
         request = LlmRequest(
             messages=session.messages(),
             system=self._system_prompt(),
-            tools=self.tools.schemas(self),
+            tools=self.offered_tools(),
             model=self.llm.model,
             max_tokens=self.settings.max_tokens,
             session_id=session.id,

@@ -275,8 +275,9 @@ def _parser(command: Command) -> _Parser:
         default=[],
         type=Path,
         metavar="DIR",
-        help="Another directory the file tools may read (repeatable; "
-        "permissions.additionalDirectories in settings too).",
+        help="Another directory the model may read and write as the working directory, "
+        "under the same sandbox (repeatable; permissions.additionalDirectories in settings "
+        "too).",
     )
     add(
         "--mcp-config",

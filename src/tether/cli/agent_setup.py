@@ -79,7 +79,7 @@ def run_info(agent: Agent, cwd: Path, flags: AgentFlags) -> RunInfo:
     permissions = ctx.get("permissions")
     listing = getattr(ctx.get("mcp"), "servers", None)  # the mcp plugin, not imported here
     servers = listing() if callable(listing) else []
-    tools = [str(schema["name"]) for schema in loop.tools.schemas(loop)]
+    tools = [str(schema["name"]) for schema in loop.offered_tools()]
     route = getattr(agent.llm.transport, "route", None)
     key_source = "none"
     if isinstance(route, LlmRoute) and route.api_key is not None:

@@ -16,9 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from tether.plugins.fs.errors import FsError
-from tether.plugins.fs.local import LocalFileSystem
-
 from .conftest import Harness, mount, text_of
 
 
@@ -103,36 +100,3 @@ async def test_a_sibling_whose_name_starts_the_same_is_refused(fs: Harness, tmp_
     failure = await fs.fail("read", file_path=str(other))
 
     assert failure.code == "FS_SANDBOX_DENIED"
-
-
-async def test_a_directory_added_later_is_readable_and_still_not_writable(
-    tmp_path: Path,
-) -> None:
-    work, shared = tmp_path / "work", tmp_path / "shared"
-    work.mkdir()
-    shared.mkdir()
-    (shared / "note.txt").write_text("shared\n")
-    harness = await mount(work)
-    try:
-        refused = await harness.fail("read", file_path=str(shared / "note.txt"))
-        assert refused.code == "FS_SANDBOX_DENIED"
-        seam = harness.ctx.get("fs")
-        assert isinstance(seam, LocalFileSystem)
-        assert seam.add_readable("../shared") == str(shared.resolve())
-        read = await harness.ok("read", file_path=str(shared / "note.txt"))
-        assert "1: shared" in text_of(read)
-        written = await harness.fail("write", file_path=str(shared / "note.txt"), content="x")
-        assert written.code == "FS_SANDBOX_DENIED"
-    finally:
-        await harness.ctx.dispose()
-
-
-async def test_adding_a_path_that_is_not_a_directory_is_refused(tmp_path: Path) -> None:
-    harness = await mount(tmp_path)
-    try:
-        seam = harness.ctx.get("fs")
-        assert isinstance(seam, LocalFileSystem)
-        with pytest.raises(FsError, match='"missing" is not a directory'):
-            seam.add_readable("missing")
-    finally:
-        await harness.ctx.dispose()

@@ -290,3 +290,35 @@ def test_a_deny_on_an_mcp_tool_wins_over_an_allow_of_its_server() -> None:
     rules = policy(allow=("mcp__github",), deny=("mcp__github__delete_repo",))
     assert rules.verdict("mcp__github__create_issue", {}).decision == "allow"
     assert rules.verdict("mcp__github__delete_repo", {}).decision == "deny"
+
+
+# -- what the model is offered ---------------------------------------------------------------------
+
+
+def test_a_deny_rule_naming_a_whole_tool_withholds_it_and_its_family() -> None:
+    rules = policy(deny=("Read", "Bash"))
+
+    assert [t for t in ("read", "grep", "glob", "bash", "write") if rules.withholds(t)] == [
+        "read",
+        "grep",
+        "glob",
+        "bash",
+    ]
+
+
+def test_a_deny_rule_with_a_specifier_withholds_nothing() -> None:
+    rules = policy(deny=("Bash(rm:*)", "Read(./secrets/**)"))
+
+    assert not rules.withholds("bash")
+    assert not rules.withholds("read")
+
+
+def test_a_server_wide_mcp_deny_withholds_every_tool_of_that_server() -> None:
+    rules = policy(deny=("mcp__box",))
+
+    assert rules.withholds("mcp__box__echo")
+    assert not rules.withholds("mcp__other__echo")
+
+
+def test_an_ask_rule_naming_a_whole_tool_keeps_it_offered() -> None:
+    assert not policy(ask=("Bash",)).withholds("bash")

@@ -16,8 +16,9 @@ RUNNER = """
 import os, subprocess, sys
 from tether.plugins.sandbox import SandboxPolicy, confine, kernel_support
 workspace, command = sys.argv[1], sys.argv[2]
-jail = confine(["bash", "-c", command], policy=SandboxPolicy(), workspace=workspace,
-               workdir=workspace, support=kernel_support())
+roots = tuple(root for root in sys.argv[3:] if root)
+jail = confine(["bash", "-c", command], policy=SandboxPolicy(writable_roots=roots),
+               workspace=workspace, workdir=workspace, support=kernel_support())
 try:
     done = subprocess.run(jail.argv, pass_fds=jail.pass_fds, env={**os.environ, **jail.env},
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -63,13 +64,17 @@ class Box:
             "GIT_COMMITTER_EMAIL": "t@example.invalid",
         }
 
-    def argv(self, command: str) -> list[str]:
-        return self.user.argv([sys.executable, "-c", RUNNER, str(self.workspace), command])
+    def argv(self, command: str, writable_roots: Sequence[Path] = ()) -> list[str]:
+        roots = [str(root) for root in writable_roots]
+        return self.user.argv([sys.executable, "-c", RUNNER, str(self.workspace), command, *roots])
 
-    def run(self, command: str) -> subprocess.CompletedProcess[str]:
-        """`command` sandboxed in the workspace; stdout holds its stdout and stderr."""
+    def run(
+        self, command: str, writable_roots: Sequence[Path] = ()
+    ) -> subprocess.CompletedProcess[str]:
+        """`command` sandboxed in the workspace (`writable_roots` writable besides it); stdout
+        holds its stdout and stderr."""
         return subprocess.run(
-            self.argv(command),
+            self.argv(command, writable_roots),
             env=self.env(),
             capture_output=True,
             text=True,

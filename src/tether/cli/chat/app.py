@@ -57,6 +57,7 @@ from ..session import (
 from .bashmode import run_shell_line
 from .commands import COMMANDS, run_command
 from .custom import CustomCommand, Loaded, expand, load_commands
+from .idle import idle_delay, idle_notice
 from .input import ChatInput, LineInput, PromptInput, is_terminal, terminal_alive
 from .keys import TurnKeys
 from .mentions import attach_mentions, missing_mentions
@@ -229,6 +230,9 @@ class ChatApp:
         self._prefill = ""
         self._read_any = False
         self._terminal = terminal
+        self._idle_after = idle_delay()
+        self._answered = False
+        """Whether a turn has run: the prompt's idle notification waits for an answer."""
 
     # -- what slash commands use -------------------------------------------------------------
 
@@ -298,13 +302,17 @@ class ChatApp:
             while self.ending.reason is None:
                 self.interrupts.arm(None)
                 prefill, self._prefill = self._prefill, ""
-                line = await self.input.read(prefill)
+                async with idle_notice(agent, self._idle_after if self._answered else None):
+                    line = await self.input.read(prefill)
                 if line is None:
                     if self._terminal and not terminal_alive():
                         self._hung_up()  # EOF or EIO at the prompt: the terminal was closed
+                        break
+                    await self._left_at_prompt()
                     break
                 self._read_any = True
                 if not await self._line(line):
+                    await self._left_at_prompt()
                     break
         except asyncio.CancelledError:
             notice("quit; the session log is closed and balanced")
@@ -319,6 +327,12 @@ class ChatApp:
             )
             return 2
         return 0
+
+    async def _left_at_prompt(self) -> None:
+        """The user ended the chat at the prompt (Ctrl-D, `/exit`): SessionEnd says
+        `prompt_input_exit`, as in Claude Code (a signal or a closed terminal: "other")."""
+        if self.ending.reason is None:
+            await self.agent.end_session("prompt_input_exit")
 
     async def _line(self, line: str) -> bool:
         """Act on one line; False when the chat should end."""
@@ -389,6 +403,7 @@ class ChatApp:
                 result = await agent.run(sent, signal=controller.signal)
         finally:
             self.renderer.end_turn()
+            self._answered = True
         outcome = result.outcome
         if outcome.kind == "aborted":
             notice("turn aborted; tool outcomes are recorded")

@@ -44,9 +44,9 @@ def _sandbox(agent: Agent) -> str:
     return str(describe()) if callable(describe) else "unknown"
 
 
-def _readable(agent: Agent) -> list[str]:
-    readable = getattr(agent.context.get("fs"), "readable", ())
-    return [str(path) for path in readable] if isinstance(readable, tuple) else []
+def _added_dirs(agent: Agent) -> list[str]:
+    added = getattr(agent.context.get("fs"), "directories", ())
+    return [str(path) for path in added] if isinstance(added, tuple) else []
 
 
 def _key_source(provider: str) -> str:
@@ -67,9 +67,9 @@ def show_status(console: Console, agent: Agent) -> None:
     _row(console, "cwd", str(agent.cwd))
     _row(console, "permission mode", _mode(agent))
     _row(console, "sandbox", _sandbox(agent))
-    readable = _readable(agent)
-    if readable:
-        _row(console, "added dirs", ", ".join(readable))
+    added = _added_dirs(agent)
+    if added:
+        _row(console, "added dirs", ", ".join(added))
     window = agent.context_window
     _row(console, "context window", f"{window:,} tokens" if window else "not managed")
     _row(console, "API key", _key_source(provider))

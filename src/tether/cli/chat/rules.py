@@ -5,10 +5,12 @@ session grants; `/permissions add allow|ask|deny RULE` saves the rule to the wor
 `.claude/settings.local.json` (where "don't ask again" saves, read at every start) and applies
 it at once; `/permissions remove allow|ask|deny RULE` takes it out of that file and stops
 applying it — unless the rule is also written elsewhere (another settings file, the tether
-config), which is then named and the rule keeps holding. `/add-dir PATH` lets the model read
-files under PATH for the rest of the chat, as `--add-dir` does (written only in the workspace:
-add it to `permissions.additionalDirectories` to keep it). The rules themselves are the
-`permissions` plugin's; the readable directories the `fs` plugin's.
+config), which is then named and the rule keeps holding. `/add-dir PATH` gives the model the
+access to PATH it has to the workspace for the rest of the chat, as `--add-dir` does: the file
+tools reach it (the `fs` plugin's `add_directory`) and it is a writable root of the sandbox (the
+shell's `add_writable_root`), its protected paths read-only (add it to
+`permissions.additionalDirectories` to keep it). The rules themselves are the `permissions`
+plugin's.
 """
 
 from __future__ import annotations
@@ -106,7 +108,7 @@ def add_dir(console: Console, agent: Agent, argument: str) -> None:
     if not argument:
         console.print("[yellow]/add-dir needs a directory: /add-dir ../shared[/yellow]")
         return
-    add = getattr(agent.context.get("fs"), "add_readable", None)
+    add = getattr(agent.context.get("fs"), "add_directory", None)
     if not callable(add):
         console.print("[yellow]/add-dir needs the fs plugin, and it is not mounted[/yellow]")
         return
@@ -115,10 +117,12 @@ def add_dir(console: Console, agent: Agent, argument: str) -> None:
     except HarnessError as exc:
         console.print(f"[yellow]/add-dir: {visible_markup(str(exc))}[/yellow]", highlight=False)
         return
+    writable = getattr(agent.context.get("shell"), "add_writable_root", None)
+    if callable(writable):
+        writable(str(real))
     console.print(
-        f"[green]the model may read files under {visible_markup(str(real))}[/green] "
-        "[dim](not write "
-        "them; for this chat: add it to permissions.additionalDirectories in "
-        ".claude/settings.json to keep it)[/dim]",
+        f"[green]the model may read and write files under {visible_markup(str(real))}[/green] "
+        "[dim](as in the workspace, where the sandbox allows; for this chat: add it to "
+        "permissions.additionalDirectories in .claude/settings.json to keep it)[/dim]",
         highlight=False,
     )

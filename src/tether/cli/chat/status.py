@@ -10,9 +10,10 @@ streams), one line per running tool call naming its target (`⠋ bash sleep 300 
     ✗ bash TOOL_TIMEOUT 30.0 s · command timed out after 30 s
       first lines of the tool's output, dimmed … +12 lines (/show 3)
 
-Assistant text streams: the block being written (up to its next blank line outside a code
-fence) is drawn as Markdown in the live area and re-rendered in place as tokens arrive (its last
-lines, when it is taller than the screen); a finished block is printed above for good. Reasoning
+Assistant text streams line by line (`tether.cli.chat.streamed`): a line is printed above for
+good when its newline arrives (drawn as Markdown), and the live area shows only the unfinished
+last line, cut to one row; every live row is one screen row at most (`_OneRow`), so a terminal
+that reflows on a resize has nothing tall to redraw, and no line is printed twice. Reasoning
 is printed dimmed with `show_reasoning`, otherwise folded into one line (`/show N` expands it,
 as it expands tool output). A call's duration — the live timer and the final line — excludes
 the time spent waiting for the user's approval (`waited()` records it; the wait is shown
@@ -38,7 +39,6 @@ from typing import Final
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.live import Live
-from rich.markdown import Markdown
 from rich.segment import Segment
 from rich.spinner import Spinner
 from rich.text import Text
@@ -60,13 +60,12 @@ from ...tools.results import ToolExecutionResult, ToolFailure, ToolSuccess
 from ..render import notice_text
 from ..visible import visible, visible_markup, visible_text
 from .diff import proposed_diff, render_diff
+from .streamed import LastLine, StreamedText
 from .todos import checklist
 
 __all__ = ["ChatRenderer", "Shown", "call_target", "clip", "format_duration"]
 
 _PREVIEW_LINES: Final = 3
-_STATUS_ROWS: Final = 4
-"""Screen lines kept free under the streaming text for the status rows and the prompt."""
 _COUNT_LIMIT: Final = 256 * 1024 * 1024
 """Bytes of a spill file read to count the lines before a tail (beyond: "more than")."""
 _BLANKS: Final = re.compile(r"[ \t\n]+")
@@ -137,20 +136,20 @@ class _Running:
     """Set when the call was aborted and its body does not stop: what the status row says."""
 
 
-class _Tail:
-    """The last lines of a renderable that fit the screen minus `reserve` lines (a live area
-    taller than the screen cannot be redrawn in place)."""
+class _OneRow:
+    """A live row: its first screen row only, cut to the width (never wrapped), so the live
+    area is as tall as it has rows whatever the terminal's width."""
 
-    def __init__(self, renderable: RenderableType, reserve: int) -> None:
+    def __init__(self, renderable: RenderableType) -> None:
         self._renderable = renderable
-        self._reserve = reserve
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        limit = max(1, console.height - self._reserve)
-        lines = console.render_lines(self._renderable, options.update(height=None), pad=False)
-        for line in lines[-limit:]:
-            yield from line
-            yield Segment.line()
+        width = max(1, options.max_width)
+        flat = options.update(width=width, no_wrap=True, overflow="ellipsis", height=None)
+        lines = console.render_lines(self._renderable, flat, pad=False)
+        if lines:
+            yield from Segment.adjust_line_length(lines[0], width, pad=False)
+        yield Segment.line()
 
 
 def _result_text(result: ToolExecutionResult) -> str:
@@ -180,7 +179,7 @@ class ChatRenderer:
         self._compacting_since: float | None = None
         self._waiting = Spinner("dots", style="cyan")
         self._running: dict[str, _Running] = {}
-        self._text = ""
+        self._text = StreamedText()
         self._reasoning = ""
         self._mid_line = False
         self._waited: dict[str, float] = {}
@@ -203,7 +202,7 @@ class ChatRenderer:
                 self._on_text(text)
             case ToolCallStarted(call_id=call_id, name=name, arguments=arguments):
                 self._flush_reasoning()
-                self._flush_text(final=True)
+                self._flush_text()
                 self._waiting_since = None
                 target = call_target(arguments)
                 label = f"{name} {target}" if target else name
@@ -230,7 +229,7 @@ class ChatRenderer:
                 self._slow(call_id, name, waited, where)
             case CompactionStarted():
                 self._flush_reasoning()
-                self._flush_text(final=True)
+                self._flush_text()
                 self._compacting(event)
                 self._compacting_since = time.monotonic()
                 self._ensure_live()
@@ -283,7 +282,7 @@ class ChatRenderer:
     def end_turn(self) -> None:
         """Print what is still buffered and stop the live area."""
         self._flush_reasoning()
-        self._flush_text(final=True)
+        self._flush_text()
         self._waiting_since = None
         self._compacting_since = None
         self._running.clear()
@@ -292,7 +291,7 @@ class ChatRenderer:
     @contextmanager
     def paused(self) -> Iterator[None]:
         """Stop the live area (for a prompt) and resume it afterwards."""
-        self._flush_text(final=True)
+        self._flush_text()
         was_live = self._live is not None
         self._stop_live()
         try:
@@ -317,24 +316,20 @@ class ChatRenderer:
             self._mid_line = not text.endswith("\n")
             return
         self._writing = True
-        self._text += text
-        self._flush_text(final=False)  # the live area shows the rest at its next refresh
+        for line in self._text.feed(text):  # complete lines; the live area shows the rest
+            self.console.print(line)
 
-    def _flush_text(self, *, final: bool) -> None:
+    def _flush_text(self) -> None:
+        """The answer's text ends here (a tool call, the turn's end, a prompt): print what is
+        left of it."""
         if not self._live_enabled:
             if self._mid_line:
                 self.console.file.write("\n")
                 self.console.file.flush()
                 self._mid_line = False
             return
-        if not self._text:
-            return
-        cut = len(self._text) if final else _block_end(self._text)
-        if cut <= 0:
-            return
-        block, self._text = self._text[:cut], self._text[cut:]
-        if block.strip():
-            self.console.print(Markdown(block.strip("\n")))
+        for line in self._text.finish():
+            self.console.print(line)
 
     def _flush_reasoning(self) -> None:
         reasoning, self._reasoning = self._reasoning.strip(), ""
@@ -403,11 +398,13 @@ class ChatRenderer:
 
     # -- the live area ---------------------------------------------------------------------------
 
-    def _status(self) -> RenderableType:
+    def live_area(self) -> RenderableType:
+        """What the live area shows now: the unfinished line of the answer, the status rows,
+        the mode line — one screen row each at most."""
         now = time.monotonic()
         rows: list[RenderableType] = []
-        if self._text.strip():
-            rows.append(_Tail(Markdown(self._text.strip("\n")), _STATUS_ROWS))
+        if self._text.partial.strip():
+            rows.append(LastLine(self._text.partial))
         if self._compacting_since is not None:
             elapsed = now - self._compacting_since
             self._waiting.update(text=Text(f"compacting · {elapsed:.1f} s", style="dim"))
@@ -426,14 +423,14 @@ class ChatRenderer:
         mode = self.mode_line()
         if mode is not None:
             rows.append(Text(mode, style="dim"))
-        return Group(*rows)
+        return Group(*(_OneRow(row) for row in rows))
 
     def _ensure_live(self) -> None:
         if not self._live_enabled or self._live is not None:
             return
         live = Live(
             console=self.console,
-            get_renderable=self._status,
+            get_renderable=self.live_area,
             refresh_per_second=8,
             transient=True,
             redirect_stdout=True,
@@ -495,23 +492,3 @@ def _diff_of(name: str, raw_arguments: str, cwd: Path) -> str | None:
     except ValueError:
         return None
     return proposed_diff(name, arguments, cwd)
-
-
-def _block_end(text: str) -> int:
-    """Where the last complete Markdown block of `text` ends (after a blank line outside a code
-    fence), or 0 when no block is complete yet."""
-    end = 0
-    in_fence = False
-    position = 0
-    for line in text.splitlines(keepends=True):
-        position += len(line)
-        if not line.endswith("\n"):
-            break
-        if line.lstrip().startswith(("```", "~~~")):
-            in_fence = not in_fence
-            if not in_fence:
-                end = position
-            continue
-        if not in_fence and not line.strip():
-            end = position
-    return end

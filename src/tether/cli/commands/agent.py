@@ -143,10 +143,12 @@ async def run(flags: AgentFlags) -> int:
 async def chat(flags: AgentFlags) -> int:
     """Talk to the agent, starting with `flags.task` when given; see `tether chat --help`."""
     from ..chat.app import ChatOptions, context_window_from_env, run_chat
+    from ..chat.idle import idle_delay
 
     workdir = (flags.cwd or Path.cwd()).resolve()
     try:
         window = context_window_from_env(flags.context_window)
+        idle_delay()  # checked here: one line, before the chat starts
     except ValueError as exc:
         sys.stderr.write(f"tether: {exc}\n")
         return 2

@@ -132,7 +132,8 @@ PERMISSION_REQUEST_EVENT: Final = declare_event("approval/permission-request")
 the `non_interactive` policy) answers it — the hooks' PermissionRequest; None: ask as usual."""
 NOTIFICATION_EVENT: Final = declare_event("approval/notification")
 """parallel `(agent, notification_type, tool_name, signal)`: a person is about to be asked
-(`permission_prompt`) — the hooks' Notification."""
+(`permission_prompt`), or the chat's prompt has waited for the user (`idle_prompt`, tool_name
+"": `tether.cli.chat.idle`) — the hooks' Notification."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -58,15 +58,19 @@ _CHUNK: Final = 1024 * 1024
 
 class LocalFsConfig(BaseModel):
     """`root`: the workspace (default: the process cwd at mount); `confine`: refuse any path
-    whose real location is outside it, except that files under a `readable` directory may be
-    read (never written or edited: the agent boot lists where tether keeps spilled outputs, so
-    the `read` a spill notice suggests works); `sandbox`: the policy writes obey (default: the
-    `shell` service's, else `workspace-write` over `root`; see the module note)."""
+    whose real location is outside it, except under a `directories` entry (directories the user
+    added, `--add-dir`: as the workspace, read and written — a write still needs the sandbox's
+    consent, so the sandbox's writable roots must hold them too, as `tether.agent.boot` makes
+    them) and that files under a `readable` directory may be read (never written or edited:
+    the agent boot lists where tether keeps spilled outputs, so the `read` a spill notice
+    suggests works); `sandbox`: the policy writes obey (default: the `shell` service's, else
+    `workspace-write` over `root`; see the module note)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     root: str | None = None
     confine: bool = True
+    directories: tuple[str, ...] = ()
     readable: tuple[str, ...] = ()
     sandbox: SandboxSettings | None = None
 
@@ -118,6 +122,10 @@ class LocalFileSystem(Service):
         self._readable = tuple(
             os.path.realpath(os.path.expanduser(path)) for path in settings.readable
         )
+        self._directories = tuple(
+            os.path.realpath(os.path.join(root, os.path.expanduser(path)))
+            for path in settings.directories
+        )
         self._sandbox: Final = None if settings.sandbox is None else settings.sandbox.policy(root)
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
@@ -159,19 +167,25 @@ class LocalFileSystem(Service):
         """The directories outside the workspace whose files may be read (real paths)."""
         return self._readable
 
-    def add_readable(self, directory: str) -> str:
-        """Let the model read files under `directory` (never write them) from now on, as if
-        configured (`/add-dir`); returns its real path. Raises FsError when it is not a
-        directory."""
+    @property
+    def directories(self) -> tuple[str, ...]:
+        """The directories the user added, reached as the workspace is (real paths)."""
+        return self._directories
+
+    def add_directory(self, directory: str) -> str:
+        """Let the model reach files under `directory` as it reaches the workspace's, from now
+        on (`/add-dir`): read them, and write them where the sandbox's writable roots allow
+        (the caller adds the root there: `LocalShell.add_writable_root`). Returns the real
+        path. Raises FsError when it is not a directory."""
         real = os.path.realpath(os.path.join(self.root, os.path.expanduser(directory)))
         if not os.path.isdir(real):
             raise FsError(f'"{directory}" is not a directory', FS_NOT_FOUND)
-        if real not in self._readable:
-            self._readable = (*self._readable, real)
+        if real not in self._directories:
+            self._directories = (*self._directories, real)
         return real
 
-    def _only_readable(self, real_path: str) -> bool:
-        return any(os.path.commonpath([top, real_path]) == top for top in self._readable)
+    def _within_any(self, tops: tuple[str, ...], real_path: str) -> bool:
+        return any(os.path.commonpath([top, real_path]) == top for top in tops)
 
     def _read_top(self, target: FsTarget) -> str | None:
         """The directory `target` was confined to (the root, else the readable directory it is
@@ -203,7 +217,9 @@ class LocalFileSystem(Service):
                 cause=error,
             ) from None
         if self.confine and not self.within_root(key):
-            if self._only_readable(key):
+            if self._within_any(self._directories, key):  # writes: the sandbox decides
+                return FsTarget(key=key, display_path=display)
+            if self._within_any(self._readable, key):
                 return FsTarget(key=key, display_path=display, writable=False)
             raise FsError(
                 f'cannot access "{display}": it is outside the workspace "{self.root}"',

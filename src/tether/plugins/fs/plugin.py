@@ -6,6 +6,9 @@ One entry point for the usual composition; each part is also a plugin of its own
 
     root: str | None          workspace; relative paths resolve here (default: the cwd at mount)
     confine: bool = True      refuse paths whose real location is outside the workspace
+    directories: list[str] = []  directories the user added (`--add-dir`): reached as the
+                              workspace is; writes there obey the sandbox, whose writable
+                              roots must hold them (see local.py)
     readable: list[str] = []  directories outside it whose files may be read, never written
     sandbox: SandboxSettings | None = None   the policy writes and edits obey (default: the
                               shell's, the sandbox bash runs in; see local.py)
@@ -36,6 +39,7 @@ class FsConfig(BaseModel):
 
     root: str | None = None
     confine: bool = True
+    directories: tuple[str, ...] = ()
     readable: tuple[str, ...] = ()
     sandbox: SandboxSettings | None = None
     observation_policy: bool = True
@@ -56,6 +60,7 @@ async def apply(ctx: Context, config: FsConfig) -> None:
         {
             "root": config.root,
             "confine": config.confine,
+            "directories": config.directories,
             "readable": config.readable,
             "sandbox": config.sandbox,
         },

@@ -5,13 +5,17 @@ Owns `LifecyclePoints`, the part of the bridge (`tether.plugins.hooks.claude_cod
 listens at these points and shapes each payload as Claude Code does; running the hooks is the
 bridge's `run_point`. Points (Claude Code event → tether event, matcher subject, payload):
 
-    SessionEnd          agent/session-end        reason ("clear" for /clear, "other" when the
-                        agent closes)            `reason`; observe only
+    SessionEnd          agent/session-end        reason ("clear" for /clear,
+                                                 "prompt_input_exit" when the user leaves the
+                                                 chat at its prompt, "other" when the agent
+                                                 closes otherwise); `reason`; observe only
     PreCompact          agent/pre-compact        trigger ("manual" | "auto")
                                                  `trigger`, `custom_instructions`; observe only
     PostCompact         agent/post-compact       trigger; `trigger`, `compact_summary`
-    Notification        approval/notification    notification_type ("permission_prompt");
-                                                 `message`, `notification_type`; observe only
+    Notification        approval/notification    notification_type ("permission_prompt",
+                                                 "idle_prompt": the chat's prompt waited for
+                                                 the user, `tether.cli.chat.idle`); `message`,
+                                                 `notification_type`; observe only
     PermissionRequest   approval/permission-     the Claude Code tool name; `tool_name`,
                         request                  `tool_input`, `tool_use_id`. `decision:
                                                  {behavior: "allow"}` runs the call without
@@ -89,7 +93,10 @@ class LifecyclePoints:
 
     async def notification(self, agent: object, kind: str, tool: str, signal: AbortSignal) -> None:
         """`approval/notification`: observe only."""
-        message = f"tether needs your permission to use {self._names.claude_name(tool)}"
+        if kind == "idle_prompt":
+            message = "tether is waiting for your input"  # Claude Code: "Claude is waiting..."
+        else:
+            message = f"tether needs your permission to use {self._names.claude_name(tool)}"
         payload = {"message": message, "notification_type": kind}
         await self.run_point("Notification", kind, payload, agent=agent, signal=signal)
 

@@ -236,6 +236,10 @@ class Permissions(Service):
         """What the rules and the mode alone say about a call."""
         return self.policy.decide(tool, arguments)
 
+    def withholds(self, tool: str) -> bool:
+        """Whether `tool` is kept from the model: a deny rule names it whole (see the policy)."""
+        return self.policy.withholds(tool)
+
     def read_exclusions(self) -> tuple[str, ...]:
         """What `Read(...)` deny rules deny, as absolute globs the search tools leave out."""
         return self.policy.read_exclusions()

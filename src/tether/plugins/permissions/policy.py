@@ -253,6 +253,12 @@ class PermissionPolicy:
                 out += [rule.spec.glob, rule.spec.glob.rstrip("/") + "/**"]
         return tuple(dict.fromkeys(out))
 
+    def withholds(self, tool: str) -> bool:
+        """Whether a deny rule names `tool` whole (no specifier: `Bash`, `Edit`, `mcp__server`),
+        so that no call of it can run: the model is not offered it (`tether.agent.offered`).
+        A rule with a specifier (`Bash(rm:*)`) keeps the tool."""
+        return any(rule.spec is None for rule in _lookup(self._deny, tool) or ())
+
     # -- evaluation ----------------------------------------------------------------------------
 
     def decide(self, tool: str, arguments: JsonValue | None) -> PreToolDecision:

@@ -92,6 +92,19 @@ class LocalBashExecutor:
     def config(self) -> ShellConfig:
         return self._config
 
+    def add_writable_root(self, directory: str) -> None:
+        """Make `directory` (an absolute path) one of the sandbox's `writable_roots` for the
+        requests resolved from now on (a directory the user added: `/add-dir`). Its protected
+        paths stay read-only as in every writable root; the file tools' writes follow, since
+        they obey this executor's policy (`tether.plugins.fs.local`)."""
+        sandbox = self._config.sandbox
+        if directory in sandbox.writable_roots:
+            return
+        roots = (*sandbox.writable_roots, directory)
+        self._config = self._config.model_copy(
+            update={"sandbox": sandbox.model_copy(update={"writable_roots": roots})}
+        )
+
     @property
     def subprocesses(self) -> SubprocessService:
         """The service that owns this executor's processes."""
