@@ -188,11 +188,12 @@ class LocalFileSystem(Service):
         return any(os.path.commonpath([top, real_path]) == top for top in tops)
 
     def _read_top(self, target: FsTarget) -> str | None:
-        """The directory `target` was confined to (the root, else the readable directory it is
-        under), which reads open it beneath (reads.py); None when not confined."""
+        """The directory `target` was confined to (the root, else the added or readable
+        directory it is under), which reads open it beneath (reads.py); None when not
+        confined."""
         if not self.confine:
             return None
-        for top in (self._real_root, *self._readable):
+        for top in (self._real_root, *self._directories, *self._readable):
             if os.path.commonpath([top, target.key]) == top:
                 return top
         raise FsError(
