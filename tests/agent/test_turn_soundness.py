@@ -23,6 +23,8 @@ from tether import (
     AbortController,
     Agent,
     LlmConfig,
+    ToolCallFinished,
+    ToolCallStarted,
     ToolDispatchExecution,
     ToolExecutionResult,
     ToolRunContext,
@@ -185,3 +187,44 @@ async def test_a_call_aborted_before_its_bodys_first_step_is_aborted_before_disp
     assert (record.call_id, record.code) == ("call_1", expected)
     assert result.outcome.kind == "aborted"
     assert rig.store.check(result.session_id) == []
+
+
+async def test_a_turn_that_cancels_itself_before_a_call_is_created_gets_it_aborted_before_dispatch(
+    rig: Rig,
+) -> None:
+    """The turn task requests its own cancellation from `on_event` (`ToolCallStarted`, before the
+    call is created); it is delivered while a `tools/pre-execute` listener awaits: the call is
+    `ABORTED_BEFORE_DISPATCH` and the cancellation reaches the awaiter (it was returned as
+    `Error: CancelledError` and the turn went on)."""
+    seen: list[tuple[str, str | None]] = []
+
+    class Waiting:
+        name = "waiting"
+
+        def apply(self, ctx: Context, config: object = None) -> None:
+            async def pre_execute(exec: Any, next: Any) -> Any:
+                await asyncio.sleep(0)
+                return await next()
+
+            ctx.on("tools/pre-execute", pre_execute)
+
+    def on_event(event: object) -> None:
+        if isinstance(event, ToolCallStarted):
+            task = asyncio.current_task()
+            assert task is not None
+            task.cancel()
+        if isinstance(event, ToolCallFinished):
+            seen.append((event.call_id, event.code))
+
+    rig.server.push(tool_calls_reply(("call_1", "waits", "{}")))
+    async with rig.agent([Waiting()]) as agent:
+        running = asyncio.create_task(
+            agent.run("go", signal=AbortController().signal, on_event=on_event)
+        )
+        with pytest.raises(asyncio.CancelledError):
+            await running
+        session_id = agent.session_id
+
+    assert seen == [("call_1", "ABORTED_BEFORE_DISPATCH")]
+    assert rig.tool.started == []
+    assert rig.store.check(session_id) == []

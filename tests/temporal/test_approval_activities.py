@@ -6,9 +6,11 @@ outside either activity's policy stage (a nested call) is denied, never provisio
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -107,3 +109,36 @@ async def test_an_ask_from_outside_the_activities_policy_stage_is_denied(
         }
     ]
     assert not (tmp_path / "nested.txt").exists()
+
+
+async def test_a_call_whose_policy_stage_is_cancelled_publishes_its_one_result_and_raises(
+    activities: TetherActivities, tmp_path: Path
+) -> None:
+    """The task running the activity's call cancelled while a pre-execute listener waits (what a
+    worker's loop does to its tasks at shutdown): `ABORTED_BEFORE_DISPATCH` is published once and
+    the cancellation reaches the activity."""
+    (tmp_path / "a.txt").write_text("a\n")
+    waiting: list[asyncio.Task[object]] = []
+    entered = asyncio.Event()
+    published: list[tuple[str, str | None]] = []
+
+    async def pre_execute(exec: Any, next: Any) -> Any:
+        task = asyncio.current_task()
+        assert task is not None
+        waiting.append(task)
+        entered.set()
+        await asyncio.Event().wait()
+        return await next()
+
+    def observe(exec: Any, result: Any) -> None:
+        published.append((exec.call_id, getattr(result, "code", None)))
+
+    activities.ctx.on("tools/pre-execute", pre_execute)
+    activities.ctx.on("tools/result", observe)
+    read = ToolCallInput("s1", 1, 1, "r1", "read", json.dumps({"path": "a.txt"}))
+    running = asyncio.create_task(ActivityEnvironment().run(activities.tool_call, read))
+    await entered.wait()
+    waiting[0].cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await running
+    assert published == [("r1", "ABORTED_BEFORE_DISPATCH")]

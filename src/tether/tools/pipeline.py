@@ -310,19 +310,25 @@ class Pipeline:
         if prepared.kind != "dispatch":
             return prepared
         call = prepared.call
-        if call.cancel_baseline:  # a cancellation requested before: delivered before policy
-            try:
-                await _sleep(0)
-            except asyncio.CancelledError:  # the caller never sees this call: its one result
-                call.interrupted = True
-                publish(call, aborted_before_dispatch_result())
-                raise
-        return await self.policy(call)
+        try:
+            return await self.policy(call)
+        except BaseException as exc:  # the caller never sees this call: its one result
+            if call.stage is not PUBLISHED:
+                publish(call, escaped_outcome(call, exc))
+            raise
 
     # -- policy --------------------------------------------------------------------------------
 
     async def policy(self, call: Call) -> Prepared:
-        """Spec §1.3–§1.7: pre-execute, approval, guards and the pre-dispatch checks."""
+        """Spec §1.3–§1.7: pre-execute, approval, guards and the pre-dispatch checks. A
+        cancellation the awaiting task requested before the call was created, and not yet
+        delivered, is delivered here, before any listener starts (raised, the call interrupted)."""
+        if call.cancel_baseline:
+            try:
+                await _sleep(0)
+            except asyncio.CancelledError:
+                call.interrupted = True
+                raise
         reached = await self._policy(call)
         if reached is None:
             raise_if_cancelled(call, aborted_before_dispatch_result())
