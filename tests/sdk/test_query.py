@@ -4,21 +4,17 @@ and the resume of an earlier session, each seen through the SDK's own types."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 from claude_agent_sdk import (
     AssistantMessage,
-    ProcessError,
     ResultMessage,
     SystemMessage,
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
     UserMessage,
-    create_sdk_mcp_server,
     query,
-    tool,
 )
 
 from tether.testing.scripted_model import ScriptedModelServer, text_reply, tool_calls_reply
@@ -100,24 +96,3 @@ async def test_a_later_query_resumes_the_earlier_session(
     sent = json.dumps(server.requests[-1].body)
     assert "remember teal" in sent
     assert "the word is teal" in sent
-
-
-async def test_an_in_process_sdk_mcp_server_is_refused_by_name(options: Options) -> None:
-    @tool("add", "Add two numbers", {"a": int, "b": int})
-    async def add(args: dict[str, Any]) -> dict[str, Any]:
-        return {"content": [{"type": "text", "text": str(args["a"] + args["b"])}]}
-
-    errors: list[str] = []
-    calc = create_sdk_mcp_server("calc", tools=[add])
-
-    with pytest.raises(ProcessError):
-        async for _ in query(
-            prompt="add", options=options(mcp_servers={"calc": calc}, stderr=errors.append)
-        ):
-            pass
-
-    assert errors == [
-        "tether: --mcp-config: server 'calc' is an in-process SDK MCP server "
-        "(create_sdk_mcp_server), which tether does not serve yet; run its tools as a stdio "
-        "MCP server"
-    ]
