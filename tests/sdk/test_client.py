@@ -78,3 +78,18 @@ async def test_interrupt_ends_a_running_command_and_the_client_takes_the_next_tu
     last = answers[-1]
     assert isinstance(last, ResultMessage)
     assert (last.subtype, last.result) == ("success", "next answer")
+
+
+async def test_set_model_switches_the_model_of_the_next_request(
+    options: Options, server: ScriptedModelServer
+) -> None:
+    server.push(text_reply("one"), text_reply("two"), text_reply("three"))
+
+    async with ClaudeSDKClient(options=options()) as client:
+        for prompt, model in (("first", "other-model"), ("second", None), ("third", None)):
+            await client.query(prompt)
+            _ = [m async for m in client.receive_response()]
+            if prompt != "third":
+                await client.set_model(model)
+
+    assert [r.body["model"] for r in server.requests] == ["scripted", "other-model", "scripted"]
