@@ -9,6 +9,7 @@ import pytest
 from claude_agent_sdk import (
     AssistantMessage,
     ResultMessage,
+    StreamEvent,
     SystemMessage,
     TextBlock,
     ToolResultBlock,
@@ -17,7 +18,15 @@ from claude_agent_sdk import (
     query,
 )
 
-from tether.testing.scripted_model import ScriptedModelServer, text_reply, tool_calls_reply
+from tether.testing.scripted_model import (
+    ScriptedModelServer,
+    finish,
+    reply,
+    text,
+    text_reply,
+    tool_calls_reply,
+    usage,
+)
 
 from .conftest import Options
 
@@ -96,3 +105,25 @@ async def test_a_later_query_resumes_the_earlier_session(
     sent = json.dumps(server.requests[-1].body)
     assert "remember teal" in sent
     assert "the word is teal" in sent
+
+
+async def test_partial_messages_reach_the_application_as_stream_events(
+    options: Options, server: ScriptedModelServer
+) -> None:
+    server.push(reply(text("Hel"), text("lo"), finish("stop"), usage(10, 2)))
+
+    given = options(include_partial_messages=True)
+    messages = [m async for m in query(prompt="hi", options=given)]
+
+    events = [m.event for m in messages if isinstance(m, StreamEvent)]
+    deltas = [e["delta"]["text"] for e in events if e["type"] == "content_block_delta"]
+    assert deltas == ["Hel", "lo"]
+    assert (events[0]["type"], events[-1]["type"]) == ("message_start", "message_stop")
+    texts = [
+        b.text
+        for m in messages
+        if isinstance(m, AssistantMessage)
+        for b in m.content
+        if isinstance(b, TextBlock)
+    ]
+    assert texts == ["Hello"]

@@ -16,7 +16,9 @@ Owns `Controls`, which answers each `control_request` the SDK writes on stdin wi
                           the session's route; `null`: the model the session started with
     mcp_status           {"mcpServers": [{"name", "status"}]}
     get_context_usage    {"totalTokens", "maxTokens", "model"}
-    stop_task, rewind_files, mcp_* (others)   an error response saying why
+    stop_task            stops one background job (`bash-1`: the id a `run_in_background`
+                          result names); the turn goes on
+    rewind_files, mcp_* (others)   an error response saying why
 
 Does not own reading stdin or running turns (`tether.cli.stream_input`).
 """
@@ -29,6 +31,8 @@ from dataclasses import dataclass, field
 
 from ..agent.api import Agent
 from ..agent.llm import Llm
+from ..plugins.jobs.model import JobForbidden, JobNotFound
+from ..plugins.jobs.registry import JobRegistry
 from ..plugins.permissions import Permissions
 
 __all__ = ["ControlError", "Controls"]
@@ -78,9 +82,7 @@ class Controls:
                 "to; use git to restore files"
             )
         if subtype == "stop_task":
-            raise ControlError(
-                f"stop_task: no background task {request.get('task_id')!r} is running here"
-            )
+            return self._stop_task(request.get("task_id"))
         raise ControlError(f"unsupported control request {subtype!r} (tether does not have it)")
 
     def _initialize(self, request: Mapping[str, object]) -> dict[str, object]:
@@ -122,6 +124,23 @@ class Controls:
             model=model,
             retry=current.retry_policy,
         )
+        return {}
+
+    def _stop_task(self, task_id: object) -> dict[str, object]:
+        """Stop one background job of the session (its process tree ends; the running turn goes
+        on, and the model reads the job's end as `job_kill` would leave it)."""
+        jobs = self.agent.context.get("jobs")
+        if not isinstance(jobs, JobRegistry):
+            raise ControlError("stop_task: this session has no background jobs (no jobs plugin)")
+        try:
+            jobs.kill(str(task_id), caller=self.agent.loop, reason="stopped by the SDK client")
+        except (JobNotFound, JobForbidden):
+            raise ControlError(
+                f"stop_task: no background task {task_id!r} of this session; the ids are the "
+                "job ids the bash tool's results name (bash-1, …)"
+            ) from None
+        except Exception as exc:  # the job's own stop failed: it still runs
+            raise ControlError(f"stop_task: {task_id!r} could not be stopped: {exc}") from None
         return {}
 
     def _set_mode(self, mode: object) -> dict[str, object]:
