@@ -5,9 +5,12 @@ Owns `serve`: it opens the agent as `tether run` does, then reads stdin line by 
 line (`{"type": "user", "message": {"role": "user", "content": "…" | [text blocks]}}`) queues a
 turn; turns run one after another in the same session, each written as stream-json
 (`system`/`init`, the messages, its `result`: `tether.cli.output`). A `control_request` line is
-answered at once by `tether.cli.control` (so `interrupt` reaches a running turn). At the end of
-stdin the queued turns still run — the SDK's `query()` closes stdin right after its prompt —
-and then the process exits 0 with its log balanced.
+answered at once by `tether.cli.control` (so `interrupt` reaches a running turn); a
+`control_response` settles a request tether sent (`hook_callback`, `can_use_tool`, and the
+`mcp_message`s of the application's in-process MCP servers: `tether.cli.sdk_servers`, started
+with the session, so stdin is read while they start and the first turn waits for them). At the
+end of stdin the queued turns still run — the SDK's `query()` closes stdin right after its
+prompt — and then the process exits 0 with its log balanced.
 
 The process dies with its parent: on Linux it asks the kernel for SIGTERM when the process that
 started it dies (`PR_SET_PDEATHSIG`), which `tether.core.ending` turns into the abort of the
@@ -120,7 +123,8 @@ async def _aborted(signal: AbortSignal) -> None:
 
 
 class _Channel:
-    """Requests tether sends the SDK (`hook_callback`) and their answers, by request id."""
+    """Requests tether sends the SDK (`hook_callback`, `can_use_tool`, `mcp_message`) and their
+    answers, by request id."""
 
     def __init__(self) -> None:
         self._pending: dict[str, asyncio.Future[Mapping[str, object]]] = {}
