@@ -140,3 +140,27 @@ async def test_an_interrupted_sdk_server_call_is_cancelled_in_the_application_an
         check=False,
     )
     assert (check.returncode, check.stdout) == (0, f"{session_id}: ok\n")
+
+
+async def test_an_sdk_server_tool_not_allowed_is_refused_and_its_handler_never_runs(
+    options: Options, server: ScriptedModelServer
+) -> None:
+    ran: list[dict[str, Any]] = []
+
+    @tool("add", "Add two numbers", {"a": float, "b": float})
+    async def counted(args: dict[str, Any]) -> dict[str, Any]:
+        ran.append(args)
+        return {"content": [{"type": "text", "text": "added"}]}
+
+    calc = create_sdk_mcp_server("calc", tools=[counted])
+    call = ("call_1", "mcp__calc__add", json.dumps({"a": 2, "b": 3}))
+    server.push(tool_calls_reply(call), text_reply("not allowed"))
+
+    messages = [m async for m in query(prompt="add", options=options(mcp_servers={"calc": calc}))]
+
+    (result,) = tool_results(messages)
+    assert result.is_error is True
+    assert str(result.content).startswith(
+        'Error: tool "mcp__calc__add" requires approval, but no approval channel is available'
+    )
+    assert ran == []
