@@ -1,7 +1,8 @@
 """A PermissionRequest command hook's `updatedInput` (issue 35): `decision: {behavior: "allow",
 updatedInput}` runs the call with that input — Claude Code's names mapped back, validated as the
-model's arguments are: a bad one is INVALID_ARGS and never runs. Through the SDK and a real hook
-script in the project's `.claude/settings.json`."""
+model's arguments are: a bad one is INVALID_ARGS and never runs. Through the SDK, with a real
+hook script in the project's `.claude/settings.json`, and with the SDK's own PermissionRequest
+hook callback."""
 
 from __future__ import annotations
 
@@ -11,7 +12,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_agent_sdk import ResultMessage, ToolResultBlock, UserMessage, query
+from claude_agent_sdk import (
+    HookContext,
+    HookInput,
+    HookJSONOutput,
+    HookMatcher,
+    ResultMessage,
+    ToolResultBlock,
+    UserMessage,
+    query,
+)
 
 from tether.testing.scripted_model import ScriptedModelServer, text_reply, tool_calls_reply
 
@@ -82,3 +92,27 @@ async def test_a_permission_request_hooks_invalid_input_is_invalid_args_and_neve
     assert result.is_error is True
     assert str(result.content).startswith("Error: invalid arguments")
     assert sorted(p.name for p in work.iterdir()) == [".claude"]
+
+
+async def test_a_permission_request_callbacks_updated_input_is_what_runs(
+    options: Options, server: ScriptedModelServer, work: Path
+) -> None:
+    async def change(
+        input_data: HookInput, tool_use_id: str | None, context: HookContext
+    ) -> HookJSONOutput:
+        decision = {
+            "behavior": "allow",
+            "updatedInput": {"command": "touch changed.txt", "description": "d"},
+        }
+        return {  # type: ignore[return-value, typeddict-item]
+            "hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}
+        }
+
+    server.push(tool_calls_reply(touch("made.txt")), text_reply("done"))
+    hooks = {"PermissionRequest": [HookMatcher(matcher="Bash", hooks=[change])]}
+
+    messages = [m async for m in query(prompt="make it", options=options(hooks=hooks))]
+
+    (result,) = tool_results(messages)
+    assert result.is_error is False
+    assert sorted(p.name for p in work.iterdir()) == ["changed.txt"]
