@@ -1,6 +1,7 @@
 """`can_use_tool` answers every call that would ask (issue 35, `--permission-prompt-tool
 stdio`): an allow runs the call, a deny refuses it with the application's message, and an allow
-with changed input is refused (tether does not run arguments it has not validated)."""
+with changed input runs that input, validated as the model's arguments are (a bad one is
+INVALID_ARGS and never runs)."""
 
 from __future__ import annotations
 
@@ -92,7 +93,7 @@ async def test_a_denied_call_is_refused_with_the_applications_message(
     assert last.result == "ok, I won't"
 
 
-async def test_an_allow_with_changed_input_is_refused_not_run_unchecked(
+async def test_an_allow_with_changed_input_runs_the_changed_input(
     options: Options, server: ScriptedModelServer, work: Path
 ) -> None:
     async def change(
@@ -105,7 +106,24 @@ async def test_an_allow_with_changed_input_is_refused_not_run_unchecked(
     messages = await turn(options(can_use_tool=change), "make it")
 
     (result,) = tool_results(messages)
-    assert result.is_error is True
-    assert "changed input" in str(result.content)
+    assert result.is_error is False
+    assert (work / "other.txt").exists()
     assert not (work / "made.txt").exists()
-    assert not (work / "other.txt").exists()
+
+
+async def test_an_allow_with_invalid_changed_input_is_invalid_args_and_never_runs(
+    options: Options, server: ScriptedModelServer, work: Path
+) -> None:
+    async def change(
+        name: str, tool_input: dict[str, Any], context: ToolPermissionContext
+    ) -> PermissionResultAllow:
+        return PermissionResultAllow(updated_input={"command": ["touch", "other.txt"]})
+
+    server.push(tool_calls_reply(touch("made.txt")), text_reply("fine"))
+
+    messages = await turn(options(can_use_tool=change), "make it")
+
+    (result,) = tool_results(messages)
+    assert result.is_error is True
+    assert str(result.content).startswith("Error: invalid arguments")
+    assert sorted(p.name for p in work.iterdir()) == []

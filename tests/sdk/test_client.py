@@ -13,7 +13,9 @@ from claude_agent_sdk import (
     ClaudeSDKClient,
     ResultMessage,
     TextBlock,
+    ToolResultBlock,
     ToolUseBlock,
+    UserMessage,
 )
 
 from tether.testing.scripted_model import ScriptedModelServer, text_reply, tool_calls_reply
@@ -78,3 +80,83 @@ async def test_interrupt_ends_a_running_command_and_the_client_takes_the_next_tu
     last = answers[-1]
     assert isinstance(last, ResultMessage)
     assert (last.subtype, last.result) == ("success", "next answer")
+
+
+async def test_set_model_switches_the_model_of_the_next_request(
+    options: Options, server: ScriptedModelServer
+) -> None:
+    server.push(text_reply("one"), text_reply("two"), text_reply("three"))
+
+    async with ClaudeSDKClient(options=options()) as client:
+        for prompt, model in (("first", "other-model"), ("second", None), ("third", None)):
+            await client.query(prompt)
+            _ = [m async for m in client.receive_response()]
+            if prompt != "third":
+                await client.set_model(model)
+
+    assert [r.body["model"] for r in server.requests] == ["scripted", "other-model", "scripted"]
+
+
+async def test_stop_task_stops_one_background_job_and_the_turn_goes_on(
+    options: Options, server: ScriptedModelServer
+) -> None:
+    seconds = f"{3000 + uuid.uuid4().int % 1000}.25"
+    background = {"command": f"sleep {seconds}", "description": "wait", "run_in_background": True}
+    waiting = {"job_id": "bash-1", "wait": True}
+    server.push(
+        tool_calls_reply(("call_1", "bash", json.dumps(background))),
+        tool_calls_reply(("call_2", "job_output", json.dumps(waiting))),
+        text_reply("it stopped"),
+    )
+
+    async with ClaudeSDKClient(options=options(permission_mode="bypassPermissions")) as client:
+        await client.query("start it, then wait for it")
+        seen: list[object] = []
+        sleeping = None
+        async for message in client.receive_response():
+            seen.append(message)
+            if isinstance(message, UserMessage) and isinstance(message.content, list):
+                results = [b for b in message.content if isinstance(b, ToolResultBlock)]
+                if results and results[0].tool_use_id == "call_1":
+                    sleeping = await started(["sleep", seconds])
+                    await client.stop_task("bash-1")
+
+    assert sleeping is not None
+    await eventually(lambda: gone(sleeping), what="the background sleep to be gone")
+    waited = [
+        b
+        for m in seen
+        if isinstance(m, UserMessage) and isinstance(m.content, list)
+        for b in m.content
+        if isinstance(b, ToolResultBlock) and b.tool_use_id == "call_2"
+    ]
+    assert [b.content for b in waited] == ["(no new output)\n[status: killed, signal: SIGTERM]"]
+    last = seen[-1]
+    assert isinstance(last, ResultMessage)
+    assert (last.subtype, last.result) == ("success", "it stopped")
+
+
+async def test_rewind_files_is_an_error_response_saying_there_are_no_checkpoints(
+    options: Options,
+) -> None:
+    async with ClaudeSDKClient(options=options()) as client:
+        with pytest.raises(Exception, match="rewind_files") as raised:
+            await client.rewind_files("0b5c3c0e-5f4a-4e43-9d59-2f4c3e1d2a10")
+
+    assert str(raised.value) == (
+        "rewind_files: tether keeps no file checkpoints, so there is nothing to rewind to; use "
+        "git to restore files"
+    )
+
+
+async def test_stop_task_of_an_unknown_id_is_an_error_response_naming_the_ids(
+    options: Options,
+) -> None:
+    async with ClaudeSDKClient(options=options()) as client:
+        with pytest.raises(Exception, match="stop_task") as raised:
+            await client.stop_task("bash-9")
+
+    assert str(raised.value) == (
+        "stop_task: no background task 'bash-9' of this session; the ids are the job ids the "
+        "bash tool's results name (bash-1, …)"
+    )

@@ -4,24 +4,29 @@ and the resume of an earlier session, each seen through the SDK's own types."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 from claude_agent_sdk import (
     AssistantMessage,
-    ProcessError,
     ResultMessage,
+    StreamEvent,
     SystemMessage,
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
     UserMessage,
-    create_sdk_mcp_server,
     query,
-    tool,
 )
 
-from tether.testing.scripted_model import ScriptedModelServer, text_reply, tool_calls_reply
+from tether.testing.scripted_model import (
+    ScriptedModelServer,
+    finish,
+    reply,
+    text,
+    text_reply,
+    tool_calls_reply,
+    usage,
+)
 
 from .conftest import Options
 
@@ -102,22 +107,23 @@ async def test_a_later_query_resumes_the_earlier_session(
     assert "the word is teal" in sent
 
 
-async def test_an_in_process_sdk_mcp_server_is_refused_by_name(options: Options) -> None:
-    @tool("add", "Add two numbers", {"a": int, "b": int})
-    async def add(args: dict[str, Any]) -> dict[str, Any]:
-        return {"content": [{"type": "text", "text": str(args["a"] + args["b"])}]}
+async def test_partial_messages_reach_the_application_as_stream_events(
+    options: Options, server: ScriptedModelServer
+) -> None:
+    server.push(reply(text("Hel"), text("lo"), finish("stop"), usage(10, 2)))
 
-    errors: list[str] = []
-    calc = create_sdk_mcp_server("calc", tools=[add])
+    given = options(include_partial_messages=True)
+    messages = [m async for m in query(prompt="hi", options=given)]
 
-    with pytest.raises(ProcessError):
-        async for _ in query(
-            prompt="add", options=options(mcp_servers={"calc": calc}, stderr=errors.append)
-        ):
-            pass
-
-    assert errors == [
-        "tether: --mcp-config: server 'calc' is an in-process SDK MCP server "
-        "(create_sdk_mcp_server), which tether does not serve yet; run its tools as a stdio "
-        "MCP server"
+    events = [m.event for m in messages if isinstance(m, StreamEvent)]
+    deltas = [e["delta"]["text"] for e in events if e["type"] == "content_block_delta"]
+    assert deltas == ["Hel", "lo"]
+    assert (events[0]["type"], events[-1]["type"]) == ("message_start", "message_stop")
+    texts = [
+        b.text
+        for m in messages
+        if isinstance(m, AssistantMessage)
+        for b in m.content
+        if isinstance(b, TextBlock)
     ]
+    assert texts == ["Hello"]

@@ -11,6 +11,9 @@ Contract:
   `tool "<name>" requires approval, but the call has no agent to route it through`. Answers:
   `allowed-once` continues to the guards; `rejected`, `cancelled`, `unavailable` deny with their
   texts; anything else is `unreachable variant in ApprovalOutcome: "<json>"` without post-execute.
+- `Allow(arguments=...)` (an approver's changed input) replaces the call's arguments before the
+  guards: the guards and the body see them, and the tool's validation checks them (`INVALID_ARGS`,
+  the body never runs).
 - Guards run only for allowed calls, in registration order; the first string denies (monotonic:
   no listener can undo it). Iteration is live within a generation: a guard registered by an
   earlier guard runs in the same evaluation, unless the table drained to empty first.
@@ -21,6 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from tether import (
     AbortSignal,
@@ -31,7 +35,9 @@ from tether import (
     ToolExecution,
     ToolExecutionResult,
     ToolFailure,
+    ToolOutput,
     ToolRunContext,
+    define_tool,
 )
 from tether.kernel import Context
 
@@ -535,3 +541,57 @@ async def test_a_guard_replacing_the_last_guard_of_its_generation_waits_for_the_
     second_result = await ctx.tools.execute(call("t"))
     assert second_result.to_json() == denied_json("replacement denial")
     assert calls == ["first", "replacement"]
+
+
+# -- Allow with arguments ------------------------------------------------------------------------
+
+
+def _configure_tool(recorder: Recorder) -> Any:
+    class Config(BaseModel):
+        host: str
+
+    async def body(args: Any, exec: ToolRunContext) -> str:
+        recorder.hit("body")
+        return f"{args.host} {dict(exec.arguments)}"
+
+    return define_tool(
+        name="configure",
+        description="configure a host",
+        parameters=Config,
+        output=ToolOutput(schema=str),
+        execute=body,
+    )
+
+
+async def test_an_allow_with_arguments_runs_the_call_with_them_and_guards_see_them(
+    ctx: Context,
+) -> None:
+    recorder = Recorder()
+    ctx.tools.register(_configure_tool(recorder))
+    ctx.on("tools/pre-execute", _deciding(Allow(arguments={"host": "changed"})))
+    guarded: list[object] = []
+
+    def guard(exec: ToolExecution) -> None:
+        guarded.append(exec.arguments)
+
+    ctx.tools.guard(guard)
+
+    result = await ctx.tools.execute(call("configure", {"host": "asked"}))
+
+    assert result.to_json() == success_json("changed {'host': 'changed'}")
+    assert guarded == [{"host": "changed"}]
+
+
+async def test_an_allow_with_invalid_arguments_is_invalid_args_and_the_body_never_runs(
+    ctx: Context,
+) -> None:
+    recorder = Recorder()
+    ctx.tools.register(_configure_tool(recorder))
+    ctx.on("tools/pre-execute", _deciding(Allow(arguments={"port": 1})))
+
+    result = await ctx.tools.execute(call("configure", {"host": "asked"}))
+
+    assert result.to_json() == error_json(
+        "invalid arguments: host: Field required", "ToolArgsError", "INVALID_ARGS"
+    )
+    assert recorder.counts["body"] == 0

@@ -12,9 +12,13 @@ Owns `Controls`, which answers each `control_request` the SDK writes on stdin wi
     interrupt            aborts the running turn (its calls end ABORTED, queued ones
                           ABORTED_BEFORE_DISPATCH, the log balanced); the turn's `result` follows
     set_permission_mode  switches the permissions plugin's mode
+    set_model            the next model request (of the running turn too) asks that model on
+                          the session's route; `null`: the model the session started with
     mcp_status           {"mcpServers": [{"name", "status"}]}
     get_context_usage    {"totalTokens", "maxTokens", "model"}
-    set_model, stop_task, rewind_files, mcp_* (others)   an error response saying why
+    stop_task            stops one background job (`bash-1`: the id a `run_in_background`
+                          result names); the turn goes on
+    rewind_files, mcp_* (others)   an error response saying why
 
 Does not own reading stdin or running turns (`tether.cli.stream_input`).
 """
@@ -23,9 +27,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..agent.api import Agent
+from ..agent.llm import Llm
+from ..plugins.jobs.model import JobForbidden, JobNotFound
+from ..plugins.jobs.registry import JobRegistry
 from ..plugins.permissions import Permissions
 
 __all__ = ["ControlError", "Controls"]
@@ -43,6 +50,10 @@ class Controls:
     interrupt: Callable[[], bool]  # abort the running turn; False when none runs
     tokens: Callable[[], int]  # the session's input tokens so far
     hooks: Callable[[Mapping[str, object]], None]  # install the SDK's hook callbacks
+    started_model: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.started_model = self.agent.llm.model
 
     def answer(self, request: Mapping[str, object]) -> dict[str, object]:
         """The `response` object of a success, or ControlError."""
@@ -64,19 +75,14 @@ class Controls:
                 "model": self.agent.llm.model,
             }
         if subtype == "set_model":
-            raise ControlError(
-                "set_model: tether cannot switch the model of a running session; start the "
-                "session with --model (ClaudeAgentOptions(model=...))"
-            )
+            return self._set_model(request.get("model"))
         if subtype == "rewind_files":
             raise ControlError(
                 "rewind_files: tether keeps no file checkpoints, so there is nothing to rewind "
                 "to; use git to restore files"
             )
         if subtype == "stop_task":
-            raise ControlError(
-                f"stop_task: no background task {request.get('task_id')!r} is running here"
-            )
+            return self._stop_task(request.get("task_id"))
         raise ControlError(f"unsupported control request {subtype!r} (tether does not have it)")
 
     def _initialize(self, request: Mapping[str, object]) -> dict[str, object]:
@@ -102,6 +108,40 @@ class Controls:
             "account": {},
             "pid": os.getpid(),
         }
+
+    def _set_model(self, model: object) -> dict[str, object]:
+        """The next model request (of this turn or a later one) asks `model` on the same route;
+        None: the model the session started with."""
+        if model is None:
+            model = self.started_model
+        if not isinstance(model, str) or not model.strip():
+            raise ControlError(f"set_model: {model!r} is not a model name")
+        loop = self.agent.loop
+        current = loop.llm
+        loop.llm = Llm(
+            current.transport,
+            provider=current.provider,
+            model=model,
+            retry=current.retry_policy,
+        )
+        return {}
+
+    def _stop_task(self, task_id: object) -> dict[str, object]:
+        """Stop one background job of the session (its process tree ends; the running turn goes
+        on, and the model reads the job's end as `job_kill` would leave it)."""
+        jobs = self.agent.context.get("jobs")
+        if not isinstance(jobs, JobRegistry):
+            raise ControlError("stop_task: this session has no background jobs (no jobs plugin)")
+        try:
+            jobs.kill(str(task_id), caller=self.agent.loop, reason="stopped by the SDK client")
+        except (JobNotFound, JobForbidden):
+            raise ControlError(
+                f"stop_task: no background task {task_id!r} of this session; the ids are the "
+                "job ids the bash tool's results name (bash-1, …)"
+            ) from None
+        except Exception as exc:  # the job's own stop failed: it still runs
+            raise ControlError(f"stop_task: {task_id!r} could not be stopped: {exc}") from None
+        return {}
 
     def _set_mode(self, mode: object) -> dict[str, object]:
         permissions = self.agent.context.get("permissions")

@@ -5,10 +5,12 @@ Owns `PermissionPrompt`, an `approval/permission-request` listener: for a call t
 ask about it sends `{"subtype": "can_use_tool", "tool_name" (Claude Code's name), "input",
 "tool_use_id", "permission_suggestions"}` and applies the answer:
 
-    {"behavior": "allow", "updatedInput"}   the call runs; `updatedInput` different from the
-                                            input is refused (DENIED, naming why): tether does
-                                            not yet re-validate changed arguments, and running
-                                            arguments nobody checked would fail open
+    {"behavior": "allow", "updatedInput"}   the call runs; with an `updatedInput` different
+                                            from the input, with that input (Claude Code's
+                                            names mapped back: `tether_tool_input`), checked by
+                                            the pipeline as the model's arguments are (guards,
+                                            then the tool's validation: `INVALID_ARGS`, never
+                                            run)
     {"behavior": "allow", "updatedPermissions": [addRules allow …]}
                                             the rules are added for the session
     {"behavior": "deny", "message", "interrupt"?}   DENIED with the message; `interrupt: true`
@@ -26,7 +28,7 @@ from dataclasses import dataclass
 
 from ..core.errors import error_message
 from ..core.signals import AbortSignal
-from ..plugins.hooks.names import claude_tool_input
+from ..plugins.hooks.names import claude_tool_input, tether_tool_input
 from ..plugins.permissions import Permissions
 from ..tools.decisions import Allow, Deny
 from ..tools.execution import ToolExecution
@@ -75,22 +77,24 @@ class PermissionPrompt:
             answer = await self.send(request, timeout_ms=_NO_TIMEOUT_MS, signal=exec.signal)
         except Exception as exc:
             return Deny(f"the application's permission check failed: {error_message(exc)}")
-        return self._apply(answer, tool_input, exec.signal)
+        return self._apply(answer, exec.name, tool_input, exec.signal)
 
     def _apply(
-        self, answer: Mapping[str, object], tool_input: Mapping[str, object], signal: AbortSignal
+        self,
+        answer: Mapping[str, object],
+        exec_name: str,
+        tool_input: Mapping[str, object],
+        signal: AbortSignal,
     ) -> Allow | Deny:
         behavior = answer.get("behavior")
         if behavior == "allow":
             updated = answer.get("updatedInput")
-            if updated is not None and updated != tool_input:
-                return Deny(
-                    "the application allowed this call with changed input, which tether does "
-                    "not run yet (changed arguments are not re-validated); call the tool again "
-                    "with the arguments you want"
-                )
+            if updated is not None and not isinstance(updated, Mapping):
+                return Deny("the application allowed this call with an input that is not an object")
             self._save(answer.get("updatedPermissions"))
-            return Allow()
+            if updated is None or updated == tool_input:
+                return Allow()
+            return Allow(arguments=tether_tool_input(exec_name, dict(updated)))
         if behavior == "deny":
             if answer.get("interrupt") is True and not signal.aborted:
                 self.interrupt()

@@ -5,9 +5,12 @@ Owns `serve`: it opens the agent as `tether run` does, then reads stdin line by 
 line (`{"type": "user", "message": {"role": "user", "content": "…" | [text blocks]}}`) queues a
 turn; turns run one after another in the same session, each written as stream-json
 (`system`/`init`, the messages, its `result`: `tether.cli.output`). A `control_request` line is
-answered at once by `tether.cli.control` (so `interrupt` reaches a running turn). At the end of
-stdin the queued turns still run — the SDK's `query()` closes stdin right after its prompt —
-and then the process exits 0 with its log balanced.
+answered at once by `tether.cli.control` (so `interrupt` reaches a running turn); a
+`control_response` settles a request tether sent (`hook_callback`, `can_use_tool`, and the
+`mcp_message`s of the application's in-process MCP servers: `tether.cli.sdk_servers`, started
+with the session, so stdin is read while they start and the first turn waits for them). At the
+end of stdin the queued turns still run — the SDK's `query()` closes stdin right after its
+prompt — and then the process exits 0 with its log balanced.
 
 The process dies with its parent: on Linux it asks the kernel for SIGTERM when the process that
 started it dies (`PR_SET_PDEATHSIG`), which `tether.core.ending` turns into the abort of the
@@ -27,6 +30,7 @@ import signal as os_signal
 import sys
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -47,6 +51,7 @@ from .agent_setup import open_flags_agent, run_info
 from .control import ControlError, Controls
 from .output import HeadlessReport
 from .permission_prompt import PermissionPrompt
+from .sdk_servers import SdkServers
 from .session import announce_ending, latest_session
 
 __all__ = ["die_with_parent", "serve", "user_text"]
@@ -118,7 +123,8 @@ async def _aborted(signal: AbortSignal) -> None:
 
 
 class _Channel:
-    """Requests tether sends the SDK (`hook_callback`) and their answers, by request id."""
+    """Requests tether sends the SDK (`hook_callback`, `can_use_tool`, `mcp_message`) and their
+    answers, by request id."""
 
     def __init__(self) -> None:
         self._pending: dict[str, asyncio.Future[Mapping[str, object]]] = {}
@@ -198,10 +204,8 @@ class _Turns:
 async def serve(flags: AgentFlags) -> int:
     """Serve one session over stdin/stdout (see the module note); the exit status."""
     die_with_parent(os.getppid())
-    refusal = _sdk_servers(flags.mcp_config)
-    if refusal is not None:
-        sys.stderr.write(f"tether: --mcp-config: {refusal}\n")
-        return 2
+    sdk_servers = SdkServers.split(flags.mcp_config)
+    flags = replace(flags, mcp_config=sdk_servers.configs)
     resume = flags.resume if isinstance(flags.resume, str) else None
     workdir = (flags.cwd or Path.cwd()).resolve()
     if flags.continue_:
@@ -220,9 +224,13 @@ async def serve(flags: AgentFlags) -> int:
         if agent is None:
             return 2
         refuse_unattended(agent.context)
-        await settle_tools(agent.context, signal=ending.signal)
         turns = _Turns()
         channel = _Channel()
+        try:
+            sdk_servers.attach(agent.context, channel.request)
+        except ValueError as exc:
+            sys.stderr.write(f"tether: --mcp-config: {exc}\n")
+            return 2
 
         def install_hooks(hooks: Mapping[str, object]) -> None:
             hook_set = callback_hook_set(hooks, "the SDK's hooks")
@@ -244,6 +252,8 @@ async def serve(flags: AgentFlags) -> int:
             agent.context.on(PERMISSION_REQUEST_EVENT, prompt)
 
         async def run_turns() -> None:
+            # the SDK's servers answer over stdin: it is read from now on, while they start
+            await settle_tools(agent.context, signal=ending.signal)
             while (text := await turns.queue.get()) is not None:
                 if ending.signal.aborted:
                     return
@@ -288,24 +298,6 @@ async def serve(flags: AgentFlags) -> int:
             with contextlib.suppress(asyncio.CancelledError):
                 await ended
         return ending.exit_code(0)
-
-
-def _sdk_servers(configs: tuple[str, ...]) -> str | None:
-    """Why an in-process SDK MCP server (`"type": "sdk"`) in `--mcp-config` cannot be served;
-    None when there is none."""
-    for config in configs:
-        try:
-            document = json.loads(config) if config.lstrip().startswith("{") else None
-        except ValueError:
-            continue  # the mcp plugin names the error
-        servers = document.get("mcpServers") if isinstance(document, dict) else None
-        for name, server in (servers or {}).items() if isinstance(servers, dict) else ():
-            if isinstance(server, dict) and server.get("type") == "sdk":
-                return (
-                    f"server {name!r} is an in-process SDK MCP server (create_sdk_mcp_server), "
-                    "which tether does not serve yet; run its tools as a stdio MCP server"
-                )
-    return None
 
 
 def _dispatch(line: bytes, turns: _Turns, controls: Controls, channel: _Channel) -> None:

@@ -40,7 +40,12 @@ MISSING: Final = _Missing.MISSING
 
 @dataclass(frozen=True, slots=True)
 class Allow:
-    """Let the call proceed to the guards."""
+    """Let the call proceed to the guards; with `arguments`, with these arguments instead of the
+    model's (an approver's changed input). They are checked as the model's are: snapshotted
+    (not JSON: a failure), the guards, then the tool's own validation at dispatch
+    (`INVALID_ARGS`, the body never runs); every later listener sees them as the call's."""
+
+    arguments: JsonValue | _Missing = MISSING
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,6 +5,7 @@ Owns the stage order of spec §1.0a (the cancellation precedence of §1.15 it co
 
     create   token, finalizer capture, argument snapshot (a failure here wins over everything)
     prepare  pre-aborted short circuit → tools/pre-execute → approval → guards → last check
+             (an `Allow(arguments=...)` replaces the call's arguments before the guards)
     dispatch tools/execute waterfall around the base dispatch (per-call body signal, one task
              for the body, canonical output) → normalization → deferred contexts → check
     finalize tools/post-execute → decision → check
@@ -81,7 +82,7 @@ from ..kernel.events import EventTable, Listener, waterfall
 from .approval import ApprovalRequest
 from .body import HEADROOM, is_fatal
 from .body_run import Relay, abort_in_flight, overlapping_next, quiesce, run_body
-from .decisions import Accept, Allow, Ask, Deny
+from .decisions import MISSING, Accept, Allow, Ask, Deny
 from .definition import ToolDefinition
 from .errors import ToolNotFoundError
 from .execution import BODY, DISPATCH, FINALIZE, PUBLISHED, Call, ToolExecutionInput
@@ -346,6 +347,8 @@ class Pipeline:
             )
             if isinstance(decision, Allow):
                 allowed, denial = True, None
+                if decision.arguments is not MISSING:  # an approver changed the input
+                    call.arguments = snapshot(decision.arguments)
             elif isinstance(decision, Ask):
                 allowed, denial, approval_cancelled = await self._ask(call, decision)
             elif isinstance(decision, Deny):

@@ -32,6 +32,7 @@ from tether.plugins.hooks import (
     parse_hook_output,
     run_hook,
 )
+from tether.plugins.hooks.names import tether_tool_input
 from tether.plugins.shell import LocalBashExecutor, ShellConfig
 
 from ...patience import PATIENCE_S
@@ -219,6 +220,32 @@ def test_tool_input_uses_claude_codes_argument_names() -> None:
         "query": "a",
     }
     assert claude_tool_input("edit", None) == {}
+
+
+def test_a_changed_input_under_claude_codes_names_maps_back_to_the_tools_arguments() -> None:
+    assert tether_tool_input("bash", {"command": "ls", "timeout": 5}) == {
+        "command": "ls",
+        "timeout_ms": 5,
+    }
+    assert tether_tool_input("web_search", {"queries": ["a", "b"], "query": "a"}) == {
+        "queries": ["a", "b"]
+    }
+    assert tether_tool_input("web_search", {"queries": ["a", "b"], "query": "c"}) == {
+        "queries": ["c"]
+    }
+
+
+def test_a_permission_request_allow_carries_its_updated_input() -> None:
+    stdout = json.dumps(
+        {
+            "hookSpecificOutput": {
+                "hookEventName": "PermissionRequest",
+                "decision": {"behavior": "allow", "updatedInput": {"command": "ls"}},
+            }
+        }
+    )
+    output = parse_hook_output(0, stdout, "", "PermissionRequest")
+    assert (output.decision, output.updated_input) == ("allow", {"command": "ls"})
 
 
 # -- runner ----------------------------------------------------------------------------------------

@@ -86,8 +86,8 @@ recorded with decision `error`. What a person should see reaches the screen, not
 through `agent.notify(source, text)` (a `Notice` event the front end shows; without one, a log
 warning) go a failure (`exited 1 (non-blocking): <first stderr line>`, `was killed by SIGKILL`,
 `timed out after …`), the stderr of a hook that succeeded (its warnings, up to 5 lines), its
-`systemMessage`, and an `updatedInput` tether ignores; `source` is `<Event> hook <script>`
-(`PostToolUse hook lint.sh`).
+`systemMessage`, and an `updatedInput` tether ignores (PermissionRequest's it applies); `source`
+is `<Event> hook <script>` (`PostToolUse hook lint.sh`).
 """
 
 from __future__ import annotations
@@ -551,7 +551,7 @@ class ClaudeCodeBridge(LifecyclePoints):
             )
             limit_ms = configured.hook.timeout_ms(self._config.default_timeout_ms)
             source = f"{point} hook {hook_name(configured.hook.command)}"
-            tell(agent, source, run_notices(run, limit_ms))
+            tell(agent, source, run_notices(run, limit_ms, point))
             outputs.append(run.output)
         return PointOutcome(merge_hook_outputs(outputs), tuple(outputs))
 

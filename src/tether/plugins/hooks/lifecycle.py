@@ -19,7 +19,10 @@ bridge's `run_point`. Points (Claude Code event → tether event, matcher subjec
     PermissionRequest   approval/permission-     the Claude Code tool name; `tool_name`,
                         request                  `tool_input`, `tool_use_id`. `decision:
                                                  {behavior: "allow"}` runs the call without
-                                                 asking, `"deny"` (or exit 2) refuses it with
+                                                 asking (with the last allowing hook's
+                                                 `updatedInput` as the call's arguments,
+                                                 checked by the pipeline as the model's are),
+                                                 `"deny"` (or exit 2) refuses it with
                                                  `message` (stderr); nothing: ask as usual
     PostToolUseFailure  tools/post-execute       the tool name; `tool_name`, `tool_input`,
                         (failures of calls that  `tool_use_id`, `error` (the error text the
@@ -38,7 +41,7 @@ from ...tools.decisions import Accept, Allow, Block, Deny, PostToolDecision
 from ...tools.execution import ToolExecution
 from ...tools.results import ToolExecutionResult, ToolFailure
 from .agent_view import context_message, text_of
-from .names import ToolNames, claude_tool_input
+from .names import ToolNames, claude_tool_input, tether_tool_input
 
 if TYPE_CHECKING:
     from .claude_code import PointOutcome
@@ -119,6 +122,9 @@ class LifecyclePoints:
         if merged.decision == "deny":
             return Deny(merged.reason or "denied by PermissionRequest hook")
         if merged.decision == "allow":
+            changed = [o.updated_input for o in outcome.outputs if o.decision == "allow"]
+            if changed and changed[-1] is not None:
+                return Allow(arguments=tether_tool_input(exec.name, changed[-1]))
             return Allow()
         return None
 

@@ -2,7 +2,8 @@
 
 Owns the default name map (Claude Code name → tether tool name) and `ToolNames`, which both the
 hook bridge (matchers, `tool_name` in payloads) and the permission rules (`Bash(...)`) use, and
-`claude_tool_input`, the arguments as those scripts expect them. Our tools already use Claude
+`claude_tool_input`, the arguments as those scripts expect them (and `tether_tool_input`, the way
+back, for an input a hook or an application changed). Our tools already use Claude
 Code's argument names (`command`, `file_path`, `content`, `old_string`, `new_string`,
 `replace_all`, `offset`, `limit`, `pattern`, `path`, `glob`, `-A`/`-B`/`-C`, `url`, `todos`);
 the differences are mapped here:
@@ -19,11 +20,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Final
+from typing import Final, cast
 
 from ...core.json import JsonValue
 
-__all__ = ["DEFAULT_TOOL_NAMES", "ToolNames", "claude_tool_input"]
+__all__ = ["DEFAULT_TOOL_NAMES", "ToolNames", "claude_tool_input", "tether_tool_input"]
 
 DEFAULT_TOOL_NAMES: Final[Mapping[str, str]] = MappingProxyType(
     {
@@ -73,3 +74,18 @@ def claude_tool_input(tether_name: str, arguments: JsonValue | None) -> dict[str
         if isinstance(queries, list) and queries and "query" not in tool_input:
             tool_input["query"] = queries[0]
     return tool_input
+
+
+def tether_tool_input(tether_name: str, tool_input: Mapping[str, object]) -> dict[str, JsonValue]:
+    """`claude_tool_input` undone: an input under Claude Code's names (a hook's or an
+    application's `updatedInput`, parsed JSON) as the tool's arguments. A web search's `query`
+    becomes its `queries` when it is not already their first."""
+    arguments = cast(dict[str, JsonValue], dict(tool_input))
+    if tether_name == "bash" and "timeout" in arguments:
+        arguments["timeout_ms"] = arguments.pop("timeout")
+    elif tether_name == "web_search" and "query" in arguments:
+        query = arguments.pop("query")
+        queries = arguments.get("queries")
+        if not (isinstance(queries, list) and queries and queries[0] == query):
+            arguments["queries"] = [query]
+    return arguments

@@ -38,10 +38,10 @@ def hook_name(command: str) -> str:
     return words[0] if words else short_command(command)
 
 
-def run_notices(run: HookRun, limit_ms: float) -> list[str]:
-    """What the person running the agent should see about one hook run: why it failed (it
-    never blocks then), what it wrote to stderr on success (its warnings), its `systemMessage`,
-    and what tether ignored."""
+def run_notices(run: HookRun, limit_ms: float, point: str = "") -> list[str]:
+    """What the person running the agent should see about one hook run at `point`: why it
+    failed (it never blocks then), what it wrote to stderr on success (its warnings), its
+    `systemMessage`, and what tether ignored (an `updatedInput` but PermissionRequest's)."""
     output = run.output
     notices: list[str] = []
     if run.timed_out:
@@ -59,7 +59,7 @@ def run_notices(run: HookRun, limit_ms: float) -> list[str]:
         notices.append(first_lines(output.stderr))
     if output.system_message is not None:
         notices.append(output.system_message)
-    if output.updated_input is not None:
+    if output.updated_input is not None and point != "PermissionRequest":
         notices.append("requested updatedInput, which tether does not honour yet (ignored)")
     return notices
 

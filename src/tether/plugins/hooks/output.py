@@ -15,8 +15,9 @@ Structured fields on exit 0: top level `continue` (bool), `stopReason`, `systemM
 and the block names a different (or no) event, the rest of the block is discarded; otherwise
 `permissionDecision` (`allow` | `deny` | `ask`) overrides the top-level decision,
 `permissionDecisionReason` overrides `reason`, PermissionRequest's `decision: {behavior:
-"allow" | "deny", message}` sets the decision (and `message` the reason), and
-`additionalContext` (str) and `updatedInput` (object; parsed, never honoured) are read.
+"allow" | "deny", message, updatedInput}` sets the decision (`message` the reason, an allow's
+`updatedInput` object the input), and `additionalContext` (str) and `updatedInput` (object;
+PreToolUse's, parsed, not honoured) are read.
 Unknown decision strings are ignored.
 """
 
@@ -98,12 +99,15 @@ def parse_hook_output(
             if isinstance(verdict, dict) and verdict.get("behavior") in ("allow", "deny"):
                 decision = verdict["behavior"]
                 reason = _text(verdict.get("message")) or reason
+                changed = verdict.get("updatedInput")
+                if decision == "allow" and isinstance(changed, dict):
+                    updated = changed
             permission_reason = _text(specific.get("permissionDecisionReason"))
             if permission_reason is not None:
                 reason = permission_reason
             additional = _text(specific.get("additionalContext"))
             candidate = specific.get("updatedInput")
-            if isinstance(candidate, dict):
+            if isinstance(candidate, dict) and updated is None:
                 updated = candidate
     return HookOutput(
         exit_code,

@@ -8,7 +8,9 @@ tools waits for it (a server that fails gets one log line) — registering each 
 definition's `timeout_ms`, re-registering them on `notifications/tools/list_changed` (the
 registry emits `tools/change`), the `tools/execute` wrapper that puts a cancel's `CancelNote` on
 the result's `meta.mcp`, restarting a server after an unconfirmed cancel when it asks for that,
-and stopping every server at dispose. Imports the `mcp` SDK: load it lazily.
+adding a server after boot (`add`: an SDK application's in-process server, reached through the
+transport its front end gives) and stopping every server at dispose. Imports the `mcp` SDK:
+load it lazily.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from ...tools.results import ContentBlock, ToolExecutionResult, ToolFailure
 from ..approval.elicitation import ElicitationQuestion, ElicitationReply
 from .calls import CancelNote, call_tool, done_or_aborted, unavailable
 from .config import McpConfig, ServerConfig
-from .connection import ServerConnection, Status
+from .connection import ServerConnection, Status, Transport
 from .errors import NotSent
 from .names import tool_name
 from .sdklogs import quiet_sdk_logs
@@ -67,6 +69,7 @@ class McpClients:
         self.connections: dict[str, ServerConnection] = {}
         self._registered: dict[str, list[Callable[[], None]]] = {}
         self._notes: dict[ToolExecutionToken, CancelNote] = {}
+        self._listening = False
 
     def server_config(self, name: str) -> ServerConfig | None:
         """The configured entry of server `name` (None: there is none)."""
@@ -93,9 +96,7 @@ class McpClients:
         servers = self._config.all_servers()
         if not servers:
             return
-        quiet_sdk_logs()
-        self._ctx.on("tools/execute", self._record_cancel, prepend=True)
-        self._ctx.on(TOOLS_SETTLE, self.settled)
+        self._listen()
         for name, server in servers.items():
             self.connections[name] = ServerConnection(
                 name,
@@ -106,6 +107,27 @@ class McpClients:
             )
         for connection in self.connections.values():
             connection.begin()
+
+    def add(self, name: str, config: ServerConfig, transport: Transport) -> None:
+        """Start one more server in the background, reached through `transport`; its tools are
+        registered when it connects, like a configured server's. Raises ValueError when a
+        server of that name exists."""
+        if name in self.connections:
+            raise ValueError(f'an MCP server named "{name}" is already configured')
+        self._listen()
+        connection = ServerConnection(
+            name, config, self._publish, elicit=self._elicit, transport=transport
+        )
+        self.connections[name] = connection
+        connection.begin()
+
+    def _listen(self) -> None:
+        if self._listening:
+            return
+        self._listening = True
+        quiet_sdk_logs()
+        self._ctx.on("tools/execute", self._record_cancel, prepend=True)
+        self._ctx.on(TOOLS_SETTLE, self.settled)
 
     async def _elicit(self, question: ElicitationQuestion) -> ElicitationReply:
         """A server's form, through the `approval` service (decline without one)."""

@@ -1,7 +1,9 @@
 """What the `mcp` plugin is configured with: one entry per server, in Claude Code's format.
 
 Owns `ServerConfig` (a `.mcp.json` / `mcpServers` entry, read unchanged: `command`/`args`/`env`/
-`cwd` for stdio, `type: "http"` + `url`/`headers` for Streamable HTTP, plus tether's own keys),
+`cwd` for stdio, `type: "http"` + `url`/`headers` for Streamable HTTP, `type: "sdk"` for a Claude
+Agent SDK application's in-process server (served over its control channel:
+`tether.plugins.mcp.channel`), plus tether's own keys),
 `McpConfig` (the plugin config: `servers`, and which `.mcp.json` files to read) and
 `load_mcp_json` (one file's `mcpServers` as `ServerConfig`s; a bad file is one clear line).
 Imports nothing from the `mcp` SDK.
@@ -62,7 +64,7 @@ class ServerConfig(BaseModel):
 
     model_config = ConfigDict(extra="ignore", frozen=True)
 
-    type: Literal["stdio", "http", "streamable-http", "sse"] | None = None
+    type: Literal["stdio", "http", "streamable-http", "sse", "sdk"] | None = None
     command: str | None = None
     args: tuple[str, ...] = ()
     env: Mapping[str, str] | None = None
@@ -97,9 +99,11 @@ class ServerConfig(BaseModel):
         return self
 
     @property
-    def transport(self) -> Literal["stdio", "http", "sse"]:
+    def transport(self) -> Literal["stdio", "http", "sse", "sdk"]:
         if self.type == "sse":
             return "sse"
+        if self.type == "sdk":
+            return "sdk"
         if self.type in ("http", "streamable-http"):
             return "http"
         if self.type is None and self.command is None and self.url is not None:

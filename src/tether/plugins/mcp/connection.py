@@ -9,7 +9,8 @@ process group, wait, SIGKILL). When the server's stream ends (it died), in-fligh
 (0.25 s doubling to 30 s; at once for a `restart`). A server that never connected is `failed`
 and is not retried. An HTTP server is connected with OAuth (`oauth.py`) unless its headers carry
 an `Authorization`; where a person must authorize, the start fails (or a live session is left,
-its calls ending `MCP_CONNECTION_LOST`) with "run `tether mcp login NAME`". Calls themselves
+its calls ending `MCP_CONNECTION_LOST`) with "run `tether mcp login NAME`". A server made with a
+`transport` (an SDK application's in-process server) is reached through it. Calls themselves
 live in `calls.py`. Imports the `mcp` SDK: load it lazily.
 
 Starting is in the background (`begin`): nothing waits for a server but what needs its tools
@@ -26,6 +27,7 @@ import itertools
 import logging
 import sys
 from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any, Literal, TypeAlias
 
 import httpx2
@@ -45,11 +47,14 @@ from .oauth import LoginNeeded, oauth_provider
 from .stderr import StderrRelay, printable
 from .wire import TetherDispatcher, WatchedRead, WatchedWrite
 
-__all__ = ["ServerConnection", "Status"]
+__all__ = ["ServerConnection", "Status", "Transport"]
 
 _log = logging.getLogger("tether.mcp")
 
 Status: TypeAlias = Literal["starting", "connected", "reconnecting", "failed", "stopped"]
+Transport: TypeAlias = Callable[[], AbstractAsyncContextManager[Any]]
+"""Opens a session's `(read, write)` streams: given for a server tether does not reach by
+itself (an SDK application's in-process server: `tether.plugins.mcp.channel`)."""
 
 _HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 """The SDK's own defaults for its HTTP client: a response stream may stay quiet for minutes."""
@@ -71,8 +76,10 @@ class ServerConnection:
         *,
         workspace: str | None = None,
         elicit: Ask | None = None,
+        transport: Transport | None = None,
     ) -> None:
         self.name = name
+        self._given_transport = transport
         self._elicit = elicit
         self.config = config
         self.workspace = workspace
@@ -281,7 +288,16 @@ class ServerConnection:
 
     @contextlib.asynccontextmanager
     async def _transport(self) -> AsyncIterator[Any]:
+        if self._given_transport is not None:
+            async with self._given_transport() as streams:
+                yield streams
+            return
         config = self.config.expanded()
+        if config.transport == "sdk":
+            raise McpConfigError(
+                'an in-process SDK MCP server ("type": "sdk") is served only by the Claude Agent '
+                "SDK application that started tether (--input-format stream-json)"
+            )
         if config.transport == "sse":
             raise McpConfigError('the legacy SSE transport is not supported; use "type": "http"')
         if config.transport == "http":
