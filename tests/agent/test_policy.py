@@ -114,7 +114,7 @@ async def test_the_library_preset_sends_a_neutral_prompt_and_only_the_applicatio
     assert sorted(tool_names(request.body)) == ["hold", "shout", "slow"]
 
 
-async def test_the_coding_preset_is_the_default_with_the_builtin_tools(rig: Rig) -> None:
+async def test_the_coding_preset_sends_the_builtin_tools(rig: Rig) -> None:
     rig.server.push(text_reply("ok"))
     async with rig.agent(preset="coding") as agent:
         await agent.run("hi", signal=signal())
