@@ -9,12 +9,13 @@ ValueError at construction; the tools the application passes run without an appr
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
 from tether import AbortController, Agent, Deny, ToolCallRecord, ToolExecution
-from tether.agent.policy import LIBRARY_PROMPT
+from tether.agent.policy import LIBRARY_PROMPT, DenyRules
 from tether.testing.scripted_model import text_reply, tool_calls_reply
 
 from ._rig import Rig, rig
@@ -119,6 +120,24 @@ async def test_the_coding_preset_sends_the_builtin_tools(rig: Rig) -> None:
     async with rig.agent(preset="coding") as agent:
         await agent.run("hi", signal=signal())
     assert "bash" in tool_names(rig.server.requests[0].body)
+
+
+class _Call:
+    """What `DenyRules.check` reads of a call: its tool name and arguments."""
+
+    name = "bash"
+    arguments = {"command": "rm -rf build"}
+
+
+def test_deny_rules_check_takes_the_old_exec_keyword_with_a_deprecation_warning(
+    tmp_path: Path,
+) -> None:
+    rules = DenyRules(["Bash(rm:*)"], workspace=tmp_path, home=None)
+    call = cast(ToolExecution, _Call())
+    with pytest.warns(DeprecationWarning, match="the keyword 'exec' is deprecated"):
+        old = rules.check(exec=call)  # type: ignore[call-arg]
+    assert old == rules.check(call=call) == rules.check(call)
+    assert isinstance(old, Deny)
 
 
 def test_an_unknown_preset_is_refused_naming_the_known_ones() -> None:

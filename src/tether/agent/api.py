@@ -163,7 +163,7 @@ class Agent:
     `instruction_files` and `builtins`, when given, override the preset.
     `deny` are deny rules in the settings syntax (`Bash(rm:*)`, `Read(./secrets/**)`): a
     matching call is refused with the rule named, whatever the mode. `policy` is a check
-    function, or several, `(exec: ToolExecution) -> Deny | Ask | None` (sync or async), run in
+    function, or several, `(call: ToolExecution) -> Deny | Ask | None` (sync or async), run in
     the `tools/pre-execute` waterfall for every call (tether.agent.policy, docs/library.md).
     The tools passed in `tools` are the application's: the permission rules allow them without
     asking (deny rules and checks still apply).
