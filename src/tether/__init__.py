@@ -1,10 +1,16 @@
 """tether: an agent harness whose tool runtime gets cancellation right.
 
-The public facade: every name of CONTRACT §1–§5 is importable from here, loaded on first use
-(PEP 562 `__getattr__`), so `import tether` itself costs nothing and a command line that needs
-only part of the library does not pay for the rest. Modules that are also
-public paths: `tether.tools` (ToolRuntime), `tether.plugins.timeout_policy`, `tether.kernel`,
-`tether.agent` (`Agent`: the booted agent, its events and results; imported only on first use).
+The public facade. `__all__` is what a newcomer needs: `Agent` and `LlmConfig`, `tool` and the
+`ToolRunContext` a body receives, the turn's results and stream events, the signal a caller
+owns, the policy decisions a check returns, the abort and timeout codes, `run_process`, and the
+scripted model for tests (docs/library-reference.md lists them). The rest lives in submodules
+that say what they hold: `tether.signals` (cancellation), `tether.timeouts` (deadlines and
+watchdogs), `tether.tools` (the registry, definitions, results, decisions, events),
+`tether.agent` (the agent, its events and results), `tether.kernel` (`Context`, plugins),
+`tether.testing` (the scripted model, a manual clock), `tether.plugins.*`. Every name of
+CONTRACT §1–§5 stays importable from here as well, loaded on first use (PEP 562
+`__getattr__`), so `import tether` itself costs nothing and a command line that needs only part
+of the library does not pay for the rest.
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ if TYPE_CHECKING:
     from .plugins.sandbox import SandboxMode as SandboxMode
     from .plugins.sandbox import SandboxPolicy as SandboxPolicy
     from .plugins.shell import run_process as run_process
+    from .testing.scripted_model import ScriptedModelServer as ScriptedModelServer
     from .tools import MISSING as MISSING
     from .tools import TOOL_ABORTED as TOOL_ABORTED
     from .tools import TOOL_ABORTED_BEFORE_DISPATCH as TOOL_ABORTED_BEFORE_DISPATCH
@@ -94,6 +101,7 @@ _SOURCES: dict[str, str] = {
     "SandboxMode": "tether.plugins.sandbox",
     "SandboxPolicy": "tether.plugins.sandbox",
     "run_process": "tether.plugins.shell",
+    "ScriptedModelServer": "tether.testing.scripted_model",
     "Agent": "tether.agent",
     "AgentEvent": "tether.agent",
     "Notice": "tether.agent",
@@ -182,77 +190,30 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "MAX_TIMER_DELAY_MS",
-    "MISSING",
     "TOOL_ABORTED",
     "TOOL_ABORTED_BEFORE_DISPATCH",
     "TOOL_TIMEOUT",
     "AbortController",
     "AbortError",
     "AbortSignal",
-    "Accept",
     "Agent",
     "AgentEvent",
     "Allow",
-    "ApprovalOutcome",
-    "ApprovalRequest",
     "Ask",
-    "Block",
-    "ContentBlock",
-    "Context",
-    "Deadline",
     "Deny",
-    "ErrorDetail",
-    "ErrorInfo",
-    "FrozenDict",
-    "FrozenList",
-    "FusedSignal",
-    "HarnessError",
-    "IdleWatchdog",
-    "JsonValue",
     "LlmConfig",
-    "Notice",
-    "PostToolDecision",
-    "PreToolDecision",
-    "ReasoningDelta",
-    "ResponseComplete",
-    "Retrying",
     "RunResult",
-    "RunStream",
-    "SandboxMode",
-    "SandboxPolicy",
-    "SlowStop",
-    "StepStarted",
+    "ScriptedModelServer",
     "TextDelta",
-    "TimeoutReason",
-    "ToolArgsError",
-    "ToolCallAborted",
     "ToolCallFinished",
     "ToolCallRecord",
     "ToolCallStarted",
-    "ToolDefinition",
-    "ToolDispatchExecution",
     "ToolExecution",
-    "ToolExecutionInput",
-    "ToolExecutionResult",
-    "ToolExecutionToken",
-    "ToolFailure",
-    "ToolNotFoundError",
-    "ToolOutput",
-    "ToolOutputError",
     "ToolRunContext",
-    "ToolRuntime",
-    "ToolSuccess",
-    "ToolTimeoutError",
     "TurnFinished",
     "TurnOutcome",
-    "UserMessage",
-    "clamp_timeout",
-    "deadline",
-    "define_tool",
-    "idle_watchdog",
     "run_process",
-    "timeout_of",
     "tool",
-    "user_message",
 ]
+"""What a newcomer needs (docs/library-reference.md); every other public name is importable
+from here too, and from the submodule that holds it."""

@@ -118,7 +118,7 @@ async def test_run_returns_the_answer_the_outcome_and_each_tool_call_with_its_co
         tool_calls_reply(("c1", "shout", '{"text": "hi"}'), ("c2", "slow", "{}")),
         text_reply("Done."),
     )
-    async with rig.agent(builtins=False) as agent:
+    async with rig.agent(preset="coding", builtins=False) as agent:
         result = await agent.run("go", signal=signal())
 
     assert (result.text, result.outcome.reason) == ("Done.", {"kind": "completed"})
@@ -136,7 +136,7 @@ async def test_a_host_that_installs_process_ending_gets_a_sigterm_turn_aborted_w
     rig: Rig,
 ) -> None:
     rig.server.push(tool_calls_reply(("h1", "hold", "{}")))
-    async with rig.agent(builtins=False) as agent:
+    async with rig.agent(preset="coding", builtins=False) as agent:
         exits: list[int] = []
         with ProcessEnding(exit=exits.append) as ending:  # what the docs tell a host to do
             mine = AbortController()
@@ -160,7 +160,7 @@ async def test_an_aborted_run_records_the_started_call_aborted_and_the_queued_on
 ) -> None:
     rig.server.push(tool_calls_reply(("h1", "hold", "{}"), ("c1", "shout", '{"text": "x"}')))
     controller = AbortController()
-    async with rig.agent(builtins=False) as agent:
+    async with rig.agent(preset="coding", builtins=False) as agent:
         turn = asyncio.create_task(agent.run("go", signal=controller.signal))
         await rig.held.entered.wait()
         controller.abort()
@@ -177,7 +177,7 @@ async def test_an_aborted_run_records_the_started_call_aborted_and_the_queued_on
 
 async def test_a_second_run_continues_the_same_session(rig: Rig) -> None:
     rig.server.push(text_reply("One."), text_reply("Two."))
-    async with rig.agent(builtins=False) as agent:
+    async with rig.agent(preset="coding", builtins=False) as agent:
         first = await agent.run("first", signal=signal())
         second = await agent.run("second", signal=signal())
 
@@ -194,11 +194,11 @@ async def test_a_second_run_continues_the_same_session(rig: Rig) -> None:
 
 async def test_agent_session_resumes_an_earlier_session_and_continues_its_log(rig: Rig) -> None:
     rig.server.push(text_reply("One."), text_reply("Two."))
-    async with rig.agent(builtins=False) as agent:
+    async with rig.agent(preset="coding", builtins=False) as agent:
         await agent.run("first", signal=signal())
         session_id = agent.session_id
 
-    async with rig.agent(builtins=False, session=session_id) as resumed:
+    async with rig.agent(preset="coding", builtins=False, session=session_id) as resumed:
         result = await resumed.run("second", signal=signal())
 
     assert (result.session_id, result.outcome.turn, result.text) == (session_id, 2, "Two.")
@@ -210,7 +210,7 @@ async def test_agent_session_resumes_an_earlier_session_and_continues_its_log(ri
 async def test_resuming_a_session_a_crash_cut_short_repairs_it_first(rig: Rig) -> None:
     rig.server.push(tool_calls_reply(("h1", "hold", "{}")), text_reply("Recovered."))
     controller = AbortController()
-    async with rig.agent(builtins=False) as agent:
+    async with rig.agent(preset="coding", builtins=False) as agent:
         turn = asyncio.create_task(agent.run("go", signal=controller.signal))
         await rig.held.entered.wait()
         crashed = agent.session.path.read_bytes()  # the file as a kill -9 now would leave it
@@ -219,7 +219,7 @@ async def test_resuming_a_session_a_crash_cut_short_repairs_it_first(rig: Rig) -
         session_id = agent.session_id
     agent.session.path.write_bytes(crashed)
 
-    async with rig.agent(builtins=False, session=session_id) as resumed:
+    async with rig.agent(preset="coding", builtins=False, session=session_id) as resumed:
         assert resumed.session.repair is not None
         assert resumed.session.repair.describe() == [
             "closed interrupted turn 1 with synthetic tool results (1 TOOL_OUTCOME_UNKNOWN)"
@@ -243,7 +243,7 @@ async def test_a_tool_call_carries_the_agents_loop_a_top_level_one(rig: Rig) -> 
         return "me"
 
     rig.server.push(tool_calls_reply(("w1", "whoami", "{}")), text_reply("Done."))
-    async with rig.agent(builtins=False, tools=[whoami]) as agent:
+    async with rig.agent(preset="coding", builtins=False, tools=[whoami]) as agent:
         await agent.run("who?", signal=signal())
 
         assert seen == [agent.loop]
@@ -259,7 +259,7 @@ async def test_run_stream_yields_the_turns_events_in_order_and_the_result_last(r
         tool_calls_reply(("c1", "shout", '{"text": "hi"}')),
         reply(reasoning("Think."), text("Hel"), text("lo"), finish("stop")),
     )
-    async with rig.agent(builtins=False) as agent:
+    async with rig.agent(preset="coding", builtins=False) as agent:
         events = [event async for event in agent.run_stream("go", signal=signal())]
 
     first, finished, second, last = events[1], events[3], events[8], events[-1]
@@ -291,7 +291,7 @@ async def test_leaving_run_stream_early_aborts_the_turn_and_awaits_its_process_g
     rig: Rig,
 ) -> None:
     rig.server.push(tool_calls_reply(SLEEP_30, NEVER))
-    async with rig.agent(allow=["Bash(sleep 30)"]) as agent:
+    async with rig.agent(preset="coding", allow=["Bash(sleep 30)"]) as agent:
         async with agent.run_stream("wait for it", signal=signal()) as events:
             async for event in events:
                 if isinstance(event, ToolCallStarted) and event.call_id == "b1":
@@ -309,7 +309,7 @@ async def test_leaving_run_stream_early_aborts_the_turn_and_awaits_its_process_g
 
 async def test_a_bare_break_aborts_the_turn_and_the_next_run_awaits_it_first(rig: Rig) -> None:
     rig.server.push(tool_calls_reply(SLEEP_30, NEVER), text_reply("Next."))
-    async with rig.agent(allow=["Bash(sleep 30)"]) as agent:
+    async with rig.agent(preset="coding", allow=["Bash(sleep 30)"]) as agent:
         async for event in agent.run_stream("wait for it", signal=signal()):
             if isinstance(event, ToolCallStarted):
                 sleeper = await child_running(["sleep", "30"])
@@ -326,7 +326,7 @@ async def test_cancelling_the_consumer_of_run_stream_aborts_the_turn_and_awaits_
     rig: Rig,
 ) -> None:
     rig.server.push(tool_calls_reply(("h1", "hold", "{}")))
-    async with rig.agent(builtins=False) as agent:
+    async with rig.agent(preset="coding", builtins=False) as agent:
 
         async def consume() -> None:
             async with agent.run_stream("go", signal=signal()) as events:
@@ -350,7 +350,7 @@ async def test_leaving_async_with_aborts_the_running_turn_awaits_it_and_releases
     rig: Rig,
 ) -> None:
     rig.server.push(tool_calls_reply(("h1", "hold", "{}")))
-    async with rig.agent(builtins=False) as agent:
+    async with rig.agent(preset="coding", builtins=False) as agent:
         turn = asyncio.create_task(agent.run("go", signal=signal()))
         await rig.held.entered.wait()
     assert turn.done()

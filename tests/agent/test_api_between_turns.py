@@ -48,7 +48,7 @@ def compaction_events(events: list[AgentEvent]) -> list[AgentEvent]:
 
 async def test_set_model_asks_the_new_model_from_the_next_request(rig: Rig) -> None:
     rig.server.push(text_reply("one"), text_reply("two"))
-    async with rig.agent(builtins=False) as agent:
+    async with rig.agent(preset="coding", builtins=False) as agent:
         await agent.run("first", signal=signal())
         await agent.set_model("other-model")
         await agent.run("second", signal=signal())
@@ -60,7 +60,7 @@ async def test_new_session_continues_without_the_old_messages_and_keeps_the_old_
     rig: Rig,
 ) -> None:
     rig.server.push(text_reply("one"), text_reply("two"))
-    async with rig.agent(builtins=False) as agent:
+    async with rig.agent(preset="coding", builtins=False) as agent:
         await agent.run("remember kiwi", signal=signal())
         old = agent.session_id
         fresh = await agent.new_session()
@@ -74,7 +74,7 @@ async def test_new_session_continues_without_the_old_messages_and_keeps_the_old_
 
 async def test_resume_continues_an_earlier_session_in_the_same_agent(rig: Rig) -> None:
     rig.server.push(text_reply("one"), text_reply("two"), text_reply("three"))
-    async with rig.agent(builtins=False) as agent:
+    async with rig.agent(preset="coding", builtins=False) as agent:
         await agent.run("remember kiwi", signal=signal())
         first = agent.session_id
         await agent.new_session()
@@ -86,7 +86,7 @@ async def test_resume_continues_an_earlier_session_in_the_same_agent(rig: Rig) -
 
 
 async def test_resume_of_a_missing_session_raises_and_stays_in_the_current_one(rig: Rig) -> None:
-    async with rig.agent(builtins=False) as agent:
+    async with rig.agent(preset="coding", builtins=False) as agent:
         current = agent.session_id
         with pytest.raises(SessionError):
             await agent.resume("no-such-session")
@@ -97,7 +97,7 @@ async def test_compact_moves_the_conversation_into_a_linked_session_that_starts_
     rig: Rig,
 ) -> None:
     rig.server.push(text_reply("kiwi noted"), text_reply("SUMMARY: likes kiwi"), text_reply("kiwi"))
-    async with rig.agent(builtins=False) as agent:
+    async with rig.agent(preset="coding", builtins=False) as agent:
         await agent.run("remember kiwi", signal=signal())
         old = agent.session_id
         done = await agent.compact(signal=signal(), focus="the fruit")
@@ -120,7 +120,7 @@ async def test_compact_moves_the_conversation_into_a_linked_session_that_starts_
 
 
 async def test_compact_with_nothing_to_summarise_does_nothing(rig: Rig) -> None:
-    async with rig.agent(builtins=False) as agent:
+    async with rig.agent(preset="coding", builtins=False) as agent:
         before = agent.session_id
         assert await agent.compact(signal=signal()) is None
         assert agent.session_id == before
@@ -130,7 +130,7 @@ async def test_compact_with_nothing_to_summarise_does_nothing(rig: Rig) -> None:
 
 async def test_a_failed_summary_leaves_the_conversation_where_it_was(rig: Rig) -> None:
     rig.server.push(text_reply("noted"), http_error(400, "bad request"))
-    async with rig.agent(builtins=False) as agent:
+    async with rig.agent(preset="coding", builtins=False) as agent:
         await agent.run("remember kiwi", signal=signal())
         before = agent.session_id
         assert await agent.compact(signal=signal()) is None
@@ -143,7 +143,7 @@ async def test_a_failed_summary_leaves_the_conversation_where_it_was(rig: Rig) -
 
 async def test_a_context_window_compacts_before_a_turn_that_would_not_fit(rig: Rig) -> None:
     rig.server.push(text_reply("noted"), text_reply("SUMMARY: a long note"), text_reply("done"))
-    async with rig.agent(builtins=False, context_window=300) as agent:
+    async with rig.agent(preset="coding", builtins=False, context_window=300) as agent:
         await agent.run("note " + "x" * 1200, signal=signal())
         first = agent.session_id
         result = await agent.run("and now?", signal=signal())
@@ -166,7 +166,7 @@ async def test_a_turn_the_model_refuses_as_too_long_is_compacted_and_sent_once_m
         text_reply("SUMMARY: one note"),
         text_reply("answered after compaction"),
     )
-    async with rig.agent(builtins=False, context_window=128_000) as agent:
+    async with rig.agent(preset="coding", builtins=False, context_window=128_000) as agent:
         await agent.run("remember this note", signal=signal())
         result = await agent.run("and now?", signal=signal())
         assert agent.context_window is not None
@@ -182,7 +182,7 @@ async def test_a_turn_the_model_refuses_as_too_long_is_compacted_and_sent_once_m
 
 async def test_call_tool_runs_a_call_as_the_agent_outside_the_conversation(rig: Rig) -> None:
     rig.server.push(text_reply("ok"))
-    async with rig.agent(builtins=False) as agent:
+    async with rig.agent(preset="coding", builtins=False) as agent:
         result = await agent.call_tool("shout", {"text": "hi"}, signal=signal())
         missing = await agent.call_tool("nope", {}, signal=signal())
         await agent.run("hello", signal=signal())
@@ -196,7 +196,7 @@ async def test_call_tool_runs_a_call_as_the_agent_outside_the_conversation(rig: 
 
 async def test_inject_parks_context_for_the_next_turn(rig: Rig) -> None:
     rig.server.push(text_reply("ok"))
-    async with rig.agent(builtins=False) as agent:
+    async with rig.agent(preset="coding", builtins=False) as agent:
         agent.inject("<bash-input>ls</bash-input>")
         await agent.run("what did I list?", signal=signal())
     assert rig.users(0) == ["what did I list?", "<bash-input>ls</bash-input>"]
@@ -217,7 +217,7 @@ async def test_the_approver_answers_the_calls_the_rules_ask_about(rig: Rig) -> N
     touch = json.dumps({"command": f"touch {made}", "description": "make it"})
     rig.server.push(tool_calls_reply(("t1", "bash", touch)), text_reply("made"))
     answers = Answers("allow-once")
-    async with rig.agent(approver=answers) as agent:
+    async with rig.agent(preset="coding", approver=answers) as agent:
         result = await agent.run("make the file", signal=signal())
     assert [(q.tool_name, q.call_id) for q in answers.questions] == [("bash", "t1")]
     assert [(c.name, c.code) for c in result.tool_calls] == [("bash", None)]
@@ -225,7 +225,7 @@ async def test_the_approver_answers_the_calls_the_rules_ask_about(rig: Rig) -> N
 
 
 async def test_an_approver_without_the_approval_plugin_is_refused_at_start(rig: Rig) -> None:
-    agent = rig.agent(builtins=False, approver=Answers("allow-once"))
+    agent = rig.agent(preset="coding", builtins=False, approver=Answers("allow-once"))
     with pytest.raises(ValueError, match="approver needs the approval plugin"):
         await agent.start()
 
@@ -242,11 +242,11 @@ async def test_a_rule_allowed_for_the_session_holds_again_when_the_session_is_re
         text_reply("made again"),
     )
     session_answers = Answers("allow-session")
-    async with rig.agent(approver=session_answers) as agent:
+    async with rig.agent(preset="coding", approver=session_answers) as agent:
         await agent.run("make it", signal=signal())
         session_id = agent.session_id
     later_answers = Answers("reject")
-    async with rig.agent(approver=later_answers, session=session_id) as resumed:
+    async with rig.agent(preset="coding", approver=later_answers, session=session_id) as resumed:
         result = await resumed.run("again", signal=signal())
     assert [q.call_id for q in session_answers.questions] == ["t1"]
     assert later_answers.questions == []  # the grant of this session held
@@ -267,7 +267,7 @@ async def test_an_aborted_call_whose_body_does_not_stop_is_reported_while_the_tu
 
     rig.server.push(tool_calls_reply(("s1", "stubborn", "{}")))
     controller = AbortController()
-    async with rig.agent(builtins=False, tools=[stubborn]) as agent:
+    async with rig.agent(preset="coding", builtins=False, tools=[stubborn]) as agent:
         turn = asyncio.create_task(agent.run("go", signal=controller.signal))
         await entered.wait()
         controller.abort()

@@ -32,7 +32,7 @@ async def test_agents_over_one_home_sweep_it_once_per_process(
     (leftover / "writer.lock").write_text("999999\n")  # a creation killed before it published
 
     for _ in range(3):
-        await rig.agent(builtins=False).start()
+        await rig.agent(preset="coding", builtins=False).start()
 
     assert swept == [rig.home / "sessions"]
     assert not leftover.exists()

@@ -9,12 +9,13 @@ ValueError at construction; the tools the application passes run without an appr
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
 from tether import AbortController, Agent, Deny, ToolCallRecord, ToolExecution
-from tether.agent.policy import LIBRARY_PROMPT
+from tether.agent.policy import LIBRARY_PROMPT, DenyRules
 from tether.testing.scripted_model import text_reply, tool_calls_reply
 
 from ._rig import Rig, rig
@@ -35,7 +36,9 @@ def fates(records: tuple[ToolCallRecord, ...]) -> list[tuple[str, str | None, st
 
 async def test_a_deny_rule_refuses_the_matching_call_naming_the_rule(rig: Rig) -> None:
     rig.server.push(tool_calls_reply(RM), text_reply("ok"))
-    async with rig.agent(deny=["Bash(rm:*)"], permission_mode="bypassPermissions") as agent:
+    async with rig.agent(
+        preset="coding", deny=["Bash(rm:*)"], permission_mode="bypassPermissions"
+    ) as agent:
         result = await agent.run("clean", signal=signal())
     (record,) = result.tool_calls
     assert record.is_error
@@ -44,7 +47,9 @@ async def test_a_deny_rule_refuses_the_matching_call_naming_the_rule(rig: Rig) -
 
 async def test_a_deny_rule_lets_other_calls_run(rig: Rig) -> None:
     rig.server.push(tool_calls_reply(ECHO), text_reply("ok"))
-    async with rig.agent(deny=["Bash(rm:*)"], permission_mode="bypassPermissions") as agent:
+    async with rig.agent(
+        preset="coding", deny=["Bash(rm:*)"], permission_mode="bypassPermissions"
+    ) as agent:
         result = await agent.run("greet", signal=signal())
     assert [(r.code, r.content.strip()) for r in result.tool_calls] == [(None, "hi")]
 
@@ -67,7 +72,7 @@ async def test_a_check_function_refuses_a_call_with_its_reason(rig: Rig) -> None
         return Deny("no shouting today") if exec.name == "shout" else None
 
     rig.server.push(tool_calls_reply(("c1", "shout", '{"text": "hi"}')), text_reply("ok"))
-    async with rig.agent(builtins=False, policy=no_shouting) as agent:
+    async with rig.agent(preset="coding", builtins=False, policy=no_shouting) as agent:
         result = await agent.run("go", signal=signal())
     assert seen == ["shout"]
     assert fates(result.tool_calls) == [("c1", "DENIED", "Error: no shouting today")]
@@ -78,7 +83,7 @@ async def test_an_async_check_that_returns_none_lets_the_call_run(rig: Rig) -> N
         return None
 
     rig.server.push(tool_calls_reply(("c1", "shout", '{"text": "hi"}')), text_reply("ok"))
-    async with rig.agent(builtins=False, policy=[anything_goes]) as agent:
+    async with rig.agent(preset="coding", builtins=False, policy=[anything_goes]) as agent:
         result = await agent.run("go", signal=signal())
     assert fates(result.tool_calls) == [("c1", None, "HI")]
 
@@ -87,7 +92,7 @@ async def test_the_applications_own_tool_runs_with_the_builtins_and_no_approval_
     rig: Rig,
 ) -> None:
     rig.server.push(tool_calls_reply(("c1", "shout", '{"text": "hi"}')), text_reply("ok"))
-    async with rig.agent() as agent:
+    async with rig.agent(preset="coding") as agent:
         result = await agent.run("go", signal=signal())
     assert fates(result.tool_calls) == [("c1", None, "HI")]
 
@@ -110,11 +115,29 @@ async def test_the_library_preset_sends_a_neutral_prompt_and_only_the_applicatio
     assert sorted(tool_names(request.body)) == ["hold", "shout", "slow"]
 
 
-async def test_the_coding_preset_is_the_default_with_the_builtin_tools(rig: Rig) -> None:
+async def test_the_coding_preset_sends_the_builtin_tools(rig: Rig) -> None:
     rig.server.push(text_reply("ok"))
-    async with rig.agent() as agent:
+    async with rig.agent(preset="coding") as agent:
         await agent.run("hi", signal=signal())
     assert "bash" in tool_names(rig.server.requests[0].body)
+
+
+class _Call:
+    """What `DenyRules.check` reads of a call: its tool name and arguments."""
+
+    name = "bash"
+    arguments = {"command": "rm -rf build"}
+
+
+def test_deny_rules_check_takes_the_old_exec_keyword_with_a_deprecation_warning(
+    tmp_path: Path,
+) -> None:
+    rules = DenyRules(["Bash(rm:*)"], workspace=tmp_path, home=None)
+    call = cast(ToolExecution, _Call())
+    with pytest.warns(DeprecationWarning, match="the keyword 'exec' is deprecated"):
+        old = rules.check(exec=call)  # type: ignore[call-arg]
+    assert old == rules.check(call=call) == rules.check(call)
+    assert isinstance(old, Deny)
 
 
 def test_an_unknown_preset_is_refused_naming_the_known_ones() -> None:

@@ -29,7 +29,7 @@ def no_slow(exec: ToolExecution) -> Deny | None:
 
 async def test_a_dispatched_call_has_queued_and_ran_within_its_duration(rig: Rig) -> None:
     rig.server.push(tool_calls_reply(("c1", "shout", '{"text": "hi"}')), text_reply("ok"))
-    async with rig.agent(builtins=False) as agent:
+    async with rig.agent(preset="coding", builtins=False) as agent:
         result = await agent.run("go", signal=signal())
     (record,) = result.tool_calls
     queued, ran = record.queued_ms, record.ran_ms
@@ -41,7 +41,7 @@ async def test_a_dispatched_call_has_queued_and_ran_within_its_duration(rig: Rig
 
 async def test_a_call_refused_before_dispatch_has_no_queued_or_ran_time(rig: Rig) -> None:
     rig.server.push(tool_calls_reply(("c1", "slow", "{}")), text_reply("ok"))
-    async with rig.agent(builtins=False, policy=no_slow) as agent:
+    async with rig.agent(preset="coding", builtins=False, policy=no_slow) as agent:
         result = await agent.run("go", signal=signal())
     (record,) = result.tool_calls
     assert (record.code, record.queued_ms, record.ran_ms) == ("DENIED", None, None)
@@ -49,7 +49,7 @@ async def test_a_call_refused_before_dispatch_has_no_queued_or_ran_time(rig: Rig
 
 async def test_a_record_has_its_arguments_parsed_beside_the_raw_text(rig: Rig) -> None:
     rig.server.push(tool_calls_reply(("c1", "shout", '{"text": "hi"}')), text_reply("ok"))
-    async with rig.agent(builtins=False) as agent:
+    async with rig.agent(preset="coding", builtins=False) as agent:
         result = await agent.run("go", signal=signal())
     (record,) = result.tool_calls
     assert (record.arguments, record.parsed_arguments) == ('{"text": "hi"}', {"text": "hi"})
@@ -58,7 +58,7 @@ async def test_a_record_has_its_arguments_parsed_beside_the_raw_text(rig: Rig) -
 
 async def test_arguments_that_are_not_json_parse_to_none(rig: Rig) -> None:
     rig.server.push(tool_calls_reply(("c1", "shout", '{"text": ')), text_reply("ok"))
-    async with rig.agent(builtins=False) as agent:
+    async with rig.agent(preset="coding", builtins=False) as agent:
         result = await agent.run("go", signal=signal())
     (record,) = result.tool_calls
     assert (record.parsed_arguments, record.ok) == (None, False)

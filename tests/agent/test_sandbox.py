@@ -53,7 +53,7 @@ async def test_bash_runs_in_the_agents_cwd_not_the_processes(
     monkeypatch.chdir(elsewhere)
     rig.server.push(tool_calls_reply(bash("c1", "pwd; touch made")), text_reply("done"))
 
-    async with rig.agent(permission_mode="bypassPermissions") as agent:
+    async with rig.agent(preset="coding", permission_mode="bypassPermissions") as agent:
         result = await agent.run("where?", signal=signal())
 
     assert result.tool_calls[0].content == f"{rig.work}\n"
@@ -64,7 +64,7 @@ async def test_bash_runs_in_the_agents_cwd_not_the_processes(
 async def test_a_command_the_sandbox_stopped_says_so_to_the_model(rig: Rig, outside: Path) -> None:
     rig.server.push(tool_calls_reply(bash("c1", f"mkdir -p {outside}")), text_reply("ok"))
 
-    async with rig.agent(permission_mode="bypassPermissions") as agent:
+    async with rig.agent(preset="coding", permission_mode="bypassPermissions") as agent:
         result = await agent.run("make it", signal=signal())
 
     content = result.tool_calls[0].content
@@ -80,7 +80,7 @@ async def test_agent_sandbox_danger_full_access_lets_it_write_anywhere_the_user_
     rig.server.push(tool_calls_reply(bash("c1", f"mkdir -p {outside}")), text_reply("ok"))
 
     async with rig.agent(
-        sandbox="danger-full-access", permission_mode="bypassPermissions"
+        preset="coding", sandbox="danger-full-access", permission_mode="bypassPermissions"
     ) as agent:
         await agent.run("make it", signal=signal())
 
@@ -107,7 +107,9 @@ async def test_the_user_may_run_a_stopped_command_once_outside_the_sandbox(
     )
     approver = Answering("allow-once")
 
-    async with rig.agent(approver=approver, permission_mode="bypassPermissions") as agent:
+    async with rig.agent(
+        preset="coding", approver=approver, permission_mode="bypassPermissions"
+    ) as agent:
         result = await agent.run("make it", signal=signal())
 
     (question,) = approver.questions
@@ -128,7 +130,9 @@ async def test_a_declined_escape_leaves_the_sandboxed_result_and_says_so(
     rig.server.push(tool_calls_reply(bash("c1", f"mkdir -p {outside}")), text_reply("ok"))
     approver = Answering("reject")
 
-    async with rig.agent(approver=approver, permission_mode="bypassPermissions") as agent:
+    async with rig.agent(
+        preset="coding", approver=approver, permission_mode="bypassPermissions"
+    ) as agent:
         result = await agent.run("make it", signal=signal())
 
     assert len(approver.questions) == 1

@@ -71,6 +71,7 @@ class Rig:
             retry=RetryPolicy(mode="off"),
         )
         return Agent(
+            preset="coding",
             model=model,
             cwd=self.work,
             home=self.home,

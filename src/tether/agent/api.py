@@ -1,8 +1,10 @@
-"""The public agent: `Agent(...)`, booted like the command line and run turn by turn.
+"""The public agent: `Agent(...)`, an agent of your own (or, with `preset="coding"`, tether's
+coding agent as the command line boots it), run turn by turn.
 
 Owns: building an agent from a model, tools, plugins and instructions on the boot `tether run`
-uses (`tether.agent.boot`: the built-in plugins, `$TETHER_HOME/config.yml` and the project's
-`tether.yml`, the tool registry and the timeout policy, the JSONL session store), running turns
+uses (`tether.agent.boot`: the tool registry and the timeout policy, the JSONL session store;
+with the coding preset also the built-in plugins, `$TETHER_HOME/config.yml` and the project's
+`tether.yml`), running turns
 over its one durable session (`run`, `run_stream`), and disposing everything it started. Does not
 own the turn algorithm (`tether.agent.loop`), the events (`tether.agent.events`) or the stream
 object (`tether.agent.stream`).
@@ -46,6 +48,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from dataclasses import replace
@@ -122,11 +125,14 @@ class Agent:
     close), a model name on the configured route, or None — the `llm` plugin's model
     (`tether.yml`, else the environment: `DEEPSEEK_API_KEY`, `OPENAI_BASE_URL`, ...).
     `tools` are registered and `plugins` mounted on the agent's context after the boot.
-    `instructions` is the system prompt (default: tether's coding-agent prompt for `cwd`);
-    with `instruction_files` the `AGENTS.md` / `CLAUDE.md` files of `home` and of the project
-    follow it, as in `tether run`. `cwd` is the workspace (default: the current directory);
-    `home` the tether home (default `$TETHER_HOME` or `~/.tether`: `config.yml`, `sessions/`).
-    `config` is a `tether.yml` to read instead of `home/config.yml` + `cwd/tether.yml`.
+    `instructions` is the system prompt (default: the preset's); with `instruction_files` the
+    `AGENTS.md` / `CLAUDE.md` files of `home` and of the project follow it, as in `tether run`.
+    `cwd` is the workspace (default: the current directory); `home` the tether home
+    (`config.yml`, `sessions/`). Given a `home`, an agent reads `home/config.yml` and
+    `cwd/tether.yml` and keeps its sessions there. Without one, the coding preset uses
+    `$TETHER_HOME` or `~/.tether` as `tether run` does, and the library preset reads no config
+    file and keeps its session in a private temporary directory removed when the agent closes
+    (pass `home` to resume sessions later). `config` is a `tether.yml` to read instead.
     `builtins=False` boots only the registry and the timeout policy (no shell, files, web...).
     `session` resumes that session (repairing a log a crash cut short, as `tether sessions
     resume` does: `agent.session.repair` says what was done), the rules the user allowed "for
@@ -155,14 +161,15 @@ class Agent:
     `claude_options` are Claude Code's session options (`tether.agent.claude_options`: deny
     rules, the tool set, a settings file, added directories, MCP config files), as the command
     line's `--disallowedTools`, `--tools`, `--settings`, `--add-dir` and `--mcp-config` give them.
-    `preset` picks the defaults: `"coding"` (today's default, what `tether run` and `chat` use)
-    is tether's coding agent — its prompt, the `AGENTS.md`/`CLAUDE.md` files, the built-in
-    tools; `"library"` is an agent of your own — a short neutral prompt, no instruction files,
-    no built-ins (only the registry, the timeout policy and your `tools`). `instructions`,
+    `preset` picks the defaults: `"library"` (the default) is an agent of your own — a short
+    neutral prompt, no instruction files, no built-ins (only the registry, the timeout policy
+    and your `tools`), nothing read or written under `~/.tether` unless `home` is given;
+    `"coding"` (what `tether run` and `chat` ask for) is tether's coding agent — its prompt,
+    the `AGENTS.md`/`CLAUDE.md` files, the built-in tools, `$TETHER_HOME`. `instructions`,
     `instruction_files` and `builtins`, when given, override the preset.
     `deny` are deny rules in the settings syntax (`Bash(rm:*)`, `Read(./secrets/**)`): a
     matching call is refused with the rule named, whatever the mode. `policy` is a check
-    function, or several, `(exec: ToolExecution) -> Deny | Ask | None` (sync or async), run in
+    function, or several, `(call: ToolExecution) -> Deny | Ask | None` (sync or async), run in
     the `tools/pre-execute` waterfall for every call (tether.agent.policy, docs/library.md).
     The tools passed in `tools` are the application's: the permission rules allow them without
     asking (deny rules and checks still apply).
@@ -193,7 +200,7 @@ class Agent:
         claude_options: ClaudeOptions | None = None,
         deny: Sequence[str] = (),
         policy: Check | Sequence[Check] = (),
-        preset: Preset = "coding",
+        preset: Preset = "library",
     ) -> None:
         if preset not in PRESETS:
             raise ValueError(f"unknown preset {preset!r}: one of {', '.join(map(repr, PRESETS))}")
@@ -215,6 +222,9 @@ class Agent:
         self._allow = tuple(allow)
         self._cwd = Path(cwd if cwd is not None else Path.cwd()).resolve()
         self._home = Path(home).expanduser().resolve() if home is not None else None
+        self._private_home = home is None and not coding
+        """A library agent given no `home` keeps its state in a directory of its own, removed
+        when it closes, and reads no config file it was not given."""
         self._settings = AgentSettings(
             cwd=self._cwd,
             system_prompt=instructions,
@@ -351,6 +361,17 @@ class Agent:
         home = self._home
         options = self._claude_options
         scratch = Scratch()
+        private = (
+            tempfile.TemporaryDirectory(prefix="tether-agent-", ignore_cleanup_errors=True)
+            if self._private_home
+            else None
+        )
+        if private is not None:
+            home = Path(private.name)
+        if self._config is not None:
+            config_paths: list[Path] | None = [self._config]
+        else:
+            config_paths = [] if self._private_home else None
         try:
             settings_file = (
                 None
@@ -361,7 +382,7 @@ class Agent:
             directories = added_directories(options, self._cwd, settings_file)
             ctx = await start(
                 cwd=self._cwd,
-                config_paths=None if self._config is None else [self._config],
+                config_paths=config_paths,
                 agent=True,
                 home=home,
                 builtins=self._builtins,
@@ -371,9 +392,12 @@ class Agent:
             )
         except BaseException:
             scratch.close()
+            if private is not None:
+                private.cleanup()
             raise
         booted = _Booted(ctx)
         booted.scratch = scratch
+        booted.private_home = private
         try:
             for spec in self._plugins:
                 plugin, config = spec if isinstance(spec, tuple) else (spec, None)
@@ -399,7 +423,7 @@ class Agent:
             booted.session = session
             base = self._settings.system_prompt or default_system_prompt(self._cwd)
             if self._instruction_files:
-                base = with_instructions(base, self._cwd, home or tether_home())
+                base = with_instructions(base, self._cwd, self._home or tether_home())
             booted.settings = replace(self._settings, system_prompt=base)
             booted.loop = self._new_loop(booted, llm, session)
         except BaseException:
@@ -791,6 +815,8 @@ class _Booted:
         self.loop: AgentLoop
         self.detach_approver: Callable[[], None] | None = None
         self.scratch: Scratch | None = None
+        self.private_home: tempfile.TemporaryDirectory[str] | None = None
+        """A library agent's own home when it was given none (its sessions), removed last."""
         self.disposed = False
 
     async def dispose(self) -> None:
@@ -808,6 +834,8 @@ class _Booted:
             finally:
                 if self.scratch is not None:
                     self.scratch.close()
+                if self.private_home is not None:
+                    self.private_home.cleanup()
 
 
 class _Collector:

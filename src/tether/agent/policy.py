@@ -8,7 +8,7 @@ sees each call before it runs), and `install_policy`, which puts both into the a
 person (plugins/permissions, plugins/approval): this layer can only refuse or ask, never allow
 more than the rest of the waterfall does.
 
-A check is `(exec: ToolExecution) -> PreToolDecision | None`, sync or async: `Deny(reason)`
+A check is `(call: ToolExecution) -> PreToolDecision | None`, sync or async: `Deny(reason)`
 refuses the call (the model reads the reason; nothing after it runs), `Ask(reason)` asks (the
 approval service, or refused without one), `None` or `Allow()` has no objection. Anything else
 is returned as it is, so the registry refuses it as a malformed decision; a check that
@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Final, Literal, TypeAlias
 
+from ..core.renamed import renamed_keywords
 from ..kernel import Context
 from ..kernel.events import Next
 from ..plugins.hooks.names import ToolNames
@@ -65,9 +66,11 @@ class DenyRules:
             deny=parsed, mode="bypassPermissions", workspace=workspace, names=names, home=home
         )
 
-    def check(self, exec: ToolExecution) -> PreToolDecision | None:
-        """`Deny` with the rule's reason when a rule matches the call, else None."""
-        verdict = self._policy.verdict(exec.name, exec.arguments)
+    @renamed_keywords(exec="call")
+    def check(self, call: ToolExecution) -> PreToolDecision | None:
+        """`Deny` with the rule's reason when a rule matches the call, else None. (`exec=`, the
+        keyword of earlier releases, still works with a DeprecationWarning.)"""
+        verdict = self._policy.verdict(call.name, call.arguments)
         if verdict.decision != "deny":
             return None
         return Deny(verdict.reason or "denied by a deny rule")
@@ -78,7 +81,7 @@ def install_policy(ctx: Context, checks: Sequence[Check]) -> None:
     for check in checks:
         if not callable(check):
             raise TypeError(
-                f"policy takes functions (exec) -> Deny | Ask | None, got {type(check).__name__}"
+                f"policy takes functions (call) -> Deny | Ask | None, got {type(check).__name__}"
             )
         ctx.on(PRE_EXECUTE, _listener(check))
 
@@ -86,15 +89,15 @@ def install_policy(ctx: Context, checks: Sequence[Check]) -> None:
 def _listener(
     check: Check,
 ) -> Callable[[ToolExecution, Next[PreToolDecision]], Awaitable[PreToolDecision]]:
-    async def listener(exec: ToolExecution, next: Next[PreToolDecision]) -> PreToolDecision:
-        mine = check(exec)
+    async def listener(call: ToolExecution, call_next: Next[PreToolDecision]) -> PreToolDecision:
+        mine = check(call)
         if inspect.isawaitable(mine):
             mine = await mine
         if isinstance(mine, Deny):
             return mine
         if mine is not None and not isinstance(mine, (Allow, Ask)):
             return mine  # malformed: the registry fails it closed
-        downstream = await next()
+        downstream = await call_next()
         if isinstance(mine, Ask) and not isinstance(downstream, Deny):
             return mine
         return downstream

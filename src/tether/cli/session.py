@@ -146,6 +146,7 @@ async def open_agent(
     (`tether.agent.claude_options`). None, with the one-line error on stderr, when the config,
     a flag or the session cannot be used."""
     agent = Agent(
+        preset="coding",
         model=model,
         cwd=cwd,
         config=config,

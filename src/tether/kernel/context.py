@@ -345,7 +345,8 @@ class Context:
         base: Callable[[], Awaitable[T]],
         agent: object = _UNFILTERED,
     ) -> T:
-        """Around-middleware: `listener(*args, next)`, one shared consumable queue, then base."""
+        """Around-middleware: `listener(*args, call_next)`, one shared consumable queue, then
+        base."""
         listeners = self._admitted(event if isinstance(event, str) else event.name, agent)
         if not listeners:
             return await base()

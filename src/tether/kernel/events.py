@@ -18,12 +18,12 @@ listener); `admitted(scope)` is the live mapping a dispatch *for* an agent admit
 listeners plus those tagged with the agent's scope or any ancestor of it — events flow up the
 chain, never down. It is rebuilt lazily, once per change of the table, and cached on the scope.
 
-The waterfall is one shared, consumable queue: `next()` (its arguments are ignored) takes the
-next listener off the queue and calls `listener(*args, next)`; once the queue is empty it calls
-`base()`. A listener that returns without calling `next` short-circuits the rest; a listener
-that calls `next()` twice gets only what is left of the queue the second time (usually just the
-base). The queue is a position in the published tuple, held by the one small object (`next`)
-a dispatch makes.
+The waterfall is one shared, consumable queue: `call_next()` (its arguments are ignored) takes
+the next listener off the queue and calls `listener(*args, call_next)`; once the queue is empty
+it calls `base()`. A listener that returns without calling `call_next` short-circuits the rest;
+a listener that calls `call_next()` twice gets only what is left of the queue the second time
+(usually just the base). The queue is a position in the published tuple, held by the one small
+object (`call_next`) a dispatch makes.
 
 Known events (issue 38). A misspelt event name must not fail open (`"tools/pre_execute"` would
 register a permission check that never runs), so names are declared: constructing an `EventKey`
@@ -69,7 +69,8 @@ L = TypeVar("L", bound=Callable[..., object])
 
 Listener: TypeAlias = Callable[..., object]
 Next: TypeAlias = Callable[[], Awaitable[T]]
-"""The `next` a waterfall listener receives: call it (no arguments) and await the result."""
+"""The continuation a waterfall listener receives last (name it `call_next`, not `next`, which
+shadows a builtin): call it (no arguments) and await the result."""
 
 
 _KNOWN: dict[str, None] = {}  # declared event names, in declaration order

@@ -2,9 +2,9 @@
 `timeout_ms` and turns *its own* expiry into `TOOL_TIMEOUT` (spec §4).
 
 Owns: the budget lookup (the definition visible to the caller), the deadline it installs on
-`exec.signal` for its delegated lifetime, and the classification. Does not own stopping the work:
+`call.signal` for its delegated lifetime, and the classification. Does not own stopping the work:
 the deadline only aborts the signal; a tool that declares `timeout_ms` promises to forward
-`exec.signal` and reach quiescence. Tools without a budget pass through untouched (a wrapper after
+`call.signal` and reach quiescence. Tools without a budget pass through untouched (a wrapper after
 this one still sees the caller's own signal object). Nested deadlines compose by registration
 order, because `timeout_of` is code-scoped.
 
@@ -41,20 +41,20 @@ def apply(ctx: Context, config: None = None) -> None:
     tools.declare_timeout_policy()
 
     async def enforce_budget(
-        exec: ToolDispatchExecution, next: Callable[[], Awaitable[ToolExecutionResult]]
+        call: ToolDispatchExecution, call_next: Callable[[], Awaitable[ToolExecutionResult]]
     ) -> ToolExecutionResult:
-        definition = tools.get(exec.name, exec.agent)
+        definition = tools.get(call.name, call.agent)
         budget = None if definition is None else definition.timeout_ms
         if budget is None:
-            return await next()
-        upstream = exec.signal
+            return await call_next()
+        upstream = call.signal
         limit = Deadline(upstream, budget, TOOL_TIMEOUT, LOOP_SCHEDULER)
         try:
-            exec.signal = limit.signal
+            call.signal = limit.signal
             try:
-                result = await next()
+                result = await call_next()
             finally:
-                exec.signal = upstream
+                call.signal = upstream
             if timeout_of(limit.signal, TOOL_TIMEOUT) is not None:
                 return timeout_result(budget)
             return result

@@ -130,16 +130,16 @@ def define_tool(
 
     `timeout_ms` is a budget that a timeout policy enforces (mount
     `tether.plugins.timeout_policy`; without one the registry logs a warning at the tool's first
-    call and the budget does nothing). The policy only aborts `exec.signal`; the body must stop.
+    call and the budget does nothing). The policy only aborts `call.signal`; the body must stop.
 
     A sync `execute` runs in a worker thread and cannot be interrupted: its `TOOL_TIMEOUT` (or
-    `ABORTED`) arrives only when the function returns. Poll `exec.signal.aborted` — safe to read
+    `ABORTED`) arrives only when the function returns. Poll `call.signal.aborted` — safe to read
     from any thread — in its loop and return when it is true::
 
-        def crunch(args: Args, exec: ToolRunContext) -> int:
+        def crunch(args: Args, call: ToolRunContext) -> int:
             total = 0
             for chunk in chunks(args.path):
-                if exec.signal.aborted:
+                if call.signal.aborted:
                     break  # the result becomes TOOL_TIMEOUT / ABORTED anyway
                 total += work(chunk)
             return total
@@ -287,8 +287,8 @@ def tool(
     (the caller's cancel, `timeout_ms`) interrupts whatever it awaits with `CancelledError`; its
     `finally` blocks run and the runtime still waits for it to return (the call ends `ABORTED`
     or `TOOL_TIMEOUT`). `cooperative=True` opts out: the body is never interrupted and stops
-    itself by watching `exec.signal` (the raw `define_tool` contract). A plain `def` body runs
-    in a worker thread and cannot be interrupted: it should poll `exec.signal.aborted`.
+    itself by watching `call.signal` (the raw `define_tool` contract). A plain `def` body runs
+    in a worker thread and cannot be interrupted: it should poll `call.signal.aborted`.
 
     Concurrency: by default every call is exclusive: the agent runs a step's calls in the
     model's order and an exclusive call runs alone (the calls before it finish first, the ones

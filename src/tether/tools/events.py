@@ -42,24 +42,24 @@ __all__ = [
 PreExecuteListener: TypeAlias = Callable[
     ["ToolExecution", Next["PreToolDecision"]], Awaitable["PreToolDecision"]
 ]
-"""`async (exec, next) -> PreToolDecision`: a waterfall whose base is `Allow()`."""
+"""`async (call, call_next) -> PreToolDecision`: a waterfall whose base is `Allow()`."""
 ExecuteListener: TypeAlias = Callable[
     ["ToolDispatchExecution", Next["ToolExecutionResult"]], Awaitable["ToolExecutionResult"]
 ]
-"""`async (exec, next) -> ToolExecutionResult`: a waterfall around the normalized dispatch."""
+"""`async (call, call_next) -> ToolExecutionResult`: a waterfall around the normalized dispatch."""
 PostExecuteListener: TypeAlias = Callable[
     ["ToolExecution", "ToolExecutionResult", Next["PostToolDecision"]],
     Awaitable["PostToolDecision"],
 ]
-"""`async (exec, result, next) -> PostToolDecision`: a waterfall whose base is `Accept()`."""
+"""`async (call, result, call_next) -> PostToolDecision`: a waterfall whose base is `Accept()`."""
 ResultListener: TypeAlias = Callable[["ToolExecution", "ToolExecutionResult"], None]
-"""`(exec, result) -> None`: synchronous, once per call, each observer contained."""
+"""`(call, result) -> None`: synchronous, once per call, each observer contained."""
 ChangeListener: TypeAlias = Callable[[], None]
 """`() -> None`: the tool list changed."""
 SettleListener: TypeAlias = Callable[["AbortSignal"], Awaitable[None]]
 """`async (signal) -> None`: return once this plugin's pending tools arrived (arrivals.py)."""
 SlowStopListener: TypeAlias = Callable[["ToolExecution", "SlowStop"], None]
-"""`(exec, stop) -> None`: a body still running after its signal aborted (slow_stop.py)."""
+"""`(call, stop) -> None`: a body still running after its signal aborted (slow_stop.py)."""
 
 declare_namespace("tools")
 

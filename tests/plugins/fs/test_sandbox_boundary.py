@@ -53,7 +53,7 @@ class Answering:
 async def test_under_yolo_writing_tether_yml_is_refused_headless(rig: Rig) -> None:
     rig.server.push(tool_calls_reply(write("c1", "tether.yml", ATTACK)), text_reply("ok"))
 
-    async with rig.agent(permission_mode="bypassPermissions") as agent:
+    async with rig.agent(preset="coding", permission_mode="bypassPermissions") as agent:
         result = await agent.run("escape", signal=signal())
 
     path = rig.work / "tether.yml"
@@ -69,7 +69,7 @@ async def test_an_allow_rule_for_write_does_not_let_claude_settings_be_written(r
         tool_calls_reply(write("c1", ".claude/settings.json", '{"hooks": {}}')), text_reply("ok")
     )
 
-    async with rig.agent(allow=["Write"]) as agent:
+    async with rig.agent(preset="coding", allow=["Write"]) as agent:
         result = await agent.run("escape", signal=signal())
 
     path = rig.work / ".claude" / "settings.json"
@@ -96,7 +96,7 @@ async def test_under_yolo_git_config_read_first_is_not_rewritten(rig: Rig) -> No
         text_reply("ok"),
     )
 
-    async with rig.agent(permission_mode="bypassPermissions") as agent:
+    async with rig.agent(preset="coding", permission_mode="bypassPermissions") as agent:
         result = await agent.run("escape", signal=signal())
 
     assert result.tool_calls[1].content == (
@@ -120,7 +120,7 @@ async def test_under_yolo_git_config_read_first_is_not_edited(rig: Rig) -> None:
         text_reply("ok"),
     )
 
-    async with rig.agent(permission_mode="bypassPermissions") as agent:
+    async with rig.agent(preset="coding", permission_mode="bypassPermissions") as agent:
         result = await agent.run("escape", signal=signal())
 
     assert result.tool_calls[1].content == (
@@ -135,7 +135,9 @@ async def test_in_chat_a_protected_write_is_asked_as_an_escalation_and_a_yes_wri
     rig.server.push(tool_calls_reply(write("c1", "tether.yml", ATTACK)), text_reply("ok"))
     approver = Answering("allow-once")
 
-    async with rig.agent(approver=approver, permission_mode="bypassPermissions") as agent:
+    async with rig.agent(
+        preset="coding", approver=approver, permission_mode="bypassPermissions"
+    ) as agent:
         result = await agent.run("escape", signal=signal())
 
     path = rig.work / "tether.yml"
@@ -155,7 +157,9 @@ async def test_in_chat_a_declined_escalation_writes_nothing_and_says_so(rig: Rig
     rig.server.push(tool_calls_reply(write("c1", "tether.yml", ATTACK)), text_reply("ok"))
     approver = Answering("reject")
 
-    async with rig.agent(approver=approver, permission_mode="bypassPermissions") as agent:
+    async with rig.agent(
+        preset="coding", approver=approver, permission_mode="bypassPermissions"
+    ) as agent:
         result = await agent.run("escape", signal=signal())
 
     path = rig.work / "tether.yml"
@@ -170,7 +174,9 @@ async def test_in_chat_a_declined_escalation_writes_nothing_and_says_so(rig: Rig
 async def test_read_only_mode_file_tools_write_nothing(rig: Rig) -> None:
     rig.server.push(tool_calls_reply(write("c1", "a.txt", "x\n")), text_reply("ok"))
 
-    async with rig.agent(sandbox="read-only", permission_mode="bypassPermissions") as agent:
+    async with rig.agent(
+        preset="coding", sandbox="read-only", permission_mode="bypassPermissions"
+    ) as agent:
         result = await agent.run("write", signal=signal())
 
     path = rig.work / "a.txt"
@@ -185,7 +191,7 @@ async def test_danger_full_access_file_tools_write_protected_paths(rig: Rig) -> 
     rig.server.push(tool_calls_reply(write("c1", "tether.yml", "x: 1\n")), text_reply("ok"))
 
     async with rig.agent(
-        sandbox="danger-full-access", permission_mode="bypassPermissions"
+        preset="coding", sandbox="danger-full-access", permission_mode="bypassPermissions"
     ) as agent:
         await agent.run("write", signal=signal())
 
@@ -195,7 +201,7 @@ async def test_danger_full_access_file_tools_write_protected_paths(rig: Rig) -> 
 async def test_an_ordinary_write_under_yolo_still_works(rig: Rig) -> None:
     rig.server.push(tool_calls_reply(write("c1", "src/a.py", "x = 1\n")), text_reply("ok"))
 
-    async with rig.agent(permission_mode="bypassPermissions") as agent:
+    async with rig.agent(preset="coding", permission_mode="bypassPermissions") as agent:
         result = await agent.run("write", signal=signal())
 
     assert result.tool_calls[0].is_error is False
@@ -214,7 +220,9 @@ async def test_in_chat_a_yes_lets_an_edit_of_git_config_through_once(rig: Rig) -
     )
     approver = Answering("allow-once")
 
-    async with rig.agent(approver=approver, permission_mode="bypassPermissions") as agent:
+    async with rig.agent(
+        preset="coding", approver=approver, permission_mode="bypassPermissions"
+    ) as agent:
         result = await agent.run("edit", signal=signal())
 
     (question,) = approver.questions

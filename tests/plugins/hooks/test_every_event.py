@@ -138,7 +138,9 @@ async def test_a_settings_file_with_every_hook_event_runs_each_of_them(
         provider="openai", base_url=server.base_url, model="scripted", retry=RetryPolicy(mode="off")
     )
     with caplog.at_level(logging.WARNING, logger="tether.plugins.hooks"):
-        agent = Agent(model=model, cwd=work, home=tmp_path / "tether", approver=prompter)
+        agent = Agent(
+            preset="coding", model=model, cwd=work, home=tmp_path / "tether", approver=prompter
+        )
         try:
             first = await agent.run("go", signal=signal)
             await agent.compact(signal=signal, focus="keep the tools")
@@ -256,6 +258,7 @@ async def test_compaction_between_steps_runs_pre_compact_post_compact_and_sessio
         provider="openai", base_url=server.base_url, model="scripted", retry=RetryPolicy(mode="off")
     )
     agent = Agent(
+        preset="coding",
         model=model,
         cwd=work,
         home=tmp_path / "tether",

@@ -1,8 +1,8 @@
 """Asking a person to let one act of a tool leave the sandbox: the caller's side of
 `Approval.escalate`.
 
-Owns `ask_to_leave_sandbox(ctx, exec, reason)`: the `sandbox-escalation` question for the call
-`exec` (the file tools ask it for a write the sandbox refuses). Only a person answers it: without
+Owns `ask_to_leave_sandbox(ctx, call, reason)`: the `sandbox-escalation` question for the call
+`call` (the file tools ask it for a write the sandbox refuses). Only a person answers it: without
 a calling agent, an `approval` service that offers `escalate`, or an attached prompter, the
 answer is `unavailable` at once (headless runs, `tether tools call`, `--yolo` and permission
 rules never take an act out of the sandbox). Does not own the question's wording in the terminal
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from ...core.renamed import renamed_keywords
 from ...kernel import Context
 from ...tools.approval import ApprovalOutcome, ApprovalRequest
 from ...tools.execution import ToolExecution
@@ -27,18 +28,19 @@ class _Escalation(Protocol):
     async def escalate(self, request: ApprovalRequest) -> ApprovalOutcome: ...
 
 
-async def ask_to_leave_sandbox(ctx: Context, exec: ToolExecution, reason: str) -> ApprovalOutcome:
+@renamed_keywords(exec="call")
+async def ask_to_leave_sandbox(ctx: Context, call: ToolExecution, reason: str) -> ApprovalOutcome:
     """`allowed-once` when a person allowed it; else `rejected`, `cancelled` (the call's signal
     aborted) or `unavailable` (nobody can answer here)."""
     approval = ctx.get("approval")
-    if exec.signal.aborted:
+    if call.signal.aborted:
         return "cancelled"
     if (
-        exec.agent is None
+        call.agent is None
         or not callable(getattr(approval, "escalate", None))
         or not getattr(approval, "interactive", False)
     ):
         return "unavailable"
     escalation: _Escalation = approval  # type: ignore[assignment]
-    request = ApprovalRequest(exec.agent, exec.name, exec.call_id, reason, exec.signal)
+    request = ApprovalRequest(call.agent, call.name, call.call_id, reason, call.signal)
     return await escalation.escalate(request)
