@@ -184,6 +184,29 @@ async def test_a_preregistered_client_is_used_without_registering(prebox: str, h
         await ctx.dispose()
 
 
+async def test_a_login_asks_for_the_scopes_a_session_was_challenged_for(
+    prebox: str, home: Path
+) -> None:
+    url = await _url(prebox)
+    oauth = {
+        "clientId": "pre-client",
+        "clientSecret": "s3cret",
+        "tokenEndpointAuthMethod": "client_secret_post",
+    }
+    entry = _entry(url, oauth=oauth)
+    stored = token_path("guarded", url)
+    stored.parent.mkdir(parents=True)
+    # As an unattended session leaves it after a `403 insufficient_scope` asking for `extra`.
+    stored.write_text(json.dumps({"scope": "tools extra", "tokens": {"access_token": "old"}}))
+    await _login("guarded", entry, home)
+    [authorize] = events(Path(prebox), "authorize")
+    assert authorize["scopes"] == ["tools", "extra"]
+    kept = json.loads(stored.read_text())
+    assert kept["scope"] == "tools extra"
+    assert kept["tokens"]["access_token"] != "old"
+    assert kept["tokens"]["scope"] == "tools extra"
+
+
 async def test_a_static_authorization_header_is_sent_as_is(box: str, home: Path) -> None:
     url = await _url(box)
     await _login("guarded", _entry(url), home)

@@ -43,9 +43,9 @@ class McpConfigError(ValueError):
 
 class OAuthSettings(BaseModel):
     """An http server's `oauth` entry: a pre-registered client (else tether registers itself
-    dynamically), the scopes to ask for, the callback port `tether mcp login` listens on (0: one
-    the kernel picks; a pre-registered client's redirect URI usually fixes it). Claude Code's
-    camelCase keys are read too."""
+    dynamically, or uses its client id metadata document's URL), the scopes to ask for, the
+    callback port `tether mcp login` listens on (0: one the kernel picks; a pre-registered
+    client's redirect URI usually fixes it). Claude Code's camelCase keys are read too."""
 
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 
@@ -56,6 +56,9 @@ class OAuthSettings(BaseModel):
     token_endpoint_auth_method: (
         Literal["none", "client_secret_basic", "client_secret_post"] | None
     ) = Field(default=None, alias="tokenEndpointAuthMethod")
+    client_metadata_url: str | None = Field(default=None, alias="clientMetadataUrl")
+    """An HTTPS URL where tether's client metadata document is published (CIMD, SEP-991): used
+    as the client id where the authorization server supports it, instead of registering."""
 
 
 class ServerConfig(BaseModel):

@@ -2,9 +2,11 @@
 
 Owns `login`: listens on 127.0.0.1 (the entry's `oauth.callback_port`, else a port the kernel
 picks) for the authorization server's redirect to `/callback`, starts a fresh login (the server's
-stored tokens and dynamically registered client are dropped: the redirect URI is this login's),
+stored tokens and dynamically registered client are dropped: the redirect URI is this login's;
+the scopes it asked for, a step-up's included, are kept and asked again),
 connects with the SDK's OAuth provider (`oauth.oauth_provider`: discovery, registration, PKCE,
-token exchange), and when the provider has the authorization URL, prints it and — unless
+token exchange; `initialize` then `tools/list`, since a server may answer `initialize` without a
+token), and when the provider has the authorization URL, prints it and — unless
 `browser` is False (headless: open it anywhere that can reach this machine's 127.0.0.1) — opens the
 browser. The tokens are stored by the provider (`oauth.TokenFile`, 0600) and never printed. The
 wait for the redirect is bounded (`wait_s`); a redirect carrying `error` ends the login with it.
@@ -27,7 +29,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult
 
 from .config import McpConfigError, ServerConfig
-from .oauth import oauth_provider, token_path
+from .oauth import TokenFile, oauth_provider, token_path
 
 __all__ = ["LoginFailed", "login"]
 
@@ -98,7 +100,7 @@ async def login(
         raise LoginFailed(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
     bound = listener.sockets[0].getsockname()[1]
     redirect_uri = f"http://127.0.0.1:{bound}/callback"
-    token_path(name, config.url, home).unlink(missing_ok=True)  # a fresh login
+    TokenFile(token_path(name, config.url, home)).fresh()  # a fresh login
 
     async def redirect(url: str) -> None:
         out.write(f"Authorize tether for {name} at:\n  {url}\n")
@@ -154,6 +156,7 @@ async def _initialized(
     if pending and failure is not None:
         raise failure
     await init
+    await session.list_tools()  # a server may answer `initialize` without a token
 
 
 def _retrieved(task: asyncio.Future[object]) -> None:

@@ -3,15 +3,18 @@ store and tether's answer to "a person must authorize this".
 
 Owns `TokenFile` (the SDK's `TokenStorage`: one JSON file per server under
 `$TETHER_HOME/mcp-oauth/`, mode 0600 in a 0700 directory, holding the tokens with their absolute
-expiry and the client registration), `oauth_provider` (the provider for one server) and
-`LoginNeeded`; the `oauth` entry of a server is `config.OAuthSettings`. The SDK does the
-protocol: protected-resource metadata discovery (the `WWW-Authenticate` `resource_metadata`, then
-the well-known paths), authorization server metadata (RFC 8414 and OpenID paths, with the legacy
-fallbacks), dynamic client registration unless a client is pre-registered
-(`oauth.client_id`/`client_secret` in the entry, used as is), PKCE (S256), the token endpoint
-auth method the registration names (`client_secret_basic`, `client_secret_post`, `none`), scopes
-from `WWW-Authenticate` or the metadata, step-up on `insufficient_scope`, and refreshing an
-expired token before a request.
+expiry, the client registration, and every scope the server asked for so far), `oauth_provider` (the
+provider for one server) and `LoginNeeded`; the `oauth` entry of a server is `config.OAuthSettings`.
+The SDK does the protocol: protected-resource metadata discovery (the `WWW-Authenticate`
+`resource_metadata`, then the well-known paths), authorization server metadata (RFC 8414 and OpenID
+paths, with the legacy fallbacks), dynamic client registration unless a client is pre-registered
+(`oauth.client_id`/`client_secret` in the entry, used as is), PKCE (S256), the token endpoint auth
+method the registration names (`client_secret_basic`, `client_secret_post`, `none`), scopes from
+`WWW-Authenticate` or the metadata, step-up on `insufficient_scope`, a URL-based client id (CIMD)
+where the entry names one and the authorization server supports it, and refreshing an expired token
+before a request. The scopes of every authorization are remembered in the file
+(`_Provider._perform_authorization`), so a step-up an unattended session could not complete is asked
+for by the next `tether mcp login`.
 
 Where a person must act (no token, or one that cannot be refreshed), the connection's provider
 raises `LoginNeeded` (from the redirect, or before storing a client it registered: the login
@@ -30,7 +33,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import httpx2
 from mcp.client.auth import OAuthClientProvider
+from mcp.client.auth.utils import union_scopes
 from mcp.shared.auth import (
     AuthorizationCodeResult,
     OAuthClientInformationFull,
@@ -98,6 +103,27 @@ class TokenFile:
         value = self._read().get("expires_at")
         return float(value) - _EXPIRED_SKEW_S if isinstance(value, int | float) else None
 
+    def wanted_scope(self) -> str | None:
+        """Every scope this server asked for so far (a step-up included), space-separated."""
+        value = self._read().get("scope")
+        return value if isinstance(value, str) and value else None
+
+    def want_scope(self, scope: str | None) -> None:
+        """Remember `scope` (added to what was asked before) for the next authorization: a
+        step-up that an unattended session could not complete is asked by the next login."""
+        wanted = union_scopes(self.wanted_scope(), scope)
+        if wanted and wanted != self.wanted_scope():
+            data = self._read()
+            data["scope"] = wanted
+            self._write(data)
+
+    def fresh(self) -> None:
+        """Forget the tokens and the registered client (a new login), keep the scopes asked."""
+        wanted = self.wanted_scope()
+        self.path.unlink(missing_ok=True)
+        if wanted is not None:
+            self._write({"scope": wanted})
+
     async def get_tokens(self) -> OAuthToken | None:
         tokens = self._read().get("tokens")
         return None if tokens is None else OAuthToken.model_validate(tokens)
@@ -134,6 +160,15 @@ class _Provider(OAuthClientProvider):
     async def _initialize(self) -> None:
         await super()._initialize()
         self.context.token_expiry_time = self._store.expires_at()
+
+    async def _perform_authorization(self) -> httpx2.Request:
+        # The scopes of this authorization are also those an earlier session was challenged for
+        # (a `403 insufficient_scope` it could not answer unattended); remembered before the
+        # redirect, which is where an unattended provider stops.
+        scope = union_scopes(self.context.client_metadata.scope, self._store.wanted_scope())
+        self.context.client_metadata.scope = scope
+        self._store.want_scope(scope)
+        return await super()._perform_authorization()
 
 
 def oauth_provider(
@@ -174,6 +209,7 @@ def oauth_provider(
     )
     return _Provider(
         server_url=config.url,
+        client_metadata_url=None if settings is None else settings.client_metadata_url,
         client_metadata=metadata,
         storage=store,
         redirect_handler=redirect,

@@ -2,7 +2,8 @@
 on 127.0.0.1, for the OAuth tests. Run as a subprocess.
 
 Usage: `python oauth_box.py RECORD [CLIENT_ID CLIENT_SECRET]`. With a client id, that client is
-pre-registered (confidential, `client_secret_post`, any loopback redirect URI, RFC 8252).
+pre-registered (confidential, `client_secret_post`, any loopback redirect URI, RFC 8252; it may
+also be granted the scope `extra`, which no request needs).
 Authorization is granted at once (the "browser" just follows the redirect). Events in RECORD, one
 JSON line each: `start` (port), `register` (client id), `authorize` (client id, scopes, whether a
 PKCE challenge came), `token` (grant, client id), `call` (the bearer's client id). Access tokens
@@ -134,7 +135,7 @@ def main() -> None:
             client_id=sys.argv[2],
             client_secret=sys.argv[3],
             token_endpoint_auth_method="client_secret_post",
-            scope="tools",
+            scope="tools extra",  # `extra`: a scope only a step-up asks for
         )
     server = MCPServer(
         "guarded",
