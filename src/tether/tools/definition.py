@@ -6,7 +6,8 @@ built once per definition, on first use (the argument validator at the first cal
 canonicalizer's `TypeAdapter` at the first result: booting defines every tool, most never
 run). `define_tool` validates arguments *inside* the body wrapper, so `INVALID_ARGS` happens
 after policy and wrappers, exactly where the spec puts it. `@tool` infers a parameters model
-from a typed signature.
+from a typed signature. A built-in tool's argument model gets its model-facing schema from
+`tether.tools.precomputed` (recorded from pydantic), so a boot does not build the model.
 
 The two layers differ on cancellation (issue 38): a raw `ToolDefinition`/`define_tool` body is
 cooperative — never interrupted, it sees only its signal (the seed's contract) — while an async
