@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from ..tools.precomputed import TABLE_PATH, schema_key
+from ..tools.precomputed import TABLE_PATH, fingerprint, schema_key
 from ..tools.schema import model_facing_schema
 
 if TYPE_CHECKING:
@@ -58,10 +58,10 @@ def argument_models() -> list[type[BaseModel]]:
 
 
 def generate() -> str:
-    """The text of `builtin_schemas.json`: each model's field names and pydantic's schema."""
+    """The text of `builtin_schemas.json`: each model's fingerprint and pydantic's schema."""
     table = {
         schema_key(model): {
-            "fields": list(model.model_fields),
+            "fingerprint": fingerprint(model),
             "schema": model_facing_schema(model),
         }
         for model in argument_models()

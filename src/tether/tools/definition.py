@@ -226,7 +226,7 @@ def define_tool(
 def _parameters_schema(model: type[BaseModel]) -> dict[str, object]:
     """The model-facing schema: the precomputed one of a built-in argument model (which then
     stays unbuilt until its first call validates), else pydantic's."""
-    recorded = precomputed_schema(model, tuple(model.model_fields))
+    recorded = precomputed_schema(model)
     return recorded if recorded is not None else model_facing_schema(model)
 
 
