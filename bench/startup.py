@@ -6,6 +6,7 @@ an editable install), with a throwaway `TETHER_HOME`, workspace and `HOME`. The 
 interleaved, round by round, so the load of a shared machine falls on all of them alike.
 
 - `python -c pass`: the bare interpreter (the gauge; `-c pass` of the same executable).
+- `python -c "import asyncio, ssl"`: the floor of any Python CLI that talks HTTPS with asyncio.
 - `tether --help`, `tether tools list`: exec → exit.
 - `tether run` → first model request: exec → the moment a local OpenAI-compatible server (a
   thread of this process, on 127.0.0.1) has read the request's headers. The server answers
@@ -248,6 +249,7 @@ def main() -> None:
     tether = _tether()
     cases = [
         Case("python -c pass", [sys.executable, "-c", "pass"]),
+        Case("python: import asyncio, ssl", [sys.executable, "-c", "import asyncio, ssl"]),
         Case("tether --help", [*tether, "--help"], 30.0),
         Case("tether tools list", [*tether, "tools", "list"], 150.0),
         Case("tether run → 1st request", [*tether, "run", "hi"], 250.0, first_request=True),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -29,6 +30,7 @@ from ..kernel import (
 )
 from ..kernel.errors import describe_validation_error
 from ..plugins.sandbox.policy import SandboxMode, SandboxPolicy, SandboxSettings
+from ..plugins.sandbox.probe import kernel_support
 from ..tools import ToolRuntime
 
 __all__ = [
@@ -213,6 +215,55 @@ async def start(
         paths = [home / "config.yml", cwd / "tether.yml"]
     else:
         paths = default_config_paths(cwd)
+    probing = _probe_kernel_meanwhile() if builtins and "shell" not in without else None
+    try:
+        return await _start(
+            cwd=cwd,
+            paths=paths,
+            agent=agent,
+            keep_spill_files=keep_spill_files,
+            home=home,
+            builtins=builtins,
+            without=without,
+            sandbox=sandbox,
+            added_dirs=added_dirs,
+            overrides=overrides,
+        )
+    finally:
+        if probing is not None:
+            probing.join()
+
+
+def _probe_kernel_meanwhile() -> threading.Thread:
+    """Start the shell's kernel probe (`kernel_support`: a `bwrap` run, cached for the
+    process) in a thread: the child runs while the boot imports and mounts the plugins, and the
+    shell's executor finds the answer ready, or waits on the probe's lock. A failure is left to
+    the executor's own call, which probes again and raises as before."""
+
+    def probe() -> None:
+        try:
+            kernel_support()
+        except Exception:
+            pass
+
+    thread = threading.Thread(target=probe, name="tether-kernel-probe", daemon=True)
+    thread.start()
+    return thread
+
+
+async def _start(
+    *,
+    cwd: Path,
+    paths: list[Path],
+    agent: bool,
+    keep_spill_files: bool,
+    home: Path | None,
+    builtins: bool,
+    without: frozenset[str],
+    sandbox: SandboxChoice | None,
+    added_dirs: Sequence[str],
+    overrides: Mapping[str, Mapping[str, object]] | None,
+) -> Context:
     config = load_config(paths)
     settings = sandbox_settings(config, sandbox)
     if added_dirs:

@@ -84,7 +84,8 @@ class TetherConfig:
 
 
 class _Entry(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+    # built when a file lists plugins, not at import
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
     id: str | None = Field(default=None, min_length=1)
     name: str = Field(min_length=1)
     config: dict[str, object] | None = None

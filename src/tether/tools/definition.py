@@ -6,7 +6,8 @@ built once per definition, on first use (the argument validator at the first cal
 canonicalizer's `TypeAdapter` at the first result: booting defines every tool, most never
 run). `define_tool` validates arguments *inside* the body wrapper, so `INVALID_ARGS` happens
 after policy and wrappers, exactly where the spec puts it. `@tool` infers a parameters model
-from a typed signature.
+from a typed signature. A built-in tool's argument model gets its model-facing schema from
+`tether.tools.precomputed` (recorded from pydantic), so a boot does not build the model.
 
 The two layers differ on cancellation (issue 38): a raw `ToolDefinition`/`define_tool` body is
 cooperative — never interrupted, it sees only its signal (the seed's contract) — while an async
@@ -30,6 +31,7 @@ from ..core.json import JsonValue
 from ..core.timeout import MAX_TIMER_DELAY_MS
 from .errors import ToolArgsError
 from .execution import ToolExecution, ToolRunContext
+from .precomputed import precomputed_schema
 from .results import ContentBlock, ToolExecutionResult, text_content
 from .schema import ValueCanonicalizer, compile_output_schema, model_facing_schema, violations
 
@@ -109,7 +111,8 @@ def _frozen_model(model: type[BaseModel]) -> type[BaseModel]:
     """A frozen subclass of the user's model, built once: bodies get immutable arguments."""
     if model.model_config.get("frozen"):
         return model
-    config = ConfigDict(**{**model.model_config, "frozen": True})
+    # built now (the first call), also when the user's model defers its build
+    config = ConfigDict(**{**model.model_config, "frozen": True, "defer_build": False})
     return cast(type[BaseModel], type(model.__name__, (model,), {"model_config": config}))
 
 
@@ -210,7 +213,7 @@ def define_tool(
     return ToolDefinition(
         name=name,
         description=description,
-        parameters=model_facing_schema(parameters),
+        parameters=_parameters_schema(parameters),
         output=output,
         execute=start if body_is_async else run,
         finalize_content=finalize_content,
@@ -218,6 +221,13 @@ def define_tool(
         is_concurrency_safe=classify,
         check_arguments=check_arguments,
     )
+
+
+def _parameters_schema(model: type[BaseModel]) -> dict[str, object]:
+    """The model-facing schema: the precomputed one of a built-in argument model (which then
+    stays unbuilt until its first call validates), else pydantic's."""
+    recorded = precomputed_schema(model)
+    return recorded if recorded is not None else model_facing_schema(model)
 
 
 def _signature_model(fn: Callable[..., object], name: str) -> tuple[type[BaseModel], str | None]:

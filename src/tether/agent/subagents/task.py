@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Final, Literal, NotRequired
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
 from ...core.json import JsonValue
@@ -62,6 +62,8 @@ _USAGE: Final = (
 
 
 class TaskParameters(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # built by the first call
+
     description: str = Field(description="A short (3-5 word) description of the task")
     prompt: str = Field(description="The task for the agent to perform")
     subagent_type: str = Field(description="The type of specialized agent to use for this task")

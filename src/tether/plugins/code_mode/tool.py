@@ -16,7 +16,7 @@ import json
 from collections.abc import Sequence
 from typing import Final
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from ...core.errors import HarnessError
 from ...core.json import JsonValue
@@ -62,6 +62,8 @@ class CodeRunFailedError(HarnessError):
 
 
 class RunCodeArgs(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # built by the first call
+
     code: str = Field(description="The program: the body of an async Python function.")
     description: str = Field(
         description=(

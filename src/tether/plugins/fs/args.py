@@ -12,7 +12,7 @@ from pydantic_core import PydanticCustomError
 
 __all__ = ["EditArgs", "ReadArgs", "WriteArgs", "read_args_model"]
 
-_FORBID = ConfigDict(extra="forbid")
+_FORBID = ConfigDict(extra="forbid", defer_build=True)  # built by the first call
 
 
 def _violation(text: str) -> PydanticCustomError:
@@ -71,6 +71,7 @@ def read_args_model(read_limit: int) -> type[ReadArgs]:
             return value
 
     MountedReadArgs.__name__ = "ReadArgs"
+    MountedReadArgs.__qualname__ = f"ReadArgs[{read_limit}]"  # its precomputed schema's key
     return MountedReadArgs
 
 

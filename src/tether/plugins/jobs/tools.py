@@ -15,7 +15,7 @@ import math
 from collections.abc import Sequence
 from typing import Any, Literal, NotRequired
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
 from ...core.json import JsonValue
@@ -77,6 +77,8 @@ def _check_job_id(job_id: str) -> None:
 
 
 class JobOutputParameters(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # built by the first call
+
     job_id: str = Field(description="Job id returned by the tool that started the background work.")
     wait: bool = Field(
         default=False,
@@ -91,6 +93,8 @@ class JobOutputParameters(BaseModel):
 
 
 class JobKillParameters(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # built by the first call
+
     job_id: str = Field(description="Job id returned by the tool that started the background work.")
     reason: str | None = Field(
         default=None, description="Why the job is stopped (logged and passed to the job)."
@@ -98,7 +102,7 @@ class JobKillParameters(BaseModel):
 
 
 class JobListParameters(BaseModel):
-    pass
+    model_config = ConfigDict(defer_build=True)  # built by the first call
 
 
 def _render_output(_args: object, value: JsonValue) -> Sequence[ContentBlock]:

@@ -32,7 +32,8 @@ _DESCRIPTION: Final = (
 
 
 class PlanParameters(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # built by the first call (its schema is precomputed: tether.tools.precomputed)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     plan: str = Field(min_length=1, description="The plan to present, in markdown.")
 

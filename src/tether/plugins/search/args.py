@@ -24,7 +24,7 @@ MAX_PATH_CHARS: Final = 4096  # Linux's PATH_MAX
 class GrepArgs(BaseModel):
     """`grep` arguments; `grep_args_model(limit)` states the configured default `head_limit`."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built by the first call
 
     pattern: str = Field(
         min_length=1,
@@ -132,13 +132,14 @@ def grep_args_model(default_limit: int) -> type[GrepArgs]:
         )
 
     MountedGrepArgs.__name__ = "GrepArgs"
+    MountedGrepArgs.__qualname__ = f"GrepArgs[{default_limit}]"  # its precomputed schema's key
     return MountedGrepArgs
 
 
 class GlobArgs(BaseModel):
     """`glob` arguments."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built by the first call
 
     pattern: str = Field(
         min_length=1,

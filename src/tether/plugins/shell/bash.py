@@ -82,6 +82,8 @@ class Config(BaseModel):
 
 
 class BashParameters(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # built by the first call
+
     command: str = Field(description="The bash command to execute.")
     description: str = Field(
         description="Clear, concise description of what this command does in 5-10 words, in "

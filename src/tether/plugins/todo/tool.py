@@ -84,7 +84,7 @@ Config = TodoConfig
 
 
 class TodoItem(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built by the first call
 
     content: str = Field(description="What the task is — a short imperative line.")
     status: Status = Field(
@@ -98,7 +98,7 @@ class TodoItem(BaseModel):
 
 
 class TodoArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built by the first call
 
     todos: list[TodoItem] = Field(
         description="The COMPLETE task list, replacing any previous list."

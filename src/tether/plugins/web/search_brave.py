@@ -45,6 +45,8 @@ class BraveConfig(BaseModel):
 
 
 class _Result(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # built by the first response
+
     url: str
     title: str | None = None
     description: str | None = None
@@ -53,10 +55,14 @@ class _Result(BaseModel):
 
 
 class _Web(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # built by the first response
+
     results: list[_Result] = []
 
 
 class _Response(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # built by the first response
+
     web: _Web | None = None
 
 

@@ -40,6 +40,8 @@ class ExaConfig(BaseModel):
 
 
 class _Result(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # built by the first response
+
     url: str
     title: str | None = None
     highlights: list[str | None] | None = None
@@ -47,6 +49,8 @@ class _Result(BaseModel):
 
 
 class _Response(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # built by the first response
+
     results: list[_Result] = []
 
 

@@ -39,6 +39,8 @@ class TavilyConfig(BaseModel):
 
 
 class _Result(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # built by the first response
+
     url: str
     title: str | None = None
     content: str | None = None
@@ -46,6 +48,8 @@ class _Result(BaseModel):
 
 
 class _Response(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # built by the first response
+
     answer: str | None = None
     results: list[_Result] = []
 

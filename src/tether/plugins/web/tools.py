@@ -101,7 +101,7 @@ def _always(_args: object) -> bool:
 
 
 class FetchArguments(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built by the first call
 
     url: str = Field(description="The HTTP(S) URL to fetch.")
 
@@ -136,12 +136,12 @@ def fetch_tool(web: Web, config: ToolWebConfig) -> ToolDefinition:
 
 
 class SearchArguments(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built by the first call
 
     queries: list[str]
 
 
-def _search_arguments(max_queries: int) -> type[SearchArguments]:
+def search_arguments_model(max_queries: int) -> type[SearchArguments]:
     """`SearchArguments` whose `queries` description names the configured maximum."""
     described = Field(
         description=(
@@ -151,6 +151,7 @@ def _search_arguments(max_queries: int) -> type[SearchArguments]:
     model: type[SearchArguments] = create_model(
         "SearchArguments", __base__=SearchArguments, queries=(list[str], described)
     )
+    model.__qualname__ = f"SearchArguments[{max_queries}]"  # its precomputed schema's key
     return model
 
 
@@ -220,7 +221,7 @@ def search_tool(web: Web, config: ToolWebConfig) -> ToolDefinition:
             f"{max_queries} queries in the required queries array. Returns an optional summary"
             " answer and a list of source URLs."
         ),
-        parameters=_search_arguments(max_queries),
+        parameters=search_arguments_model(max_queries),
         output=ToolOutput(
             schema=WebSearchValue, render=render_search, presentation_meta=search_meta
         ),

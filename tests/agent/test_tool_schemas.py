@@ -1,0 +1,64 @@
+"""The built-in tools' precomputed parameter schemas (`tether.agent.tool_schemas`, issue 36):
+the checked-in file is what pydantic generates, a default boot sends exactly those schemas, and
+it builds no argument model to do so."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tether.agent.boot import start
+from tether.agent.tool_schemas import argument_models, generate
+from tether.tools.precomputed import TABLE_PATH
+from tether.tools.schema import model_facing_schema
+
+
+def test_the_checked_in_schemas_are_what_pydantic_generates() -> None:
+    assert TABLE_PATH.read_text("utf-8") == generate(), (
+        "an argument model changed: run `python -m tether.agent.tool_schemas`"
+    )
+
+
+async def test_a_default_agent_boot_sends_pydantics_schema_for_every_builtin_tool(
+    tmp_path: Path,
+) -> None:
+    expected = [model_facing_schema(model) for model in argument_models()]
+    ctx = await start(cwd=tmp_path, home=tmp_path / "home", agent=True, config_paths=[])
+    try:
+        sent = {name: ctx.tools.get(name) for name in ctx.tools.names()}
+    finally:
+        await ctx.dispose()
+
+    assert [
+        name for name, tool in sent.items() if tool is None or tool.parameters not in expected
+    ] == ([])
+    assert "bash" in sent
+
+
+def test_a_default_agent_boot_builds_no_argument_model(tmp_path: Path) -> None:
+    script = (
+        "import asyncio, sys\n"
+        "from pathlib import Path\n"
+        "from tether.agent.boot import start\n"
+        "from tether.plugins.fs.args import EditArgs, WriteArgs\n"
+        "from tether.plugins.search.args import GlobArgs\n"
+        "from tether.plugins.shell.bash import BashBackgroundParameters\n"
+        "from tether.plugins.todo.tool import TodoArgs\n"
+        "async def main():\n"
+        "    root = Path(sys.argv[1])\n"
+        "    ctx = await start(cwd=root, home=root / 'home', agent=True, config_paths=[])\n"
+        "    await ctx.dispose()\n"
+        "asyncio.run(main())\n"
+        "models = [BashBackgroundParameters, WriteArgs, EditArgs, GlobArgs, TodoArgs]\n"
+        "print([m.__name__ for m in models if m.__pydantic_complete__])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+    assert (done.returncode, done.stdout) == (0, "[]\n"), done.stderr
