@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,6 +33,24 @@ CLEAR_ERRORS = {
 }
 
 
+def _race(user: User, root: Path, mechanism: str, operation: str) -> dict[str, Any]:
+    """Run `_swap_race.py` as `user` in `root/ws` against `root/outside`; its summary."""
+    (root / "ws").mkdir()
+    (root / "outside").mkdir()
+    user.own(root)
+    argv = [sys.executable, str(SCRIPT), str(root / "ws"), str(root / "outside"), str(WRITES)]
+    run = subprocess.run(
+        user.argv([*argv, mechanism, PYTHON_FOR_ALL, operation]),
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    summary: dict[str, Any] = json.loads(run.stdout)
+    return summary
+
+
 @pytest.mark.parametrize("mechanism", ["openat2", "walk"])
 @pytest.mark.parametrize("user", USERS)
 def test_a_directory_swapped_for_a_link_outside_gets_no_write_outside(
@@ -39,28 +58,7 @@ def test_a_directory_swapped_for_a_link_outside_gets_no_write_outside(
 ) -> None:
     with private_directory(user) as root:
         workspace, outside = root / "ws", root / "outside"
-        workspace.mkdir()
-        outside.mkdir()
-        user.own(root)
-        run = subprocess.run(
-            user.argv(
-                [
-                    sys.executable,
-                    str(SCRIPT),
-                    str(workspace),
-                    str(outside),
-                    str(WRITES),
-                    mechanism,
-                    PYTHON_FOR_ALL,
-                ]
-            ),
-            capture_output=True,
-            text=True,
-            timeout=240,
-            check=False,
-        )
-        assert run.returncode == 0, run.stderr
-        summary = json.loads(run.stdout)
+        summary = _race(user, root, mechanism, "write")
 
         assert os.listdir(outside) == []
         assert [path for path in root.rglob("*") if path.name.endswith(".tether-tmp")] == []
@@ -94,30 +92,8 @@ def test_a_directory_swapped_for_a_link_outside_gets_no_read_of_a_file_outside(
     user: User, mechanism: str
 ) -> None:
     with private_directory(user) as root:
-        workspace, outside = root / "ws", root / "outside"
-        workspace.mkdir()
-        outside.mkdir()
-        user.own(root)
-        run = subprocess.run(
-            user.argv(
-                [
-                    sys.executable,
-                    str(SCRIPT),
-                    str(workspace),
-                    str(outside),
-                    str(WRITES),
-                    mechanism,
-                    PYTHON_FOR_ALL,
-                    "read",
-                ]
-            ),
-            capture_output=True,
-            text=True,
-            timeout=240,
-            check=False,
-        )
-        assert run.returncode == 0, run.stderr
-        summary = json.loads(run.stdout)
+        workspace = root / "ws"
+        summary = _race(user, root, mechanism, "read")
 
         assert summary["leaked"] == 0
         failures: dict[str, int] = summary["failures"]
