@@ -176,6 +176,18 @@ class EventBus(Protocol):
     def get(self, name: str) -> object | None: ...
 
 
+async def _deliver_requested_cancel(call: Call) -> None:
+    """Deliver a cancellation the awaiting task requested before the call was created (its
+    `cancelling()` already raised) before anything of the call starts: the call is interrupted
+    (ABORTED_BEFORE_DISPATCH) and the cancellation raised. `execute()` and `policy()` (the
+    scheduler's path) both start with it."""
+    try:
+        await _sleep(0)
+    except asyncio.CancelledError:
+        call.interrupted = True
+        raise
+
+
 class Pipeline:
     """The stages; `ToolRuntime` supplies the registry lookups, the listener table and the bus."""
 
@@ -221,8 +233,8 @@ class Pipeline:
         try:
             if early is not None:
                 return publish(call, early)
-            if call.cancel_baseline:  # a cancellation may be requested and not yet delivered:
-                await _sleep(0)  # delivered here, before anything of the call starts (ABD)
+            if call.cancel_baseline:  # a cancellation may be requested and not yet delivered
+                await _deliver_requested_cancel(call)
             if self._live_guards or _PRE in call.listeners:
                 reached = await self._policy(call)
             elif call.caller_signal._aborted or call.interrupted:
@@ -325,11 +337,7 @@ class Pipeline:
         cancellation the awaiting task requested before the call was created, and not yet
         delivered, is delivered here, before any listener starts (raised, the call interrupted)."""
         if call.cancel_baseline:
-            try:
-                await _sleep(0)
-            except asyncio.CancelledError:
-                call.interrupted = True
-                raise
+            await _deliver_requested_cancel(call)
         reached = await self._policy(call)
         if reached is None:
             raise_if_cancelled(call, aborted_before_dispatch_result())
