@@ -1,7 +1,7 @@
 """The swap race of `write` (and of `read`), run as a script (so the test can run it as another
 user):
 
-    python _swap_race.py WORKSPACE OUTSIDE COUNT MECHANISM SWAPPER_PYTHON [write|read]
+    python _swap_race.py WORKSPACE OUTSIDE COUNT MECHANISM SWAPPER_PYTHON [write|read|stat]
 
 `WORKSPACE` holds a directory `d` and a link `s` to `OUTSIDE`; a real background process swaps
 the two names in a loop (`renameat2(RENAME_EXCHANGE)` through ctypes) while COUNT `write` calls
@@ -10,6 +10,8 @@ per-component walk forced); SWAPPER_PYTHON runs the swapper (any Python). Prints
 object: how many writes succeeded, the failures' codes and messages (distinct), how many swaps
 the swapper made. With `read`, `d/secret` and `OUTSIDE/secret` hold different texts and the
 COUNT calls are `read`s of `d/secret`: `leaked` counts the results that show the outside one.
+With `stat`, `OUTSIDE/secret` is a directory instead and the calls are the same `read`s: a
+failure saying it is not a regular file was learned from the outside one.
 """
 
 from __future__ import annotations
@@ -57,14 +59,14 @@ async def race(workspace: str, count: int, mechanism: str, operation: str) -> di
     failures: dict[str, int] = {}
     try:
         for index in range(count):
-            if operation == "read":
+            if operation in ("read", "stat"):
                 arguments: dict[str, object] = {"file_path": "d/secret"}
             else:
                 arguments = {"file_path": f"d/f{index}", "content": f"payload {index}\n"}
             result = await ctx.tools.execute(
                 ToolExecutionInput(
                     call_id=f"c{index}",
-                    name=operation,
+                    name="read" if operation == "stat" else operation,
                     arguments=arguments,
                     signal=AbortController().signal,
                 )
@@ -91,11 +93,14 @@ def main() -> None:
     workspace, outside, count, mechanism, python = sys.argv[1:6]
     operation = sys.argv[6] if len(sys.argv) > 6 else "write"
     os.mkdir(os.path.join(workspace, "d"))
-    if operation == "read":
+    if operation in ("read", "stat"):
         with open(os.path.join(workspace, "d", "secret"), "w") as inside:
             inside.write("inside\n")
+    if operation == "read":
         with open(os.path.join(outside, "secret"), "w") as secret:
             secret.write("OUTSIDE\n")
+    if operation == "stat":
+        os.mkdir(os.path.join(outside, "secret"))
     os.symlink(outside, os.path.join(workspace, "s"))
     swapper = subprocess.Popen(
         [python, "-c", SWAPPER, workspace], stdout=subprocess.PIPE, text=True

@@ -156,3 +156,66 @@ async def test_the_fs_sandbox_config_wins_over_the_default(tmp_path: Path) -> No
     assert not (tmp_path / "a.txt").exists()
     assert os.listdir(tmp_path) == []
     await harness.ctx.dispose()
+
+
+STAT_SWAPPED = (
+    "a symbolic link is on its path (the file tools never follow one once the path is"
+    " resolved; it may have been swapped in meanwhile); nothing was done"
+)
+
+
+async def test_a_directory_swapped_for_a_link_after_resolving_is_not_looked_at_outside(
+    tmp_path: Path, mechanism: str
+) -> None:
+    workspace, outside = tmp_path / "ws", tmp_path / "outside"
+    (workspace / "d").mkdir(parents=True)
+    (outside / "secret").mkdir(parents=True)
+    ctx, fs = await local_fs(workspace)
+    signal = AbortController().signal
+    target = await fs.resolve("d/secret", signal=signal)
+    (workspace / "d").rename(workspace / "real")
+    (workspace / "d").symlink_to(outside)
+
+    with pytest.raises(FsError) as caught:
+        await fs.stat(target, signal=signal)
+
+    assert (caught.value.code, caught.value.message) == (
+        "FS_SANDBOX_DENIED",
+        f'cannot access "{workspace / "d" / "secret"}": {STAT_SWAPPED}',
+    )
+    await ctx.dispose()
+
+
+async def test_a_file_swapped_for_a_link_after_resolving_is_not_looked_at_outside(
+    tmp_path: Path, mechanism: str
+) -> None:
+    workspace, outside = tmp_path / "ws", tmp_path / "outside"
+    workspace.mkdir()
+    (workspace / "secret").write_text("inside\n")
+    (outside / "secret").mkdir(parents=True)
+    ctx, fs = await local_fs(workspace)
+    signal = AbortController().signal
+    target = await fs.resolve("secret", signal=signal)
+    (workspace / "secret").unlink()
+    (workspace / "secret").symlink_to(outside / "secret")
+
+    with pytest.raises(FsError) as caught:
+        await fs.stat(target, signal=signal)
+
+    assert (caught.value.code, caught.value.message) == (
+        "FS_SANDBOX_DENIED",
+        f'cannot access "{workspace / "secret"}": {STAT_SWAPPED}',
+    )
+    await ctx.dispose()
+
+
+async def test_a_path_below_a_regular_file_is_stat_as_nothing(
+    tmp_path: Path, mechanism: str
+) -> None:
+    (tmp_path / "notes.txt").write_text("x\n")
+    ctx, fs = await local_fs(tmp_path)
+    signal = AbortController().signal
+
+    assert await fs.stat(await fs.resolve("notes.txt/x", signal=signal), signal=signal) is None
+    assert await fs.stat(await fs.resolve("gone/x", signal=signal), signal=signal) is None
+    await ctx.dispose()

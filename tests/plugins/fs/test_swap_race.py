@@ -81,6 +81,9 @@ READ_ERRORS = {
     'FS_SANDBOX_DENIED: cannot read "{d}/secret": a symbolic link is on its path (the file'
     " tools never read through one once the path is resolved; it may have been swapped in"
     " meanwhile); nothing was read",
+    'FS_SANDBOX_DENIED: cannot access "{d}/secret": a symbolic link is on its path (the file'
+    " tools never follow one once the path is resolved; it may have been swapped in"
+    " meanwhile); nothing was done",
     'FS_IO_ERROR: cannot access "{d}/secret": its path changed while it was resolved'
     " (Invalid argument); nothing was done",
 }
@@ -96,6 +99,25 @@ def test_a_directory_swapped_for_a_link_outside_gets_no_read_of_a_file_outside(
         summary = _race(user, root, mechanism, "read")
 
         assert summary["leaked"] == 0
+        failures: dict[str, int] = summary["failures"]
+        assert summary["succeeded"] + sum(failures.values()) == WRITES
+        known = {text.format(d=workspace / "d", ws=workspace) for text in READ_ERRORS}
+        assert set(failures) <= known, failures
+        assert summary["swaps"] > 0
+
+
+@pytest.mark.parametrize("mechanism", ["openat2", "walk"])
+@pytest.mark.parametrize("user", USERS)
+def test_a_directory_swapped_for_a_link_outside_tells_nothing_of_the_file_outside(
+    user: User, mechanism: str
+) -> None:
+    """Outside, `secret` is a directory: a read refused as "not a regular file" (or "not
+    found") would have looked at it. Every read either shows the inside text or fails with one
+    of the clear errors."""
+    with private_directory(user) as root:
+        workspace = root / "ws"
+        summary = _race(user, root, mechanism, "stat")
+
         failures: dict[str, int] = summary["failures"]
         assert summary["succeeded"] + sum(failures.values()) == WRITES
         known = {text.format(d=workspace / "d", ws=workspace) for text in READ_ERRORS}

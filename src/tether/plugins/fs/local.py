@@ -38,7 +38,7 @@ from .errors import (
     os_error,
     refuse_read_only,
 )
-from .reads import open_for_read
+from .reads import open_for_read, stat_beneath
 from .seam import (
     EditGuard,
     EditResult,
@@ -81,15 +81,6 @@ def _file_type(st: os.stat_result) -> FileType:
     if stat_mode.S_ISDIR(st.st_mode):
         return "directory"
     return "other"
-
-
-def _stat_or_none(path: str, verb: str, display: str) -> os.stat_result | None:
-    try:
-        return os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):  # nothing can exist below a file either
-        return None
-    except OSError as error:
-        raise os_error(error, verb, display) from None
 
 
 def _read_all(top: str | None, target: FsTarget, signal: AbortSignal) -> str:
@@ -240,7 +231,7 @@ class LocalFileSystem(Service):
     async def stat(self, target: FsTarget, *, signal: AbortSignal) -> FsStat | None:
         """None when nothing exists at `target`. Raises FsError (FS_PERMISSION_DENIED, ...)."""
         check_signal(signal, "stat")
-        st = await asyncio.to_thread(_stat_or_none, target.key, "stat", target.display_path)
+        st = await asyncio.to_thread(stat_beneath, self._read_top(target), target)
         if st is None:
             return None
         return FsStat(version=version_of(st), type=_file_type(st), size=st.st_size)
