@@ -53,9 +53,9 @@ class _Body:
 
 def _overlap(wrappers: str, name: str = "slow") -> str:
     return (
-        f"{wrappers} called next() while an earlier next() of the same call "
+        f"{wrappers} called call_next() while an earlier call_next() of the same call "
         f'(tool "{name}", call c1) was still running: a call runs at most one body at a time, '
-        f"so await the earlier next() before calling it again"
+        f"so await the earlier call_next() before calling it again"
     )
 
 

@@ -211,9 +211,9 @@ def overlapping_next(call: Call) -> RuntimeError:
         else f"a tools/execute wrapper (one of {', '.join(names)})"
     )
     return RuntimeError(
-        f'{who} called next() while an earlier next() of the same call (tool "{call.name}", '
-        f"call {call.call_id}) was still running: a call runs at most one body at a time, so "
-        f"await the earlier next() before calling it again"
+        f"{who} called call_next() while an earlier call_next() of the same call "
+        f'(tool "{call.name}", call {call.call_id}) was still running: a call runs at most one '
+        f"body at a time, so await the earlier call_next() before calling it again"
     )
 
 
