@@ -17,6 +17,7 @@ from tether.kernel import Context
 from tether.plugins.fs import beneath
 from tether.plugins.fs.errors import FsError
 from tether.plugins.fs.local import LocalFileSystem
+from tether.plugins.fs.seam import FsTarget
 
 from .conftest import Harness, mount
 
@@ -164,6 +165,13 @@ STAT_SWAPPED = (
 )
 
 
+async def stat_refusal(fs: LocalFileSystem, target: FsTarget) -> tuple[str, str]:
+    """The code and message of the FsError `fs.stat(target)` raises."""
+    with pytest.raises(FsError) as caught:
+        await fs.stat(target, signal=AbortController().signal)
+    return caught.value.code, caught.value.message
+
+
 async def test_a_directory_swapped_for_a_link_after_resolving_is_not_looked_at_outside(
     tmp_path: Path, mechanism: str
 ) -> None:
@@ -176,10 +184,7 @@ async def test_a_directory_swapped_for_a_link_after_resolving_is_not_looked_at_o
     (workspace / "d").rename(workspace / "real")
     (workspace / "d").symlink_to(outside)
 
-    with pytest.raises(FsError) as caught:
-        await fs.stat(target, signal=signal)
-
-    assert (caught.value.code, caught.value.message) == (
+    assert await stat_refusal(fs, target) == (
         "FS_SANDBOX_DENIED",
         f'cannot access "{workspace / "d" / "secret"}": {STAT_SWAPPED}',
     )
@@ -199,10 +204,7 @@ async def test_a_file_swapped_for_a_link_after_resolving_is_not_looked_at_outsid
     (workspace / "secret").unlink()
     (workspace / "secret").symlink_to(outside / "secret")
 
-    with pytest.raises(FsError) as caught:
-        await fs.stat(target, signal=signal)
-
-    assert (caught.value.code, caught.value.message) == (
+    assert await stat_refusal(fs, target) == (
         "FS_SANDBOX_DENIED",
         f'cannot access "{workspace / "secret"}": {STAT_SWAPPED}',
     )
