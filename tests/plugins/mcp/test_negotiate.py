@@ -95,10 +95,13 @@ async def test_an_http_server_from_before_2026_is_spoken_to_in_2025_11_25(tmp_pa
 
 # -- scripted peers: one answer each ----------------------------------------------------------
 
-Answer = Callable[[types.JSONRPCRequest], dict[str, Any]]
+Answer = Callable[[types.JSONRPCRequest], dict[str, Any] | None]
+"""A reply's `result` or `error` (None: no reply at all)."""
 
 
-async def _negotiated(answer: Answer) -> tuple[str | MCPError | None, list[str]]:
+async def _negotiated(
+    answer: Answer, probe_s: float = 60.0
+) -> tuple[str | MCPError | None, list[str]]:
     """Run `negotiate` against a peer that answers each request with `answer(request)`; the
     revision settled (or the error it raised) and the methods the peer was sent."""
     outcome: str | MCPError | None = None
@@ -111,7 +114,10 @@ async def _negotiated(answer: Answer) -> tuple[str | MCPError | None, list[str]]
             message = item.message
             if isinstance(message, types.JSONRPCRequest):
                 methods.append(message.method)
-                reply = {"jsonrpc": "2.0", "id": message.id, **answer(message)}
+                answered = answer(message)
+                if answered is None:
+                    continue
+                reply = {"jsonrpc": "2.0", "id": message.id, **answered}
                 parsed = types.jsonrpc_message_adapter.validate_python(reply)
                 await to_client.send(SessionMessage(parsed))
 
@@ -126,7 +132,7 @@ async def _negotiated(answer: Answer) -> tuple[str | MCPError | None, list[str]]
         try:
             async with ClientSession(client_read, client_write) as session:
                 try:
-                    await negotiate(session)
+                    await negotiate(session, probe_s=probe_s)
                     outcome = session.protocol_version
                 except MCPError as exc:
                     outcome = exc
@@ -204,3 +210,13 @@ async def test_an_initialize_refused_in_favour_of_2026_is_discovered_again() -> 
         "2026-07-28",
         ["server/discover", "initialize", "server/discover"],
     )
+
+
+async def test_a_server_that_never_answers_discover_is_initialized_after_the_probe() -> None:
+    def answer(request: types.JSONRPCRequest) -> dict[str, Any] | None:
+        if request.method == "server/discover":
+            return None  # a 2025 server dropping a request it does not know
+        return _initialized("2025-11-25")
+
+    outcome = await _negotiated(answer, probe_s=0.2)
+    assert outcome == ("2025-11-25", ["server/discover", "initialize"])

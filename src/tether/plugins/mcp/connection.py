@@ -369,7 +369,8 @@ class ServerConnection:
     async def _initialize(self, session: ClientSession) -> None:
         """Settle the protocol revision (`negotiate`: `server/discover`, else `initialize`),
         unless the server needs a login first (then `LoginNeeded`)."""
-        init = asyncio.ensure_future(negotiate(session))
+        probe_s = self.config.startup_timeout_ms / 1000 / 3  # room for `initialize` after it
+        init = asyncio.ensure_future(negotiate(session, probe_s=probe_s))
         login = asyncio.ensure_future(self._login.wait())
         try:
             await asyncio.wait({init, login}, return_when=asyncio.FIRST_COMPLETED)

@@ -126,7 +126,7 @@ async def login(
             streamable_http_client(config.url, http_client=client) as (read, write),
             ClientSession(read, write) as session,
         ):
-            await _initialized(session, redirected)
+            await _initialized(session, redirected, wait_s)
     except LoginFailed:
         raise
     except McpConfigError as exc:
@@ -140,11 +140,12 @@ async def login(
 
 
 async def _initialized(
-    session: ClientSession, redirected: asyncio.Future[AuthorizationCodeResult]
+    session: ClientSession, redirected: asyncio.Future[AuthorizationCodeResult], wait_s: float
 ) -> None:
     """The negotiation (`server/discover`, else `initialize`), unless the redirect failed first
     (then its error)."""
-    init: asyncio.Future[object] = asyncio.ensure_future(negotiate(session))
+    # The probe's POST may be where the person authorizes: it is bounded by the login's wait.
+    init: asyncio.Future[object] = asyncio.ensure_future(negotiate(session, probe_s=wait_s))
     came: asyncio.Future[object] = asyncio.ensure_future(_failed(redirected))
     try:
         await asyncio.wait({init, came}, return_when=asyncio.FIRST_COMPLETED)

@@ -8,12 +8,15 @@ is the SDK's own `Client(mode="auto")`, written here on the session's public met
 keeps its copy in a private module): anything that is not positive evidence of a 2026 server
 falls back to `initialize` — a JSON-RPC error (a 2025 server's "Method not found", an HTTP 4xx
 the transport turned into one, a probe that timed out), or a discover result naming no revision
-this client speaks. Two answers end the negotiation instead:
+this client speaks — or no answer within `probe_s` (a server from before 2026 that drops a
+request it does not know; the SDK's own bound is 10 s, as long as a whole start-up). Two answers
+end the negotiation instead:
 
 - `-32022` naming only 2026-era revisions, none of them ours: the server cannot be spoken to
   (raised as is);
-- `-32022` from the `initialize` fallback (the server took a probe that timed out here as the
-  start of a 2026 connection): one more `discover`, at a revision it named.
+- `-32022` from the `initialize` fallback (the server took a probe that timed out here, say
+  while it was still starting, as the start of a 2026 connection): one more `discover`, at a
+  revision it named.
 
 Anything else (a connection error) propagates: an outage is no verdict on the revision. After it
 returns, `session.protocol_version` is the revision; on 2026-07-28 the SDK stamps every request
@@ -22,6 +25,8 @@ with its `_meta` envelope and, over HTTP, the `MCP-Protocol-Version`, `Mcp-Metho
 """
 
 from __future__ import annotations
+
+import asyncio
 
 import mcp_types as types
 from mcp.client.session import ClientSession
@@ -37,9 +42,9 @@ def is_modern(session: ClientSession) -> bool:
     return session.protocol_version in MODERN_PROTOCOL_VERSIONS
 
 
-async def negotiate(session: ClientSession) -> None:
+async def negotiate(session: ClientSession, *, probe_s: float) -> None:
     """Settle `session`'s revision (see the module note); raises when there is none."""
-    if await _discovered(session):
+    if await _discovered(session, probe_s):
         return
     try:
         await session.initialize()
@@ -49,10 +54,13 @@ async def negotiate(session: ClientSession) -> None:
         await session.discover()
 
 
-async def _discovered(session: ClientSession) -> bool:
+async def _discovered(session: ClientSession, probe_s: float) -> bool:
     """Whether `server/discover` settled a 2026 revision (False: fall back to `initialize`)."""
     try:
-        await session.discover()
+        async with asyncio.timeout(probe_s):
+            await session.discover()
+    except TimeoutError:
+        return False  # our own wait ended; the request is not cancelled (the spec forbids it)
     except MCPError as exc:
         if exc.code == types.UNSUPPORTED_PROTOCOL_VERSION:
             supported = _supported(exc)
