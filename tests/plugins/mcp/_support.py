@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -26,12 +29,12 @@ LOADED_MACHINE_MS: Final = PATIENCE_S * 1000
 answers, so only a hang waits this long — not a server slowed down by a loaded machine."""
 
 
-def stdio_entry(record: Path, **extra: Any) -> dict[str, Any]:
+def stdio_entry(record: Path, *, legacy: bool = False, **extra: Any) -> dict[str, Any]:
     """A `.mcp.json`-style entry for the toolbox over stdio, with the bounds a loaded machine
-    needs (`extra` overrides them)."""
+    needs (`extra` overrides them); `legacy`: the toolbox as a server from before 2026-07-28."""
     return {
         "command": sys.executable,
-        "args": [TOOLBOX, str(record)],
+        "args": [TOOLBOX, str(record), *(["stdio", "legacy"] if legacy else [])],
         "startup_timeout_ms": LOADED_MACHINE_MS,
         "cancel_grace_ms": LOADED_MACHINE_MS,
         **extra,
@@ -97,3 +100,37 @@ async def call(
 async def settled(ctx: Context) -> None:
     """Wait until every configured server started or failed (they start in the background)."""
     await settle_tools(ctx, signal=AbortSignal.never())
+
+
+@contextlib.contextmanager
+def http_toolbox(record: Path, *, legacy: bool = False) -> Iterator[None]:
+    """The toolbox over Streamable HTTP on 127.0.0.1 (its `start` event names the port);
+    `legacy`: as a server from before 2026-07-28."""
+    process = subprocess.Popen(
+        [sys.executable, TOOLBOX, str(record), "http", *(["legacy"] if legacy else [])],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        yield
+    finally:
+        process.terminate()
+        process.wait(60)
+
+
+async def http_entry(record: Path) -> dict[str, Any]:
+    """The `.mcp.json`-style entry of the HTTP toolbox writing `record`, once it listens."""
+    await wait_for(lambda: events(record, "start") != [])
+    [start] = events(record, "start")
+    return {
+        "type": "http",
+        "url": f"http://127.0.0.1:{start['port']}/mcp",
+        "startup_timeout_ms": LOADED_MACHINE_MS,
+        "cancel_grace_ms": LOADED_MACHINE_MS,
+    }
+
+
+def revision(ctx: Context, server: str) -> str | None:
+    """The protocol revision `server`'s session speaks (None: not connected)."""
+    session = ctx.get("mcp").connections[server].session  # type: ignore[attr-defined]
+    return None if session is None else str(session.protocol_version)

@@ -45,7 +45,7 @@ def test_mcp_list_shows_each_server_its_status_and_its_tools(tmp_path: Path) -> 
     done = _tether(tmp_path, "mcp", "list")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0] == "box              stdio connected  11 tools"
+    assert lines[0] == "box              stdio connected  12 tools"
     assert "  mcp__box__echo" in lines
     why = 'the legacy SSE transport is not supported; use "type": "http"'
     old = f"old              sse   failed  {why}"

@@ -81,6 +81,18 @@ async def test_tools_list_changed_updates_the_registry(tmp_path: Path) -> None:
         await ctx.dispose()
 
 
+async def test_a_list_changed_notification_from_a_server_before_2026_updates_the_registry(
+    tmp_path: Path,
+) -> None:
+    ctx = await _context({"servers": {"box": stdio_entry(tmp_path / "r.jsonl", legacy=True)}})
+    try:
+        result = await call(ctx, "mcp__box__grow", {})
+        assert isinstance(result, ToolSuccess)
+        await wait_for(lambda: "mcp__box__late" in ctx.tools.names())
+    finally:
+        await ctx.dispose()
+
+
 async def test_servers_are_read_unchanged_from_the_projects_mcp_json(tmp_path: Path) -> None:
     record = tmp_path / "r.jsonl"
     box = {"command": "${PY}", "args": [TOOLBOX, str(record)], "startup_timeout_ms": 60_000}

@@ -3,18 +3,24 @@
 Owns `call_tool` and `CancelNote`. The call is sent from a task of its own (the body never awaits
 the SDK directly, so nothing interrupts the body). Then, whichever comes first:
 
-- the answer: an `isError` result is a tool failure (`MCP_TOOL_ERROR`), a JSON-RPC error is
-  `MCP_ERROR`, a closed connection is `MCP_CONNECTION_LOST`, a result is the success value;
+- the answer (after any `InputRequiredResult` rounds: `input_required.py`): an `isError` result
+  is a tool failure (`MCP_TOOL_ERROR`), a JSON-RPC error is `MCP_ERROR`, a closed connection is
+  `MCP_CONNECTION_LOST`, a result is the success value;
 - the caller's signal aborts (or `progress_timeout_ms` passes without progress) before the
   request's write started: the send is cancelled, nothing reached the wire, `NotSent`
-  (`ABORTED_BEFORE_DISPATCH`);
+  (`ABORTED_BEFORE_DISPATCH`); while an `InputRequiredResult` is being answered, or before a
+  later round's write started, the call ends `ABORTED` and no cancel is sent (nothing of it is
+  outstanding);
 - it aborts after that: tether sends `notifications/cancelled` with our request id and waits up to
   `cancel_grace_ms` for the server to answer or go quiet. *Confirmed*: the request was answered
   (a v1 server's "Request cancelled" error, or a late result), or a `ping` sent after the cancel
   was answered and no progress for the request came in the quiet window after it (on stdio the
-  ping is read after the cancel, so the server had read it). *Unconfirmed*: neither within the
-  grace. The call ends `ABORTED` either way (`MCP_PROGRESS_TIMEOUT` for the idle timer) and the
-  `CancelNote` is handed to `note` (the plugin puts it on the result's `meta`).
+  ping is read after the cancel, so the server had read it). 2026-07-28 removed `ping`: there
+  the request after the cancel is `server/discover` (`_probe`); over HTTP that revision's cancel
+  is the request's own stream closing (the SDK's transport turns the notification into that).
+  *Unconfirmed*: neither within the grace. The call ends `ABORTED` either way
+  (`MCP_PROGRESS_TIMEOUT` for the idle timer) and the `CancelNote` is handed to `note` (the
+  plugin puts it on the result's `meta`).
 """
 
 from __future__ import annotations
@@ -45,6 +51,8 @@ from .errors import (
     McpError,
     NotSent,
 )
+from .input_required import call_until_answered
+from .negotiate import is_modern
 from .wire import Outbound, sending
 
 __all__ = ["QUIET_MS", "CancelNote", "call_tool", "done_or_aborted", "unavailable"]
@@ -98,7 +106,7 @@ async def call_tool(
 
     async def send() -> types.CallToolResult:
         sending.set(outbound)
-        return await session.call_tool(tool, dict(arguments), progress_callback=outbound.progressed)
+        return await call_until_answered(session, server, tool, arguments, outbound, stop)
 
     loop = asyncio.get_running_loop()
     task = loop.create_task(send(), name=f"mcp {server} {tool} {request_id}")
@@ -113,7 +121,9 @@ async def call_tool(
             task.cancel()
             await _quiescent(task)
             if not outbound.written:
-                raise NotSent()
+                if outbound.answers == 0:
+                    raise NotSent()
+                raise ToolCallAborted()  # earlier rounds were answered; nothing is outstanding
         sent_at = time.time()
         await session.send_notification(
             types.CancelledNotification(
@@ -146,6 +156,8 @@ async def call_tool(
 def _value(server: str, task: asyncio.Task[types.CallToolResult]) -> dict[str, JsonValue]:
     try:
         result = task.result()
+    except (McpError, ToolCallAborted):
+        raise
     except MCPError as exc:
         if exc.error.code == CONNECTION_CLOSED:
             raise McpError(
@@ -214,7 +226,7 @@ async def _confirm(
     """Whether the server answered or went quiet within `grace_ms` (see the module note)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + grace_ms / 1000
-    ping = loop.create_task(session.send_ping())
+    ping = loop.create_task(_probe(session))
     try:
         await _until(deadline, task, ping)
         if task.done():
@@ -229,6 +241,15 @@ async def _confirm(
         if not ping.done():
             ping.cancel()
         await _quiescent(ping)
+
+
+async def _probe(session: ClientSession) -> object:
+    """The request sent after a cancel to learn the server read it: the revision's cheapest,
+    `ping` up to 2025-11-25 and `server/discover` on 2026-07-28 (which removed `ping`)."""
+    version = session.protocol_version
+    if version is not None and is_modern(session):
+        return await session.send_discover(version)
+    return await session.send_ping()
 
 
 async def _until(deadline: float, *futures: asyncio.Future[Any]) -> None:

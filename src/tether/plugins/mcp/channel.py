@@ -15,10 +15,10 @@ written at once; only the wait for its answer runs beside the others).
 
 Cancellation is the session's: `calls.call_tool` sends `notifications/cancelled` for an aborted
 call, which goes over the channel like any message (the SDK cancels the server's handler and
-answers the call with "Request cancelled"), then a `ping`. Closing the transport aborts the
-control requests still waiting (the channel sends a `control_cancel_request` for each) and ends
-the read stream: whatever still waits on the session fails `MCP_CONNECTION_LOST`. Imports the
-`mcp` SDK: load it lazily.
+answers the call with "Request cancelled"), then a `ping` (`server/discover` on 2026-07-28).
+Closing the transport aborts the control requests still waiting (the channel sends a
+`control_cancel_request` for each) and ends the read stream: whatever still waits on the session
+fails `MCP_CONNECTION_LOST`. Imports the `mcp` SDK: load it lazily.
 """
 
 from __future__ import annotations

@@ -11,7 +11,9 @@ and is not retried. An HTTP server is connected with OAuth (`oauth.py`) unless i
 an `Authorization`; where a person must authorize, the start fails (or a live session is left,
 its calls ending `MCP_CONNECTION_LOST`) with "run `tether mcp login NAME`". A server made with a
 `transport` (an SDK application's in-process server) is reached through it. Calls themselves
-live in `calls.py`. Imports the `mcp` SDK: load it lazily.
+live in `calls.py`. The revision is the newest both sides speak (`negotiate.py`: 2026-07-28
+through `server/discover`, else the `initialize` handshake); on 2026-07-28 tool-list changes
+come through a `subscriptions/listen` stream (`changes.py`). Imports the `mcp` SDK: load it lazily.
 
 Starting is in the background (`begin`): nothing waits for a server but what needs its tools
 (`settled`, through the `tools/settle` event); stopping a server that is still starting does not
@@ -40,9 +42,11 @@ from ... import __version__
 from ...core.errors import error_message
 from ...core.signals import AbortSignal
 from ..sandbox.plan import SandboxUnavailable
+from .changes import follow_tool_changes
 from .config import McpConfigError, ServerConfig
 from .contained import contained_command
 from .elicit import Ask, elicitation_callback
+from .negotiate import negotiate
 from .oauth import LoginNeeded, oauth_provider
 from .stderr import StderrRelay, printable
 from .wire import TetherDispatcher, WatchedRead, WatchedWrite
@@ -255,7 +259,15 @@ class ServerConnection:
                         self._connected.set()
                         self._settled.set()
                         self._on_tools(self)
-                        await _first_of(lost, self._wake, self._login)
+                        follow = asyncio.get_running_loop().create_task(
+                            follow_tool_changes(self.name, session, self._tools_changed)
+                        )
+                        try:
+                            await _first_of(lost, self._wake, self._login)
+                        finally:
+                            follow.cancel()  # our own listener, before the session closes
+                            with contextlib.suppress(BaseException):
+                                await follow
                         self._connected.clear()
                         self.session = None
             except Exception as exc:  # the SDK's connect/initialize failures, a dead transport
@@ -355,8 +367,10 @@ class ServerConnection:
         )
 
     async def _initialize(self, session: ClientSession) -> None:
-        """`initialize`, unless the server needs a login first (then `LoginNeeded`)."""
-        init = asyncio.ensure_future(session.initialize())
+        """Settle the protocol revision (`negotiate`: `server/discover`, else `initialize`),
+        unless the server needs a login first (then `LoginNeeded`)."""
+        probe_s = self.config.startup_timeout_ms / 1000 / 3  # room for `initialize` after it
+        init = asyncio.ensure_future(negotiate(session, probe_s=probe_s))
         login = asyncio.ensure_future(self._login.wait())
         try:
             await asyncio.wait({init, login}, return_when=asyncio.FIRST_COMPLETED)
@@ -372,9 +386,13 @@ class ServerConnection:
 
     async def _on_message(self, message: object) -> None:
         if isinstance(message, types.ToolListChangedNotification):
-            previous = self._relist
-            if previous is None or previous.done():
-                self._relist = asyncio.get_running_loop().create_task(self._relisted())
+            self._tools_changed()
+
+    def _tools_changed(self) -> None:
+        """The server's tool list changed (a 2025 notification, a 2026 listen event)."""
+        previous = self._relist
+        if previous is None or previous.done():
+            self._relist = asyncio.get_running_loop().create_task(self._relisted())
 
     async def _relisted(self) -> None:
         session = self.session

@@ -1,16 +1,16 @@
 """`tether mcp login SERVER`: authorize tether for an OAuth-protected HTTP server, once.
 
-Owns `login`: listens on 127.0.0.1 (the entry's `oauth.callback_port`, else a port the kernel
-picks) for the authorization server's redirect to `/callback`, starts a fresh login (the server's
-stored tokens and dynamically registered client are dropped: the redirect URI is this login's;
-the scopes it asked for, a step-up's included, are kept and asked again),
-connects with the SDK's OAuth provider (`oauth.oauth_provider`: discovery, registration, PKCE,
-token exchange; `initialize` then `tools/list`, since a server may answer `initialize` without a
-token), and when the provider has the authorization URL, prints it and — unless
-`browser` is False (headless: open it anywhere that can reach this machine's 127.0.0.1) — opens the
-browser. The tokens are stored by the provider (`oauth.TokenFile`, 0600) and never printed. The
-wait for the redirect is bounded (`wait_s`); a redirect carrying `error` ends the login with it.
-Imports the `mcp` SDK: load it lazily.
+Owns `login`: listens on 127.0.0.1 (the entry's `oauth.callback_port`, else a port the kernel picks)
+for the authorization server's redirect to `/callback`, starts a fresh login (the server's stored
+tokens and dynamically registered client are dropped: the redirect URI is this login's; the scopes
+it asked for, a step-up's included, are kept and asked again), connects with the SDK's OAuth
+provider (`oauth.oauth_provider`: discovery, registration, PKCE, token exchange; the revision's
+negotiation, `negotiate.py`, then `tools/list`, since a server may answer `server/discover` or
+`initialize` without a token), and when the provider has the authorization URL, prints it and —
+unless `browser` is False (headless: open it anywhere that can reach this machine's 127.0.0.1) —
+opens the browser. The tokens are stored by the provider (`oauth.TokenFile`, 0600) and never
+printed. The wait for the redirect is bounded (`wait_s`); a redirect carrying `error` ends the login
+with it. Imports the `mcp` SDK: load it lazily.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult
 
 from .config import McpConfigError, ServerConfig
+from .negotiate import negotiate
 from .oauth import TokenFile, oauth_provider, token_path
 
 __all__ = ["LoginFailed", "login"]
@@ -125,7 +126,7 @@ async def login(
             streamable_http_client(config.url, http_client=client) as (read, write),
             ClientSession(read, write) as session,
         ):
-            await _initialized(session, redirected)
+            await _initialized(session, redirected, wait_s)
     except LoginFailed:
         raise
     except McpConfigError as exc:
@@ -139,10 +140,12 @@ async def login(
 
 
 async def _initialized(
-    session: ClientSession, redirected: asyncio.Future[AuthorizationCodeResult]
+    session: ClientSession, redirected: asyncio.Future[AuthorizationCodeResult], wait_s: float
 ) -> None:
-    """`initialize`, unless the redirect failed first (then its error)."""
-    init: asyncio.Future[object] = asyncio.ensure_future(session.initialize())
+    """The negotiation (`server/discover`, else `initialize`), unless the redirect failed first
+    (then its error)."""
+    # The probe's POST may be where the person authorizes: it is bounded by the login's wait.
+    init: asyncio.Future[object] = asyncio.ensure_future(negotiate(session, probe_s=wait_s))
     came: asyncio.Future[object] = asyncio.ensure_future(_failed(redirected))
     try:
         await asyncio.wait({init, came}, return_when=asyncio.FIRST_COMPLETED)
@@ -156,7 +159,7 @@ async def _initialized(
     if pending and failure is not None:
         raise failure
     await init
-    await session.list_tools()  # a server may answer `initialize` without a token
+    await session.list_tools()  # a server may answer the negotiation without a token
 
 
 def _retrieved(task: asyncio.Future[object]) -> None:

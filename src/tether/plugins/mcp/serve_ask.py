@@ -6,8 +6,11 @@ elicitation with no fields, related to that call's request: `accept` allows it o
 `cancel` reject it. A client that did not advertise form elicitation (or a question about a call
 that is not a served one) is not asked: the prompter raises `Unanswerable` and the `approval`
 plugin's `non_interactive` answer applies, as before (default `unavailable`: the call is denied,
-"no approval channel is available"). Imports the
-`mcp` SDK's types.
+"no approval channel is available"). Nor is a client on 2026-07-28: that revision has no
+server-to-client request in the middle of a call (SEP-2322 ends the call with an
+`InputRequiredResult` and the client sends it again with the answer, while tether's served call
+is one running pipeline waiting for its approval), so its Ask gets the `non_interactive` answer
+too. Imports the `mcp` SDK's types.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import json
 from typing import Any
 
 import mcp_types as types
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..approval import ApprovalAnswer, ApprovalQuestion, Rejection, Unanswerable
 
@@ -41,7 +45,9 @@ class ClientPrompter:
 
     async def ask(self, question: ApprovalQuestion) -> ApprovalAnswer:
         request = self.calls.get(question.call_id)
-        if request is None or not elicits(request.session.client_capabilities):
+        if request is None or request.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            raise Unanswerable()
+        if not elicits(request.session.client_capabilities):
             raise Unanswerable()
         result: types.ElicitResult = await request.session.elicit_form(
             _message(question), _NO_FIELDS, request.request_id

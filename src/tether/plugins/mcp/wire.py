@@ -32,13 +32,28 @@ __all__ = ["Outbound", "TetherDispatcher", "WatchedRead", "WatchedWrite", "sendi
 @dataclass(slots=True)
 class Outbound:
     """One `tools/call`. `written` turns True when its request's write to the transport
-    started (after that the server may have it, so only a cancel can stop it)."""
+    started (after that the server may have it, so only a cancel can stop it). A call the
+    server answers with an `InputRequiredResult` (2026-07-28) is sent again, each round under
+    an id of its own (`next_round`); between rounds nothing is outstanding (`answered`)."""
 
     request_id: str
     written: bool = False
     progress: int = 0
     last_progress: float = field(default=0.0)
     on_progress: Callable[[], None] | None = None
+    rounds: int = 1
+    answers: int = 0  # how many of its rounds the server answered (with `InputRequiredResult`)
+
+    def answered(self) -> None:
+        """This round's request was answered: nothing of the call is on the wire now."""
+        self.written = False
+        self.answers += 1
+
+    def next_round(self) -> None:
+        """The next round's request: a fresh id (`<first id>.<round>`), not written yet."""
+        self.rounds += 1
+        self.request_id = f"{self.request_id.split('.')[0]}.{self.rounds}"
+        self.written = False
 
     async def progressed(self, progress: float, total: float | None, message: str | None) -> None:
         """The SDK's progress callback for this request."""
