@@ -12,10 +12,10 @@ from importlib import import_module
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: keeps this module free of imports
 if TYPE_CHECKING:
+    from .agent_options import PluginSpec as PluginSpec
+    from .agent_options import ToolSpec as ToolSpec
     from .api import Agent as Agent
     from .api import AgentClosed as AgentClosed
-    from .api import PluginSpec as PluginSpec
-    from .api import ToolSpec as ToolSpec
     from .events import AgentEvent as AgentEvent
     from .events import Notice as Notice
     from .events import ReasoningDelta as ReasoningDelta
@@ -38,10 +38,10 @@ if TYPE_CHECKING:
 _SOURCES: dict[str, str] = {
     "Agent": "tether.agent.api",
     "AgentClosed": "tether.agent.api",
-    "PluginSpec": "tether.agent.api",
+    "PluginSpec": "tether.agent.agent_options",
     "RunStream": "tether.agent.stream",
     "StreamClosed": "tether.agent.stream",
-    "ToolSpec": "tether.agent.api",
+    "ToolSpec": "tether.agent.agent_options",
     "AgentEvent": "tether.agent.events",
     "Notice": "tether.agent.events",
     "ReasoningDelta": "tether.agent.events",

@@ -7,7 +7,9 @@ with the coding preset also the built-in plugins, `$TETHER_HOME/config.yml` and 
 `tether.yml`), running turns
 over its one durable session (`run`, `run_stream`), and disposing everything it started. Does not
 own the turn algorithm (`tether.agent.loop`), the events (`tether.agent.events`) or the stream
-object (`tether.agent.stream`).
+object (`tether.agent.stream`). The arguments are checked and resolved against the preset in
+`tether.agent.agent_options`, the boot runs in `tether.agent.agent_boot`, and what it built (the
+loop over the current session, switching and compacting sessions) is `tether.agent.agent_state`.
 
     async with Agent(model=LlmConfig(provider="openai", base_url=..., model="qwen"),
                      tools=[add], instructions="You are a calculator.") as agent:
@@ -48,33 +50,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import tempfile
 import uuid
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
-from dataclasses import replace
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final, TypeAlias
+from typing import Final
 
 from ..core.json import JsonValue
 from ..core.signals import AbortController, AbortError, AbortSignal
-from ..kernel import Context, tether_home
-from ..plugins.approval import Approval, Prompter
-from ..plugins.permissions import Permissions
-from ..tools.definition import ToolDefinition, tool
+from ..kernel import Context
+from ..plugins.approval import Prompter
 from ..tools.execution import ToolExecution, ToolExecutionInput
 from ..tools.results import ToolExecutionResult, UserMessage, user_message
-from ..tools.slow_stop import SLOW_STOP, SlowStop
-from .boot import SandboxChoice, start
-from .claude_options import (
-    ClaudeOptions,
-    Scratch,
-    added_directories,
-    apply_after_boot,
-    builtin_overrides,
-)
-from .compaction import Compacted
-from .compactor import Compactor, overflowed
+from ..tools.slow_stop import SlowStop
+from .agent_boot import boot_agent
+from .agent_options import PluginSpec, ToolSpec, agent_options
+from .agent_state import Booted, restore_grants, shielded
+from .boot import SandboxChoice
+from .claude_options import ClaudeOptions
 from .events import (
     AgentEvent,
     CompactionFinished,
@@ -86,25 +79,14 @@ from .events import (
     TurnFinished,
     result_text,
 )
-from .instructions import with_instructions
 from .llm import LlmConfig
-from .llm.plugin import build_llm
 from .llm.service import Llm
-from .loop import AgentLoop, AgentSettings, TurnOutcome, default_system_prompt
-from .policy import LIBRARY_PROMPT, PRESETS, Check, DenyRules, Preset, install_policy
+from .loop import AgentLoop
+from .policy import Check, Preset
 from .session import SessionLog, SessionStore
-from .session.events import APPROVAL_DECIDED
-from .stream import RunStream, quiesce
+from .stream import RunStream
 
 __all__ = ["Agent", "AgentClosed", "PluginSpec", "ToolSpec"]
-
-ToolSpec: TypeAlias = ToolDefinition | Callable[..., object]
-"""A tool for `Agent(tools=...)`: a `ToolDefinition` (`define_tool`, `@tool`) or a plain typed
-function, which is made one with `tool(fn)`."""
-
-PluginSpec: TypeAlias = object | tuple[object, Mapping[str, object]]
-"""A plugin for `Agent(plugins=...)`: a plugin object (module, class or function, as
-`ctx.plugin` takes), or `(plugin, config)`."""
 
 _NOT_STARTED: Final = (
     "the agent has not started: use `async with Agent(...) as agent:` or `await agent.start()`"
@@ -202,46 +184,32 @@ class Agent:
         policy: Check | Sequence[Check] = (),
         preset: Preset = "library",
     ) -> None:
-        if preset not in PRESETS:
-            raise ValueError(f"unknown preset {preset!r}: one of {', '.join(map(repr, PRESETS))}")
-        coding = preset == "coding"
-        builtins = coding if builtins is None else builtins
-        instruction_files = coding if instruction_files is None else instruction_files
-        if instructions is None and not coding:
-            instructions = LIBRARY_PROMPT
-        if context_window is not None and (isinstance(context_window, bool) or context_window < 1):
-            raise ValueError(
-                f"context_window must be a positive number of tokens, got {context_window!r}"
-            )
-        self._on_event = on_event
-        self._approver = approver
-        self._context_window = context_window
-        self._sandbox = sandbox
-        self._claude_options = claude_options or ClaudeOptions()
-        self._permission_mode = permission_mode
-        self._allow = tuple(allow)
-        self._cwd = Path(cwd if cwd is not None else Path.cwd()).resolve()
-        self._home = Path(home).expanduser().resolve() if home is not None else None
-        self._private_home = home is None and not coding
-        """A library agent given no `home` keeps its state in a directory of its own, removed
-        when it closes, and reads no config file it was not given."""
-        self._settings = AgentSettings(
-            cwd=self._cwd,
-            system_prompt=instructions,
+        self._options = agent_options(
+            model=model,
+            tools=tools,
+            plugins=plugins,
+            instructions=instructions,
+            instruction_files=instruction_files,
+            cwd=cwd,
+            home=home,
+            config=config,
+            builtins=builtins,
+            session=session,
             max_steps=max_steps,
             max_parallel_tool_calls=max_parallel_tool_calls,
             max_tokens=max_tokens,
+            permission_mode=permission_mode,
+            allow=allow,
+            approver=approver,
+            context_window=context_window,
+            sandbox=sandbox,
+            claude_options=claude_options,
+            deny=deny,
+            policy=policy,
+            preset=preset,
         )
-        self._tools = tuple(_definition(spec) for spec in tools)
-        self._deny = DenyRules(deny, workspace=self._cwd, home=self._home) if deny else None
-        self._checks: tuple[Check, ...] = (policy,) if callable(policy) else tuple(policy)
-        self._plugins = tuple(plugins)
-        self._model = model
-        self._instruction_files = instruction_files
-        self._config = None if config is None else Path(config)
-        self._builtins = builtins
-        self._resume = session
-        self._state: _Booted | None = None
+        self._on_event = on_event
+        self._state: Booted | None = None
         self._closed = False
         self._closing = AbortController()
         self._active: asyncio.Future[None] | None = None
@@ -251,7 +219,7 @@ class Agent:
 
     @property
     def cwd(self) -> Path:
-        return self._cwd
+        return self._options.cwd
 
     @property
     def started(self) -> bool:
@@ -296,9 +264,9 @@ class Agent:
         """The window automatic compaction keeps to (None: off); it shrinks when the model
         refuses a request as too long."""
         state = self._state
-        return self._context_window if state is None else state.compactor.window
+        return self._options.context_window if state is None else state.compactor.window
 
-    def _booted(self) -> _Booted:
+    def _booted(self) -> Booted:
         if self._state is None:
             raise RuntimeError(_NOT_STARTED)
         return self._state
@@ -345,11 +313,11 @@ class Agent:
         if state is not None and not state.disposed:
             state.disposed = True
             try:
-                await _shielded(_end_session(state))
+                await shielded(_end_session(state))
             except asyncio.CancelledError:
                 cancelled = True
             try:
-                await _shielded(state.dispose())
+                await shielded(state.dispose())
             except asyncio.CancelledError:
                 cancelled = True
         if cancelled:
@@ -358,154 +326,8 @@ class Agent:
     async def _boot(self) -> None:
         if self._state is not None:
             return
-        home = self._home
-        options = self._claude_options
-        scratch = Scratch()
-        private = (
-            tempfile.TemporaryDirectory(prefix="tether-agent-", ignore_cleanup_errors=True)
-            if self._private_home
-            else None
-        )
-        if private is not None:
-            home = Path(private.name)
-        if self._config is not None:
-            config_paths: list[Path] | None = [self._config]
-        else:
-            config_paths = [] if self._private_home else None
-        try:
-            settings_file = (
-                None
-                if options.settings is None
-                else scratch.file_for(options.settings, "--settings")
-            )
-            mcp_files = [scratch.file_for(value, "--mcp-config") for value in options.mcp_config]
-            directories = added_directories(options, self._cwd, settings_file)
-            ctx = await start(
-                cwd=self._cwd,
-                config_paths=config_paths,
-                agent=True,
-                home=home,
-                builtins=self._builtins,
-                sandbox=self._sandbox,
-                added_dirs=directories,
-                overrides=builtin_overrides(options, settings_file, mcp_files, directories),
-            )
-        except BaseException:
-            scratch.close()
-            if private is not None:
-                private.cleanup()
-            raise
-        booted = _Booted(ctx)
-        booted.scratch = scratch
-        booted.private_home = private
-        try:
-            for spec in self._plugins:
-                plugin, config = spec if isinstance(spec, tuple) else (spec, None)
-                await ctx.plugin(plugin, config)
-            for definition in self._tools:
-                ctx.tools.register(definition)
-            apply_after_boot(ctx, options, settings_file)
-            self._apply_permissions(ctx)
-            self._attach_approver(ctx, booted)
-            self._own_tools(ctx)
-            checks = self._checks if self._deny is None else (self._deny.check, *self._checks)
-            install_policy(ctx, checks)
-            ctx.on(SLOW_STOP, self._slow_stop)
-            llm = self._pick_model(ctx, booted, self._model)
-            booted.store = store = SessionStore(None if home is None else home / "sessions")
-            _sweep_once(store)  # what writers killed mid-creation left behind
-            booted.compactor = Compactor(store, self._context_window, self._dispatch)
-            if self._resume is not None:
-                session = store.open(self._resume)
-                _restore_grants(ctx, session)
-            else:
-                session = store.create(cwd=self._cwd)
-            booted.session = session
-            base = self._settings.system_prompt or default_system_prompt(self._cwd)
-            if self._instruction_files:
-                base = with_instructions(base, self._cwd, self._home or tether_home())
-            booted.settings = replace(self._settings, system_prompt=base)
-            booted.loop = self._new_loop(booted, llm, session)
-        except BaseException:
-            await _shielded(booted.dispose())
-            raise
-        self._state = booted
-
-    def _apply_permissions(self, ctx: Context) -> None:
-        if self._permission_mode is None and not self._allow:
-            return
-        permissions = ctx.get("permissions")
-        if not isinstance(permissions, Permissions):
-            raise ValueError(
-                "permission_mode and allow need the permissions plugin, which this agent does "
-                "not mount (builtins=False, or disabled in the config); drop them or mount it"
-            )
-        for rule in self._allow:
-            permissions.allow(rule)
-        if self._permission_mode is not None:
-            permissions.set_mode(self._permission_mode)
-
-    def _own_tools(self, ctx: Context) -> None:
-        """The tools the application passed are the application's: the permission rules allow
-        them (deny rules and `policy` checks still apply; a check can `Ask`)."""
-        permissions = ctx.get("permissions")
-        if isinstance(permissions, Permissions):
-            for definition in self._tools:
-                permissions.allow(definition.name)
-
-    def _attach_approver(self, ctx: Context, booted: _Booted) -> None:
-        if self._approver is None:
-            return
-        approval = ctx.get("approval")
-        if not isinstance(approval, Approval):
-            raise ValueError(
-                "approver needs the approval plugin, which this agent does not mount "
-                "(builtins=False, or disabled in the config); mount tether.plugins.approval"
-            )
-        booted.detach_approver = approval.attach(self._approver)
-
-    def _new_loop(self, booted: _Booted, llm: Llm, session: SessionLog) -> AgentLoop:
-        loop = AgentLoop(
-            tools=booted.ctx.tools.runtime,
-            llm=llm,
-            session=session,
-            settings=booted.settings,
-            on_event=self._dispatch,
-            ctx=booted.ctx,
-        )
-        if booted.compactor.window is not None:
-            loop.compactor = self._compact_between_steps
-        return loop
-
-    def _pick_model(
-        self, ctx: Context, booted: _Booted, model: LlmConfig | Llm | str | None
-    ) -> Llm:
-        if isinstance(model, Llm):
-            return model
-        if isinstance(model, LlmConfig):
-            llm = build_llm(model)
-            booted.owned_llms.append(llm)
-            return llm
-        if model is not None and not isinstance(model, str):
-            raise TypeError(f"model: {model!r} is not an LlmConfig, an Llm, a model name or None")
-        configured = ctx.get("llm")
-        if configured is not None and not isinstance(configured, Llm):
-            raise ValueError(
-                f"the `llm` service is a {type(configured).__name__}, not a tether Llm; "
-                "pass model=LlmConfig(...) or mount tether.agent.llm.plugin"
-            )
-        if configured is None:
-            configured = booted.configured_llm
-        if configured is None:
-            configured = booted.configured_llm = build_llm()
-            booted.owned_llms.append(configured)
-        if model is None:
-            return configured
-        return Llm(
-            configured.transport,
-            provider=configured.provider,
-            model=model,
-            retry=configured.retry_policy,
+        self._state = await boot_agent(
+            self._options, dispatch=self._dispatch, slow_stop=self._slow_stop
         )
 
     # -- between turns ---------------------------------------------------------------------------
@@ -524,7 +346,7 @@ class Agent:
                     retry=current.retry_policy,
                 )
             else:
-                booted.loop.llm = self._pick_model(booted.ctx, booted, model)
+                booted.loop.llm = booted.pick_model(model)
 
     async def end_session(self, reason: str) -> None:
         """Announce the end of the current session now (`agent/session-end`: the hooks'
@@ -540,8 +362,8 @@ class Agent:
         returns it. Waits for a running turn."""
         async with self._slot() as booted:
             await booted.loop.end_session("clear", signal=self._closing.signal)
-            session = booted.store.create(cwd=self._cwd)
-            self._switch(booted, session, carry_context=False)
+            session = booted.store.create(cwd=self._options.cwd)
+            booted.switch(session, carry_context=False)
             booted.loop.start_source = "clear"
             return session
 
@@ -554,8 +376,8 @@ class Agent:
             if session_id == booted.loop.session.id:
                 return booted.loop.session
             session = booted.store.open(session_id)
-            _restore_grants(booted.ctx, session)
-            self._switch(booted, session, carry_context=False)
+            restore_grants(booted.ctx, session)
+            booted.switch(session, carry_context=False)
             return session
 
     async def compact(
@@ -574,7 +396,7 @@ class Agent:
             if done is None:
                 return None
             old = booted.loop.session.id
-            self._switch(booted, done.session, carry_context=True)
+            booted.switch(done.session, carry_context=True)
             booted.loop.start_source = "compact"
             return CompactionFinished(old, done.session.id, len(done.summary.split()))
 
@@ -601,15 +423,6 @@ class Agent:
         the prompt; it is recorded in the log with that request."""
         loop = self._booted().loop
         loop.inject(user_message(message) if isinstance(message, str) else message)
-
-    def _switch(self, booted: _Booted, session: SessionLog, *, carry_context: bool) -> None:
-        old = booted.loop
-        booted.loop = self._new_loop(booted, old.llm, session)
-        if carry_context:
-            for message in old.parked_contexts:
-                booted.loop.inject(message)
-        booted.session = session
-        old.session.close()
 
     # -- turns -------------------------------------------------------------------------------
 
@@ -673,7 +486,7 @@ class Agent:
         with AbortSignal.any(*inputs) as turn_signal:
             self._sink = collector
             try:
-                outcome = await self._compacting_turn(booted, prompt, turn_signal)
+                outcome = await booted.compacting_turn(prompt, turn_signal)
             finally:
                 self._sink = None
                 for retired in booted.retired:  # left by compaction between steps
@@ -682,50 +495,6 @@ class Agent:
                 booted.session = booted.loop.session
         session_id = booted.loop.session.id
         return RunResult(outcome.text, outcome, tuple(collector.records), session_id)
-
-    async def _compacting_turn(
-        self, booted: _Booted, prompt: str | UserMessage, signal: AbortSignal
-    ) -> TurnOutcome:
-        """The turn, compacted first when it would not fit the window, and once more after
-        compaction when the model refused it as too long."""
-        compactor = booted.compactor
-        if compactor.window is None:
-            return await booted.loop.run_turn(prompt, signal=signal)
-        text = prompt if isinstance(prompt, str) else _text_of(prompt)
-        if not compactor.fits(booted.loop.session, text):
-            await self._compact_into(booted, signal, extra=text)
-        outcome = await booted.loop.run_turn(prompt, signal=signal)
-        if overflowed(outcome) and not signal.aborted:
-            compactor.learn_overflow(booted.loop.session)
-            if await self._compact_into(booted, signal, overflow=True):
-                outcome = await booted.loop.run_turn(prompt, signal=signal)
-        return outcome
-
-    async def _compact_into(
-        self, booted: _Booted, signal: AbortSignal, *, extra: str = "", overflow: bool = False
-    ) -> bool:
-        done = await booted.compactor.run(
-            booted.loop, trigger="auto", signal=signal, extra=extra, overflow=overflow
-        )
-        if done is None:
-            return False
-        self._switch(booted, done.session, carry_context=True)
-        booted.loop.start_source = "compact"
-        return True
-
-    async def _compact_between_steps(
-        self, loop: AgentLoop, signal: AbortSignal
-    ) -> SessionLog | None:
-        """`AgentLoop.compactor`: the loop goes on in the new session; the old one is closed
-        after the turn."""
-        booted = self._booted()
-        if booted.compactor.fits(loop.session):
-            return None
-        done: Compacted | None = await booted.compactor.run(loop, trigger="auto", signal=signal)
-        if done is None:
-            return None
-        booted.retired.append(loop.session)
-        return done.session
 
     def _slow_stop(self, exec: ToolExecution, stop: SlowStop) -> None:
         """`tools/slow-stop` for one of this agent's calls (or its subagents'): an event."""
@@ -758,7 +527,7 @@ class Agent:
             active.set_result(None)
 
     @contextlib.asynccontextmanager
-    async def _slot(self) -> AsyncIterator[_Booted]:
+    async def _slot(self) -> AsyncIterator[Booted]:
         """Hold the turn slot (booting first if needed) for work between turns."""
         await self._claim()
         try:
@@ -768,74 +537,10 @@ class Agent:
             self._release()
 
 
-_SWEPT: set[Path] = set()
-"""The sessions roots an agent of this process has swept."""
-
-
-def _sweep_once(store: SessionStore) -> None:
-    """Sweep a sessions root once per process: a sweep looks into every session directory whose
-    writer is alive (it cannot know them clean), so an agent per sweep would make starting a
-    thousand agents over one home quadratic. Leftovers of a writer killed later are swept by the
-    next process (every `tether` command sweeps)."""
-    root = store.root.resolve()
-    if root not in _SWEPT:
-        store.sweep()
-        _SWEPT.add(root)
-
-
-async def _shielded(work: Coroutine[Any, Any, None]) -> None:
-    """Run a disposal to its end even if the caller is cancelled meanwhile (re-raised after;
-    a failure of the disposal itself wins)."""
-    task = asyncio.ensure_future(work)
-    try:
-        await quiesce(task)
-    finally:
-        task.result()
-
-
-async def _end_session(booted: _Booted) -> None:
+async def _end_session(booted: Booted) -> None:
     """`agent/session-end` ("other") for the session the closed agent was in, with a signal of
     its own (the agent's is aborted by now): its hooks run to their own timeouts."""
     await booted.loop.end_session("other", signal=AbortController().signal)
-
-
-class _Booted:
-    """What `Agent.start()` built, released in reverse by `dispose`."""
-
-    def __init__(self, ctx: Context) -> None:
-        self.ctx = ctx
-        self.owned_llms: list[Llm] = []
-        """Clients the agent built (closed with it), the configured one included."""
-        self.configured_llm: Llm | None = None
-        self.store: SessionStore
-        self.compactor: Compactor
-        self.settings: AgentSettings
-        self.session: SessionLog | None = None
-        self.retired: list[SessionLog] = []
-        self.loop: AgentLoop
-        self.detach_approver: Callable[[], None] | None = None
-        self.scratch: Scratch | None = None
-        self.private_home: tempfile.TemporaryDirectory[str] | None = None
-        """A library agent's own home when it was given none (its sessions), removed last."""
-        self.disposed = False
-
-    async def dispose(self) -> None:
-        try:
-            if self.detach_approver is not None:
-                self.detach_approver()
-            for session in (*self.retired, self.session):
-                if session is not None:
-                    session.close()
-            for llm in self.owned_llms:
-                await llm.aclose()
-        finally:
-            try:
-                await self.ctx.dispose()
-            finally:
-                if self.scratch is not None:
-                    self.scratch.close()
-                if self.private_home is not None:
-                    self.private_home.cleanup()
 
 
 class _Collector:
@@ -866,38 +571,3 @@ class _Collector:
             )
         if self._deliver is not None:
             self._deliver(event)
-
-
-def _restore_grants(ctx: Context, session: SessionLog) -> None:
-    """The rules the user allowed "for this session" in `session` (its `approval/decided`
-    events) hold again when it is resumed."""
-    permissions = ctx.get("permissions")
-    if not isinstance(permissions, Permissions):
-        return
-    granted = permissions.session_rules
-    for event in session.events:
-        rule = event.data.get("session_rule") if event.type == APPROVAL_DECIDED else None
-        mine = isinstance(rule, str) and event.data.get("answered_by") == "user"
-        if mine and isinstance(rule, str) and rule not in granted:
-            try:
-                permissions.allow_for_session(rule)
-            except ValueError:
-                continue  # a rule this version cannot read: it asks again
-            granted = permissions.session_rules
-
-
-def _text_of(message: UserMessage) -> str:
-    return "".join(
-        str(block.get("text", "")) for block in message.content if block.get("type") == "text"
-    )
-
-
-def _definition(spec: ToolSpec) -> ToolDefinition:
-    if isinstance(spec, ToolDefinition):
-        return spec
-    if callable(spec):
-        return tool(spec)
-    raise TypeError(
-        f"tools: {spec!r} is neither a ToolDefinition nor a function; pass a @tool function, "
-        "define_tool(...) or a typed function"
-    )

@@ -20,6 +20,10 @@ recorded request. When the script is exhausted, `fallback` answers (default: HTT
 Every response carries `Connection: close`, so one request is one connection and a disconnect is
 unambiguous. `reply(...)` appends `data: [DONE]` unless the events end with `hang()`, `drop()`,
 `end()` or `done()`.
+
+The script events and responses live in `tether.testing.script`, the recorded request and the
+writing of one response in `tether.testing._exchange`; this module serves them and re-exports
+every name (its public import path).
 """
 
 from __future__ import annotations
@@ -27,10 +31,32 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Final, TypeAlias
+from collections.abc import Callable
+from typing import TypeAlias
+
+from ._exchange import RecordedRequest, _Exchange
+from .script import (
+    ScriptedResponse,
+    ScriptEvent,
+    comment,
+    delay,
+    delta,
+    done,
+    drop,
+    end,
+    finish,
+    hang,
+    http_error,
+    raw,
+    reasoning,
+    reply,
+    text,
+    text_reply,
+    tool_call,
+    tool_calls_reply,
+    until,
+    usage,
+)
 
 __all__ = [
     "RecordedRequest",
@@ -58,259 +84,8 @@ __all__ = [
     "usage",
 ]
 
-# -- script events ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Delta:
-    delta: Mapping[str, object]
-
-
-@dataclass(frozen=True, slots=True)
-class _Finish:
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class _Usage:
-    usage: Mapping[str, object]
-
-
-@dataclass(frozen=True, slots=True)
-class _Delay:
-    ms: float
-
-
-@dataclass(frozen=True, slots=True)
-class _Comment:
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class _Raw:
-    data: bytes  # written as one body chunk, verbatim
-
-
-@dataclass(frozen=True, slots=True)
-class _Until:
-    event: asyncio.Event
-
-
-@dataclass(frozen=True, slots=True)
-class _Hang:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class _Drop:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class _End:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class _Done:
-    pass
-
-
-ScriptEvent: TypeAlias = (
-    _Delta | _Finish | _Usage | _Delay | _Until | _Comment | _Raw | _Hang | _Drop | _End | _Done
-)
-_TERMINAL: Final = (_Hang, _Drop, _End, _Done)
-
-
-def delta(fields: Mapping[str, object]) -> ScriptEvent:
-    """A chunk whose `choices[0].delta` is exactly `fields`."""
-    return _Delta(dict(fields))
-
-
-def text(content: str) -> ScriptEvent:
-    """A chunk with `delta.content`."""
-    return _Delta({"content": content})
-
-
-def reasoning(content: str) -> ScriptEvent:
-    """A chunk with DeepSeek's `delta.reasoning_content`."""
-    return _Delta({"reasoning_content": content})
-
-
-def tool_call(
-    index: int, *, id: str | None = None, name: str | None = None, arguments: str = ""
-) -> ScriptEvent:
-    """A `delta.tool_calls` fragment; `id`/`name` are usually sent on the first fragment only."""
-    call: dict[str, object] = {"index": index}
-    if id is not None:
-        call["id"] = id
-        call["type"] = "function"
-    function: dict[str, object] = {"arguments": arguments}
-    if name is not None:
-        function = {"name": name, **function}
-    call["function"] = function
-    return _Delta({"tool_calls": [call]})
-
-
-def finish(reason: str = "stop") -> ScriptEvent:
-    """A chunk with `finish_reason` (`stop`, `tool_calls`, `length`, `content_filter`, ...)."""
-    return _Finish(reason)
-
-
-def usage(
-    prompt_tokens: int,
-    completion_tokens: int,
-    *,
-    cached_tokens: int | None = None,
-    reasoning_tokens: int | None = None,
-) -> ScriptEvent:
-    """A trailing usage-only chunk (`choices: []`)."""
-    body: dict[str, object] = {
-        "prompt_tokens": prompt_tokens,
-        "completion_tokens": completion_tokens,
-        "total_tokens": prompt_tokens + completion_tokens,
-    }
-    if cached_tokens is not None:
-        body["prompt_tokens_details"] = {"cached_tokens": cached_tokens}
-    if reasoning_tokens is not None:
-        body["completion_tokens_details"] = {"reasoning_tokens": reasoning_tokens}
-    return _Usage(body)
-
-
-def delay(ms: float) -> ScriptEvent:
-    """Wait `ms` before the next event (ends early if the client disconnects)."""
-    return _Delay(ms)
-
-
-def until(event: asyncio.Event) -> ScriptEvent:
-    """Send nothing more until `event` is set (ends early if the client disconnects): a stream
-    paused mid-answer for as long as a test needs."""
-    return _Until(event)
-
-
-def comment(content: str = "keep-alive") -> ScriptEvent:
-    """An SSE comment line (`: keep-alive`)."""
-    return _Comment(content)
-
-
-def raw(data: str | bytes) -> ScriptEvent:
-    """Body bytes written verbatim (e.g. `raw("data: {not json\\n\\n")`)."""
-    return _Raw(data.encode() if isinstance(data, str) else data)
-
-
-def hang() -> ScriptEvent:
-    """Send nothing more until the client disconnects."""
-    return _Hang()
-
-
-def drop() -> ScriptEvent:
-    """Sever the connection mid-body (the chunked body is left incomplete)."""
-    return _Drop()
-
-
-def end() -> ScriptEvent:
-    """End the body cleanly without `data: [DONE]`."""
-    return _End()
-
-
-def done() -> ScriptEvent:
-    """`data: [DONE]` and the end of the body."""
-    return _Done()
-
-
-# -- responses ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class ScriptedResponse:
-    """One scripted answer: an SSE stream of `events` (status 200) or an error `body`."""
-
-    status: int = 200
-    events: tuple[ScriptEvent, ...] = ()
-    headers: Mapping[str, str] = field(default_factory=dict)
-    body: bytes | None = None
-
-
-def reply(*events: ScriptEvent, headers: Mapping[str, str] | None = None) -> ScriptedResponse:
-    """A 200 SSE response; `done()` is appended unless the last event is terminal."""
-    if not events or not isinstance(events[-1], _TERMINAL):
-        events = (*events, _Done())
-    return ScriptedResponse(200, events, dict(headers or {}))
-
-
-def text_reply(
-    content: str, *, reasoning_text: str | None = None, pieces: int = 1
-) -> ScriptedResponse:
-    """Text (split into `pieces` deltas), optionally after reasoning; `stop`; usage."""
-    events: list[ScriptEvent] = []
-    if reasoning_text is not None:
-        events.append(reasoning(reasoning_text))
-    step = max(1, -(-len(content) // max(pieces, 1)))
-    events.extend(text(content[i : i + step]) for i in range(0, len(content), step))
-    return reply(*events, finish("stop"), usage(10, max(1, len(content) // 4)))
-
-
-def tool_calls_reply(*calls: tuple[str, str, str], content: str | None = None) -> ScriptedResponse:
-    """Tool calls `(id, name, arguments_json)`, each streamed in two argument fragments."""
-    events: list[ScriptEvent] = []
-    if content:
-        events.append(text(content))
-    for index, (call_id, name, arguments) in enumerate(calls):
-        half = len(arguments) // 2
-        events.append(tool_call(index, id=call_id, name=name, arguments=arguments[:half]))
-        events.append(tool_call(index, arguments=arguments[half:]))
-    return reply(*events, finish("tool_calls"), usage(10, 5))
-
-
-def http_error(
-    status: int,
-    message: str | None = None,
-    *,
-    headers: Mapping[str, str] | None = None,
-    body: str | bytes | None = None,
-    code: str | None = None,
-) -> ScriptedResponse:
-    """A non-2xx answer; by default the OpenAI error shape `{"error": {"message", ...}}`."""
-    if body is None:
-        error: dict[str, object] = {"message": message or f"scripted HTTP {status}"}
-        error["type"] = "scripted_error"
-        if code is not None:
-            error["code"] = code
-        body = json.dumps({"error": error})
-    data = body.encode() if isinstance(body, str) else body
-    return ScriptedResponse(status, (), dict(headers or {}), data)
-
 
 Script: TypeAlias = ScriptedResponse | Callable[["RecordedRequest"], ScriptedResponse]
-
-# -- recording ----------------------------------------------------------------------------------
-
-
-@dataclass(eq=False)
-class RecordedRequest:
-    """A request the server received, and how its exchange ended."""
-
-    index: int
-    method: str
-    path: str
-    headers: Mapping[str, str]  # lower-case names
-    body: Any  # the parsed JSON body (like httpx's `Response.json()`); raw text if not JSON
-    client_disconnected: bool = False  # the client closed before the response was complete
-    completed: bool = False  # the whole scripted response was written
-    _ended: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
-
-    @property
-    def messages(self) -> list[dict[str, object]]:
-        """`body["messages"]` (empty when absent)."""
-        body = self.body
-        found = body.get("messages") if isinstance(body, dict) else None
-        return list(found) if isinstance(found, list) else []
-
-    async def ended(self) -> RecordedRequest:
-        """Wait until the exchange is over (completed, or the client disconnected)."""
-        await self._ended.wait()
-        return self
-
 
 # -- the server ---------------------------------------------------------------------------------
 
@@ -459,165 +234,3 @@ class ScriptedModelServer:
             self._changed.set()
             self._changed = asyncio.Event()
         return record
-
-
-class _Exchange:
-    """Writes one scripted response while watching for the client closing the connection."""
-
-    def __init__(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, record: RecordedRequest
-    ) -> None:
-        self._writer = writer
-        self._record = record
-        self._eof: asyncio.Future[bytes] = asyncio.ensure_future(reader.read(1))
-        body = record.body
-        model = body.get("model") if isinstance(body, dict) else None
-        self._model = model if isinstance(model, str) else "scripted"
-        self._id = f"chatcmpl-scripted-{record.index}"
-
-    async def run(self, response: ScriptedResponse) -> None:
-        try:
-            if response.status != 200 or response.body is not None:
-                await self._error(response)
-            else:
-                await self._stream(response)
-        finally:
-            eof = self._eof
-            if eof.done():
-                if not eof.cancelled():
-                    eof.exception()  # retrieved, so a reset connection is not logged
-            else:
-                eof.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await eof
-
-    def _client_gone(self) -> bool:
-        if self._eof.done():
-            self._record.client_disconnected = True
-            return True
-        return False
-
-    async def _error(self, response: ScriptedResponse) -> None:
-        body = response.body or b""
-        head = _head(
-            response.status,
-            {"content-type": "application/json", "content-length": str(len(body))},
-            response.headers,
-        )
-        self._writer.write(head + body)
-        await self._writer.drain()
-        self._record.completed = True
-
-    async def _stream(self, response: ScriptedResponse) -> None:
-        base = {
-            "content-type": "text/event-stream",
-            "cache-control": "no-cache",
-            "transfer-encoding": "chunked",
-        }
-        self._writer.write(_head(200, base, response.headers))
-        await self._writer.drain()
-        for event in response.events:
-            match event:
-                case _Delay(ms=ms):
-                    if not await self._pause(ms / 1000):
-                        return
-                case _Until(event=gate):
-                    if not await self._until(gate):
-                        return
-                case _Hang():
-                    await self._pause(None)
-                    return
-                case _Drop():
-                    self._writer.transport.abort()
-                    return
-                case _End():
-                    await self._send(b"", last=True)
-                    return
-                case _Done():
-                    await self._send(b"data: [DONE]\n\n", last=True)
-                    return
-                case _:
-                    if not await self._send(self._encode(event)):
-                        return
-        await self._send(b"", last=True)
-
-    async def _until(self, gate: asyncio.Event) -> bool:
-        """Wait for `gate`; False when the client disconnected first."""
-        waiter = asyncio.ensure_future(gate.wait())
-        either: set[asyncio.Future[Any]] = {self._eof, waiter}
-        try:
-            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            if not waiter.done():
-                waiter.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await waiter
-        return not self._client_gone()
-
-    async def _pause(self, seconds: float | None) -> bool:
-        """Wait (forever with None); False when the client disconnected meanwhile."""
-        await asyncio.wait({self._eof}, timeout=seconds)
-        return not self._client_gone()
-
-    async def _send(self, data: bytes, *, last: bool = False) -> bool:
-        if self._client_gone():
-            return False
-        frame = f"{len(data):x}\r\n".encode() + data + b"\r\n" if data else b""
-        if last:
-            frame += b"0\r\n\r\n"
-        self._writer.write(frame)
-        await self._writer.drain()
-        if last:
-            self._record.completed = True
-        return True
-
-    def _encode(self, event: ScriptEvent) -> bytes:
-        match event:
-            case _Comment(text=content):
-                return f": {content}\n\n".encode()
-            case _Raw(data=data):
-                return data
-            case _Usage(usage=counts):
-                return self._data({"choices": [], "usage": dict(counts)})
-            case _Finish(reason=reason):
-                return self._data({"choices": [_choice({}, reason)]})
-            case _Delta(delta=fields):
-                return self._data({"choices": [_choice(dict(fields), None)]})
-        raise TypeError(f"not a streamable script event: {event!r}")
-
-    def _data(self, payload: dict[str, object]) -> bytes:
-        chunk = {
-            "id": self._id,
-            "object": "chat.completion.chunk",
-            "created": int(time.time()),
-            "model": self._model,
-            **payload,
-        }
-        return f"data: {json.dumps(chunk)}\n\n".encode()
-
-
-def _choice(fields: dict[str, object], reason: str | None) -> dict[str, object]:
-    return {"index": 0, "delta": fields, "finish_reason": reason}
-
-
-_REASONS: Final = {
-    200: "OK",
-    400: "Bad Request",
-    401: "Unauthorized",
-    403: "Forbidden",
-    404: "Not Found",
-    413: "Payload Too Large",
-    429: "Too Many Requests",
-    500: "Internal Server Error",
-    502: "Bad Gateway",
-    503: "Service Unavailable",
-}
-
-
-def _head(status: int, base: Mapping[str, str], extra: Mapping[str, str]) -> bytes:
-    headers = {**base, **{k.lower(): v for k, v in extra.items()}, "connection": "close"}
-    lines: Sequence[str] = [
-        f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}",
-        *(f"{name}: {value}" for name, value in headers.items()),
-    ]
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")

@@ -8,14 +8,14 @@ prompt itself belongs to the front end (`tether.cli.approval` for the terminal),
 from .elicitation import ElicitationQuestion as ElicitationQuestion
 from .elicitation import ElicitationReply as ElicitationReply
 from .elicitation import ElicitField as ElicitField
+from .questions import ApprovalAnswer as ApprovalAnswer
+from .questions import ApprovalQuestion as ApprovalQuestion
+from .questions import Prompter as Prompter
+from .questions import Rejection as Rejection
+from .questions import Unanswerable as Unanswerable
+from .questions import fingerprint as fingerprint
 from .service import Approval as Approval
-from .service import ApprovalAnswer as ApprovalAnswer
 from .service import ApprovalConfig as ApprovalConfig
-from .service import ApprovalQuestion as ApprovalQuestion
-from .service import Prompter as Prompter
-from .service import Rejection as Rejection
-from .service import Unanswerable as Unanswerable
-from .service import fingerprint as fingerprint
 
 __all__ = [
     "Approval",

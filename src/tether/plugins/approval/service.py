@@ -69,17 +69,18 @@ JSON (sorted keys, no whitespace, UTF-8) — so the log says exactly what was ap
 `answered_by` is `user`, `policy` (no prompter) or `signal` (cancelled before any answer).
 The arguments are found through a `tools/pre-execute` listener that remembers each call until its
 `tools/result`.
+
+The question and the prompter's answers live in `questions.py` (re-exported here, their former
+home), the writing of the audit events in `_audit.py`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Final, Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, ClassVar, Final, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -101,8 +102,17 @@ from ...tools.errors import ToolArgsError
 from ...tools.execution import ToolExecution
 from ...tools.registry import ToolsView
 from ...tools.results import ToolExecutionResult, text_content
-from ..hooks.journal import session_of
+from ._audit import _Added, _Audit
 from .elicitation import ElicitationQuestion, ElicitationReply, with_defaults
+from .questions import (
+    ApprovalAnswer,
+    ApprovalQuestion,
+    Prompter,
+    QuestionKind,
+    Rejection,
+    Unanswerable,
+    fingerprint,
+)
 
 if TYPE_CHECKING:
     from ...kernel import Context
@@ -134,61 +144,6 @@ NOTIFICATION_EVENT: Final = declare_event("approval/notification")
 """parallel `(agent, notification_type, tool_name, signal)`: a person is about to be asked
 (`permission_prompt`), or the chat's prompt has waited for the user (`idle_prompt`, tool_name
 "": `tether.cli.chat.idle`) — the hooks' Notification."""
-
-
-@dataclass(frozen=True, slots=True)
-class Rejection:
-    """A rejection with the user's reason, which reaches the model in the denial text."""
-
-    reason: str
-
-
-ApprovalAnswer: TypeAlias = (
-    Literal["allow-once", "allow-session", "allow-always", "reject"] | Rejection
-)
-
-
-def fingerprint(arguments: JsonValue | None) -> str:
-    """`sha256:<hex>` of the canonical JSON of `arguments`."""
-    canonical = json.dumps(
-        arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
-    return "sha256:" + hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-QuestionKind: TypeAlias = Literal["tool", "sandbox-escalation"]
-"""`tool`: may this call run (an `Ask`); `sandbox-escalation`: a command failed in the sandbox,
-may it run once more outside it (`Approval.escalate`)."""
-
-
-@dataclass(frozen=True, slots=True)
-class ApprovalQuestion:
-    """What a prompter shows. `session_rule` is None when "allow for this session" is not
-    offered; `lasting_rules` is empty when "don't ask again" is not, else the rules it saves to
-    `saved_to`."""
-
-    tool_name: str
-    call_id: str
-    arguments: JsonValue | None
-    reason: str | None
-    session_rule: str | None
-    fingerprint: str
-    lasting_rules: tuple[str, ...] = ()
-    saved_to: str | None = None
-    kind: QuestionKind = "tool"
-
-
-class Prompter(Protocol):
-    """An interactive channel. `ask` may be cancelled at any await (the call was aborted). A
-    prompter that can show a form also has `async elicit(ElicitationQuestion) ->
-    ElicitationReply` (`Approval.elicit` looks for it); one that raises `Unanswerable` has no way to
-    ask this one: the configured `non_interactive` answer is given, as without a prompter."""
-
-    async def ask(self, question: ApprovalQuestion) -> ApprovalAnswer: ...
-
-
-class Unanswerable(Exception):
-    """Raised by a prompter that cannot put this question to anyone (answered by policy)."""
 
 
 class ApprovalConfig(BaseModel):
@@ -557,74 +512,3 @@ class Approval(Service):
         suggest = getattr(service, "suggest_lasting_rules", None)
         save = getattr(service, "allow_always", None)
         return service if callable(suggest) and callable(save) else None  # type: ignore[return-value]
-
-
-@dataclass(frozen=True, slots=True)
-class _Added:
-    """What an answer added: a session rule, or rules saved to a settings file."""
-
-    session: str | None = None
-    saved: tuple[str, ...] = ()
-    saved_to: str | None = None
-
-
-class _Audit:
-    """Writes the two audit events into the requesting agent's session, if it has one."""
-
-    __slots__ = ("_question", "_session")
-
-    def __init__(self, agent: object, question: ApprovalQuestion) -> None:
-        self._session = session_of(agent)
-        self._question = question
-
-    def asked(self) -> None:
-        q = self._question
-        data: dict[str, object] = {"call_id": q.call_id, "tool_name": q.tool_name}
-        if q.kind != "tool":
-            data["kind"] = q.kind
-        if q.reason is not None:
-            data["reason"] = q.reason
-        data["fingerprint"] = q.fingerprint
-        if q.session_rule is not None:
-            data["session_rule"] = q.session_rule
-        if q.lasting_rules:
-            data["lasting_rules"] = list(q.lasting_rules)
-        self._append("approval/asked", data)
-
-    def decided(
-        self,
-        outcome: ApprovalOutcome,
-        answered_by: str,
-        added: _Added | None,
-        reason: str | None = None,
-    ) -> None:
-        q = self._question
-        data: dict[str, object] = {
-            "call_id": q.call_id,
-            "tool_name": q.tool_name,
-            "outcome": outcome,
-            "answered_by": answered_by,
-            "fingerprint": q.fingerprint,
-        }
-        if q.kind != "tool":
-            data["kind"] = q.kind
-        if added is not None and added.session is not None:
-            data["session_rule"] = added.session
-        if added is not None and added.saved:
-            data["saved_rules"] = list(added.saved)
-            data["saved_to"] = added.saved_to
-        if reason is not None:
-            data["reason"] = reason
-        self._append("approval/decided", data)
-
-    def _append(self, type: str, data: dict[str, object]) -> None:
-        session = self._session
-        if session is None:
-            return
-        turn = getattr(session, "open_turn", None)
-        if isinstance(turn, int) and not isinstance(turn, bool):
-            data = {"turn": turn, **data}
-        try:
-            session.append(type, data)
-        except Exception as exc:
-            _log.warning('approval: could not record "%s": %s', type, error_message(exc))

@@ -9,6 +9,8 @@ Plugins: `tether.plugins.shell.plugin` (`shell`, provides `ctx.shell`) and
     subprocesses.py  `SubprocessService`: spawning, the live-group table, disposal
     processes.py     `run_process`: the contained, sandboxed, abort-aware process API of tools
     _process.py      one process group: settlement, SIGTERM → grace → SIGKILL
+    _spec.py         what a process group is asked to run (`SpawnSpec`), its phase and exit
+    _bwrap.py        launching a contained command: bwrap's --info-fd / --block-fd handshake
     _spawn.py        starting a child: pipes, Popen in a new session, reaping, stdin
     _group.py        group and process liveness, signalling (exact: pid + start time)
     _tree.py         the process tree from /proc (psutil elsewhere), the command tag

@@ -10,6 +10,8 @@ then SIGKILL to the namespace, and it has settled once bwrap has exited and the 
 sandboxed one with a process bound waits (bwrap's `--block-fd`) until the loop has read its init's
 pid (`--info-fd`) and bounded it (`_bound_processes`). The rest of this note is the
 *uncontained* process, the fallback where namespaces cannot be created.
+(Launching bwrap and the handshake over its descriptors belong to `_bwrap.py`; `SpawnSpec`,
+`Phase` and `ExitStatus` to `_spec.py`, re-exported here.)
 
 Contract. A `Subprocess` is spawned in its own session (`start_new_session=True`, so its pid is
 its process group id). Its `done` future resolves exactly once, with the leader's `ExitStatus`,
@@ -61,25 +63,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import enum
-import errno
-import json
 import logging
 import os
-import resource
-import shutil
 import signal as signals
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from types import MappingProxyType
+from collections.abc import Callable, Iterable
 from typing import Final
 
 from ...core.signals import AbortSignal
-from ..sandbox.cgroups import CommandGroup, command_group
+from ..sandbox.cgroups import CommandGroup
 from ..sandbox.environment import DEFAULT_ENV_POLICY, EnvPolicy
 from ..sandbox.plan import Jail
-from ..sandbox.policy import FULL_ACCESS, SandboxPolicy
-from ._collect import CaptureLimits, SpillDirectory, StreamCollector
+from ._bwrap import Handshake, launch
+from ._collect import SpillDirectory, StreamCollector
 from ._descendants import Leader, claim
 from ._env import child_environment
 from ._group import group_alive, running, signal_exact, signal_group
@@ -92,6 +87,7 @@ from ._namespace import (
 )
 from ._reaper import is_subreaper, reap
 from ._spawn import STDERR, STDOUT, Launched
+from ._spec import ExitStatus, Phase, SpawnSpec, new_tag, signal_name
 from ._tree import TAG_VARIABLE, ProcessEntry, boot_ticks, direct_children, read_tree
 
 __all__ = ["ExitStatus", "Phase", "SpawnSpec", "Subprocess", "new_tag", "signal_name"]
@@ -109,73 +105,11 @@ _UNREAPED_LEADERS: set[int] = set()
 """Leaders of this process that have not been reaped yet (tether's known children)."""
 
 
-def _check_program(program: str, cwd: str, env: Mapping[str, str]) -> None:
-    """Raise `FileNotFoundError` as `exec` would for a program that cannot be found (inside a
-    jail, bwrap could only report it as an exit code)."""
-    if os.sep in program:
-        found = os.path.exists(os.path.join(cwd, program))
-    else:
-        found = shutil.which(program, path=env.get("PATH", os.defpath)) is not None
-    if not found:
-        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
-
-
-class Phase(enum.Enum):
-    """Where a process is: the leader running, the leader gone but pipes draining, settled."""
-
-    RUNNING = "running"
-    DRAINING = "draining"
-    SETTLED = "settled"
-
-
-@dataclass(frozen=True, slots=True)
-class ExitStatus:
-    """How the leader ended: an exit code, or (`exit_code is None`) the signal that killed it.
-    Both None only when the status could not be read (another waiter reaped the leader)."""
-
-    exit_code: int | None
-    signal_name: str | None
-
-
-def new_tag() -> str:
-    """A fresh, unique value for a command's `TETHER_PROCESS_TAG`."""
-    return os.urandom(8).hex()
-
-
-def signal_name(number: int) -> str:
-    """`SIGTERM` for 15; `SIG<n>` for a number with no name."""
-    try:
-        return signals.Signals(number).name
-    except ValueError:
-        return f"SIG{number}"
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class SpawnSpec:
-    """What to run. `argv` is never shell-interpreted; `env` entries overlay the scrubbed parent
-    environment (`None` removes a variable); `stdin` is written then closed (None: /dev/null)."""
-
-    argv: Sequence[str]
-    cwd: str
-    stdout: CaptureLimits
-    stderr: CaptureLimits
-    env: Mapping[str, str | None] = field(default_factory=lambda: MappingProxyType({}))
-    stdin: bytes | None = None
-    grace_ms: float = 3000
-    ends_with_leader: bool = False
-    """When the leader exits, stop every process the command left running before settling."""
-    sandbox: SandboxPolicy = FULL_ACCESS
-    """Full access is containment only; a sandboxed mode is enforced by the subprocess service."""
-    workspace: str | None = None
-    """The workspace a `workspace-write` sandbox keeps writable (default: `cwd`)."""
-
-
 class Subprocess:
     """A live or settled process group. Build with `Subprocess.spawn(spec, spill_dir)`."""
 
     __slots__ = (
         "__weakref__",
-        "_block",
         "_contained",
         "_done",
         "_drain_timer",
@@ -184,11 +118,9 @@ class Subprocess:
         "_grace_s",
         "_group",
         "_group_gone",
+        "_handshake",
         "_hit",
-        "_info",
-        "_info_data",
         "_init_gone",
-        "_init_pid",
         "_jail",
         "_killer",
         "_launched",
@@ -231,10 +163,7 @@ class Subprocess:
         self._leader = Leader(0, None)
         self._members: dict[int, ProcessEntry] = {}
         self._jail: Jail | None = None
-        self._info: int | None = None  # a contained command: bwrap's `--info-fd`, read end
-        self._info_data = b""  # what was read from it so far
-        self._init_pid: int | None = None  # read from it early when a process bound is set
-        self._block: tuple[int, int] | None = None  # `--block-fd` write end, process bound
+        self._handshake: Handshake | None = None  # a contained command: bwrap's fds
         self._group: CommandGroup | None = None  # its pids cgroup, removed at settlement
         self._hit: str | None = None  # `bound_hit`, read as the group is removed
         self._init_gone: asyncio.Task[None] | None = None
@@ -276,36 +205,10 @@ class Subprocess:
         for name, value in jail.env.items():
             if name not in spec.env:
                 env[name] = value
-        info, info_w = os.pipe()  # bwrap writes its init's host pid there (`--info-fd`)
-        os.set_blocking(info, False)  # read once bwrap exited; never wait for a writer
-        block_r, block_w = os.pipe() if jail.max_processes is not None else (-1, -1)
-        try:
-            _check_program(spec.argv[0], spec.cwd, env)
-            extra = ["--info-fd", str(info_w)]
-            if block_r >= 0:  # the command waits until its bound is set (`_bound_processes`)
-                extra += ["--block-fd", str(block_r)]
-            self._launched = Launched.start(
-                [jail.argv[0], *extra, *jail.argv[1:]],
-                cwd=spec.cwd,
-                env=env,
-                stdin=spec.stdin,
-                events=self,
-                pass_fds=(*jail.pass_fds, info_w, *((block_r,) if block_r >= 0 else ())),
-            )
-        except BaseException:
-            os.close(info)
-            if block_w >= 0:
-                os.close(block_w)
-            jail.release()
-            raise
-        finally:
-            os.close(info_w)
-            if block_r >= 0:
-                os.close(block_r)
-        self._info = info
-        if jail.max_processes is not None:  # the command starts once bounded
-            self._block = (block_w, jail.max_processes)
-            self._loop.add_reader(info, self._info_readable)
+        self._launched, handshake = launch(spec, env, jail, self)
+        self._handshake = handshake
+        if handshake.waiting:  # the command starts once bounded
+            self._loop.add_reader(handshake.info, self._info_readable)
         jail.spawned()
         self._jail = jail
         self._contained = True
@@ -582,50 +485,27 @@ class Subprocess:
     def _info_readable(self) -> None:
         """bwrap's `--info-fd` has data: once it names the namespace's init, bound it and let
         the command start (`_bound_processes`); at EOF bwrap ended before it made one."""
-        info = self._info
-        if info is None or self._block is None:
+        handshake = self._handshake
+        if handshake is None or not handshake.waiting or not handshake.read():
             return
-        try:
-            chunk = os.read(info, 4096)
-        except BlockingIOError:
-            return
-        except OSError:
-            chunk = b""
-        self._info_data += chunk
-        if chunk:
-            try:
-                pid = int(json.loads(self._info_data)["child-pid"])
-            except (ValueError, KeyError, TypeError):
-                return  # not all of it yet
-            self._init_pid = pid
-        self._loop.remove_reader(info)
-        block, limit = self._block
-        if self._init_pid is not None:
-            self._bound_processes(self._init_pid, block, limit)
+        self._loop.remove_reader(handshake.info)
+        if handshake.init_pid is not None:
+            self._bound_processes(handshake, handshake.init_pid)
 
-    def _bound_processes(self, init: int, block: int, limit: int) -> None:
-        """Set `RLIMIT_NPROC` to `limit` on the namespace's `init` while it waits on `block`
-        (bwrap's `--block-fd`), then let the command start: every process of the command
-        inherits it, and inside its own user namespace it counts only the command's processes
+    def _bound_processes(self, handshake: Handshake, init: int) -> None:
+        """Set `RLIMIT_NPROC` to the bound on the namespace's `init` while it waits on bwrap's
+        `--block-fd`, then let the command start: every process of the command inherits it, and
+        inside its own user namespace it counts only the command's processes
         (`sandbox/bounds.py`); where a `pids` cgroup can be made, init is moved into one with
-        `pids.max` = `limit` too (`sandbox/cgroups.py`; root is exempt from `RLIMIT_NPROC`).
-        Fails closed: when the bound cannot be set, init and bwrap are killed and `block` stays
-        open until settlement, so the command never runs (its result: killed by SIGKILL)."""
+        `pids.max` = the bound too (`sandbox/cgroups.py`; root is exempt from `RLIMIT_NPROC`).
+        Fails closed: when the bound cannot be set, init and bwrap are killed and `--block-fd`
+        stays open until settlement, so the command never runs (its result: killed by SIGKILL)."""
         assert self._launched is not None
         if self._killer is not None:
             return  # being stopped: it never starts (`block` is closed once bwrap exited)
         try:
-            resource.prlimit(init, resource.RLIMIT_NPROC, (limit, limit))
-            group = command_group(limit)
-            if group is not None:
-                try:
-                    group.add(init)
-                except OSError:
-                    _log.warning("cannot move %r into %s", self, group.path, exc_info=True)
-                    group.remove()
-                else:
-                    self._group = group
-            os.write(block, b"x")
+            self._group = handshake.bound(init, self)
+            handshake.start()
         except ProcessLookupError:
             return  # its init is gone already (bwrap failed, or was killed): nothing to start
         except Exception:
@@ -633,13 +513,6 @@ class Subprocess:
             for pid in (init, self._launched.pid):
                 with contextlib.suppress(OSError):
                     os.kill(pid, signals.SIGKILL)
-            return
-        self._close_block()
-
-    def _close_block(self) -> None:
-        block, self._block = self._block, None
-        if block is not None:
-            os.close(block[0])
 
     def _namespace_init(self) -> int | None:
         """A pidfd for the namespace's init, from bwrap's `--info-fd` (`{"child-pid": N}`), or
@@ -648,26 +521,14 @@ class Subprocess:
         kernel kills and waits for its processes before init's exit completes; bwrap's death
         SIGKILLs init): the command has settled only once init has exited. Residual: init was
         reaped by the host and its pid reused in between, which costs a bounded wait."""
-        info, self._info = self._info, None
-        if info is None:
+        handshake, self._handshake = self._handshake, None
+        if handshake is None:
             return None
-        if self._block is not None:  # bwrap ended before its process bound was set
-            self._loop.remove_reader(info)
-            self._close_block()
-        if self._init_pid is not None:
-            os.close(info)
-            return pidfd_of(self._init_pid)
-        try:
-            self._info_data += os.read(info, 4096)
-        except OSError:
-            pass
-        finally:
-            os.close(info)
-        try:
-            pid = int(json.loads(self._info_data)["child-pid"])
-        except (ValueError, KeyError, TypeError):
-            return None
-        return pidfd_of(pid)  # None: gone already
+        if handshake.waiting:  # bwrap ended before its process bound was set
+            self._loop.remove_reader(handshake.info)
+            handshake.close_block()
+        pid = handshake.finish()
+        return None if pid is None else pidfd_of(pid)
 
     def _drain_expired(self) -> None:
         self._drain_timer = None
