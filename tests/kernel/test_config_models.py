@@ -174,3 +174,51 @@ async def test_an_entry_given_both_a_config_and_a_value_is_refused() -> None:
         await boot(Context(), TetherConfig(), builtins=[entry])
 
     assert str(caught.value) == 'x (id "p"): give the plugin its config or its value, not both'
+
+
+_PYDANTIC_NAMES_UNIMPORTED = """
+from __future__ import annotations
+import asyncio
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Annotated
+from tether.kernel import Context, InvalidPluginConfig
+
+def even(value: int) -> int:
+    if value % 2:
+        raise ValueError("size must be even")
+    return value
+
+@dataclass(frozen=True)
+class Config:
+    size: Annotated[int, Field(gt=0), AfterValidator(even)] = 2
+
+plugin = SimpleNamespace(name="p", Config=Config, apply=lambda ctx, c: print(c))
+for config in ({"size": 0}, {"size": 3}, {"size": 4}):
+    try:
+        asyncio.run(Context().plugin(plugin, config))
+    except InvalidPluginConfig as error:
+        print(error)
+"""
+
+
+def test_a_dataclass_config_may_use_pydantic_markers_its_module_never_imports(
+    tmp_path: Path,
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _PYDANTIC_NAMES_UNIMPORTED],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE_S,
+        check=False,
+    )
+
+    assert (done.returncode, done.stdout.splitlines()) == (
+        0,
+        [
+            'plugin "p": config.size: Input should be greater than 0, got 0',
+            'plugin "p": config.size: Value error, size must be even, got 3',
+            "Config(size=4)",
+        ],
+    ), done.stderr

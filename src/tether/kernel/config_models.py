@@ -2,12 +2,13 @@
 
 A `Config` is either
   * a pydantic `BaseModel` subclass: a mapping is validated with `model_validate`; or
-  * a dataclass (frozen, by taste) whose fields are typed like a model's — constraints as
-    `annotated_types` markers (`Annotated[int, Gt(0)]`), pydantic's model config in a plain
-    `__pydantic_config__` dict (`{"extra": "forbid"}`). Its module need not import pydantic: an
-    instance is made by calling the class, and a mapping is validated by a pydantic model derived
-    from its fields (made once per class, when the first non-empty mapping needs it), so every
-    message is the one the same fields declared on a `BaseModel` give.
+  * a dataclass (frozen, by taste) whose fields are typed like a model's — constraints and
+    validators in `Annotated` (`Annotated[int, Field(gt=0)]`, `AfterValidator(check)`), pydantic's
+    model config in a plain `__pydantic_config__` dict (`{"extra": "forbid"}`). Its module need
+    not import pydantic: the names of `PYDANTIC_NAMES` it uses in annotations are imported under
+    `TYPE_CHECKING` and resolved here. An instance is made by calling the class; a mapping is
+    validated by a pydantic model derived from its fields (made once per class, when the first
+    mapping needs it), so every message is the one the same fields on a `BaseModel` give.
 
 Either way an instance of the `Config` given where a mapping is expected is already valid and is
 handed to the plugin as is, and pydantic is imported only when a mapping must be validated: an
@@ -25,14 +26,29 @@ import dataclasses
 import sys
 import typing
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .errors import InvalidPluginConfig, describe_validation_error
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-__all__ = ["is_config_model", "make_config"]
+__all__ = ["PYDANTIC_NAMES", "is_config_model", "make_config"]
+
+PYDANTIC_NAMES = (
+    "AfterValidator",
+    "AllowInfNan",
+    "BeforeValidator",
+    "Field",
+    "PositiveInt",
+    "SecretStr",
+    "StrictInt",
+    "ValidationInfo",
+)
+"""The pydantic names a dataclass `Config`'s annotations may use without importing them at run
+time (under `TYPE_CHECKING`); a module's own global of the same name wins."""
+
+T = TypeVar("T")
 
 _DERIVED: dict[type, type[BaseModel]] = {}  # per dataclass: the model that validates its mappings
 
@@ -50,7 +66,7 @@ def is_config_model(model: object) -> bool:
     return is_pydantic_model(model) or (isinstance(model, type) and dataclasses.is_dataclass(model))
 
 
-def make_config(plugin: str, model: type, config: object) -> object:
+def make_config(plugin: str, model: type[T], config: object) -> T:
     """`config` as an instance of `model`: an instance as is, a mapping (or None) validated
     (anything else too: pydantic's message says what it expected).
     Raises InvalidPluginConfig naming the field, with the message pydantic gives."""
@@ -63,7 +79,7 @@ def make_config(plugin: str, model: type, config: object) -> object:
         return model()
     from pydantic import ValidationError
 
-    validator: type[BaseModel] = model if is_pydantic_model(model) else _derived(model)
+    validator = cast("type[BaseModel]", model) if is_pydantic_model(model) else _derived(model)
     try:
         validated = validator.model_validate(values)
     except ValidationError as error:
@@ -71,7 +87,7 @@ def make_config(plugin: str, model: type, config: object) -> object:
             plugin, describe_validation_error(error, root="config")
         ) from error
     if validator is model:
-        return validated
+        return cast(T, validated)
     return model(**{name: getattr(validated, name) for name in type(validated).model_fields})
 
 
@@ -87,9 +103,12 @@ def _derived(model: type) -> type[BaseModel]:
     """A pydantic model with `model`'s name, fields, defaults and `__pydantic_config__`."""
     if (found := _DERIVED.get(model)) is not None:
         return found
+    import pydantic
     from pydantic import ConfigDict, Field, create_model
 
-    hints = typing.get_type_hints(model, include_extras=True)
+    own = vars(sys.modules[model.__module__])
+    names = {name: getattr(pydantic, name) for name in PYDANTIC_NAMES if name not in own}
+    hints = typing.get_type_hints(model, localns=names, include_extras=True)
     fields: dict[str, Any] = {}
     for each in dataclasses.fields(model):
         if not each.init:

@@ -25,9 +25,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Final
-
-from pydantic import BaseModel, ConfigDict, Field
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, ClassVar, Final
 
 from ...core.errors import error_message
 from ...kernel import Context
@@ -36,6 +35,9 @@ from ...tools.decisions import MISSING, Accept, PostToolDecision
 from ...tools.execution import ToolExecution
 from ...tools.results import ContentBlock, ToolExecutionResult, text_content
 from .store import LocalSpillStore, NoSpillOwner, Spilled, SpillStore
+
+if TYPE_CHECKING:  # resolved where a config is validated (tether.kernel.config_models)
+    from pydantic import Field
 
 __all__ = ["Config", "SpillPolicyConfig", "apply", "bounded_text", "inject", "name", "plain_text"]
 
@@ -49,12 +51,13 @@ _EXEMPT: Final = frozenset({"read"})
 _log = logging.getLogger("tether.spill")
 
 
-class SpillPolicyConfig(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class SpillPolicyConfig:
     """See the module docstring."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models
 
-    max_inline_bytes: int | None = Field(default=50_000, ge=1)
+    max_inline_bytes: Annotated[int | None, Field(ge=1)] = 50_000
 
 
 Config = SpillPolicyConfig

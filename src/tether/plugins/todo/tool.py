@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Final, Literal, NotRequired, Protocol, cast, runtime_checkable
+from dataclasses import dataclass
+from typing import ClassVar, Final, Literal, NotRequired, Protocol, cast, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict  # pydantic needs it on Python 3.11
@@ -71,11 +72,12 @@ _TAIL: Final = (
 Status = Literal["pending", "in_progress", "completed"]
 
 
-class TodoConfig(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class TodoConfig:
     """`allow_parallel_in_progress` is required: a deployment decides whether several tasks may
     be `in_progress` at once."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models
 
     allow_parallel_in_progress: bool
 

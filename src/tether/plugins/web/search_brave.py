@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import html
 import re
-from typing import TYPE_CHECKING, Annotated, Final, Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, ClassVar, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
@@ -32,10 +33,11 @@ MAX_COUNT: Final = 20
 _TAG: Final = re.compile(r"<[^>]*>")
 
 
-class BraveConfig(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class BraveConfig:
     """`api_key` defaults to `$BRAVE_API_KEY`; `base_url` is configurable (tests, proxies)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models
 
     api_key: SecretStr | None = None
     base_url: str = "https://api.search.brave.com"

@@ -10,7 +10,8 @@ The key is `api_key` or `$EXA_API_KEY`; without one the provider is unavailable.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Final, Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, ClassVar, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
@@ -27,10 +28,11 @@ name: Final = "web-search-exa"
 inject: Final = ("web",)
 
 
-class ExaConfig(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class ExaConfig:
     """`api_key` defaults to `$EXA_API_KEY`; `base_url` is configurable (tests, proxies)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models
 
     api_key: SecretStr | None = None
     base_url: str = "https://api.exa.ai"

@@ -24,10 +24,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, ClassVar, Protocol, TypeVar
-
-from pydantic import BaseModel, ConfigDict
 
 from ...core.signals import AbortSignal
 from ...kernel import Service
@@ -67,10 +65,11 @@ class _Provider(Protocol):
 P = TypeVar("P", bound=_Provider)
 
 
-class WebConfig(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class WebConfig:
     """`search_provider` / `fetch_provider`: the provider id to use (None: the only usable one)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models
 
     search_provider: str | None = None
     fetch_provider: str | None = None

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Annotated, Final
+from dataclasses import dataclass
+from typing import Annotated, ClassVar, Final
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
@@ -72,10 +73,11 @@ Budget = Annotated[int, Field(strict=True, gt=0, le=MAX_TIMER_DELAY_MS)]
 Web = WebService | WebView
 
 
-class ToolWebConfig(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class ToolWebConfig:
     """Which tools to register, their budgets (ms) and output caps."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models
 
     search: bool = True
     fetch: bool = True
