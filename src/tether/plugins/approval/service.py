@@ -81,8 +81,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Final, Literal, Protocol, TypeAlias
 
-from pydantic import BaseModel, ConfigDict
-
 from ...core.errors import error_message
 from ...core.json import JsonValue
 from ...core.signals import AbortSignal
@@ -191,10 +189,11 @@ class Unanswerable(Exception):
     """Raised by a prompter that cannot put this question to anyone (answered by policy)."""
 
 
-class ApprovalConfig(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class ApprovalConfig:
     """`non_interactive`: the answer when no prompter is attached."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models
 
     non_interactive: Literal["unavailable", "allow", "deny"] = "unavailable"
     non_interactive_elicitation: Literal["decline", "cancel"] = "decline"
