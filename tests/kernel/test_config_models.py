@@ -45,6 +45,28 @@ class LimitsModel(BaseModel):
     label: str | None = None
 
 
+def _ordered(config: Window) -> None:
+    if config.low > config.high:
+        raise ValueError(f"low ({config.low}) exceeds high ({config.high})")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Window:
+    __pydantic_config__ = {"extra": "forbid"}
+    __config_check__ = staticmethod(_ordered)
+
+    low: int = 1
+    high: int = 2
+
+
+@dataclass(frozen=True, kw_only=True)
+class BadDefaults:
+    __config_check__ = staticmethod(_ordered)
+
+    low: int = 3
+    high: int = 2
+
+
 @dataclass(frozen=True, kw_only=True)
 class Required:
     __pydantic_config__ = {"extra": "forbid"}
@@ -222,3 +244,15 @@ def test_a_dataclass_config_may_use_pydantic_markers_its_module_never_imports(
             "Config(size=4)",
         ],
     ), done.stderr
+
+
+async def test_a_dataclass_configs_check_of_the_whole_refuses_as_a_model_validator_would() -> None:
+    assert await problem(Window, {"low": 5}) == (
+        'plugin "p": config: Value error, low (5) exceeds high (2), got {"low": 5}'
+    )
+
+
+async def test_defaults_that_fail_the_check_are_refused_too() -> None:
+    assert await problem(BadDefaults, {}) == (
+        'plugin "p": config: Value error, low (3) exceeds high (2), got {}'
+    )

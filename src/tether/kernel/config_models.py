@@ -4,7 +4,9 @@ A `Config` is either
   * a pydantic `BaseModel` subclass: a mapping is validated with `model_validate`; or
   * a dataclass (frozen, by taste) whose fields are typed like a model's — constraints and
     validators in `Annotated` (`Annotated[int, Field(gt=0)]`, `AfterValidator(check)`), pydantic's
-    model config in a plain `__pydantic_config__` dict (`{"extra": "forbid"}`). Its module need
+    model config in a plain `__pydantic_config__` dict (`{"extra": "forbid"}`), and a check of
+    the whole (a pydantic "after" model validator) as `__config_check__ = staticmethod(check)`:
+    `check(config)` raises `ValueError` naming the problem. Its module need
     not import pydantic: the names of `PYDANTIC_NAMES` it uses in annotations are imported under
     `TYPE_CHECKING` and resolved here. An instance is made by calling the class; a mapping is
     validated by a pydantic model derived from its fields (made once per class, when the first
@@ -76,7 +78,9 @@ def make_config(plugin: str, model: type[T], config: object) -> T:
     if values is None:
         values = {}
     if values == {} and not is_pydantic_model(model) and _all_defaulted(model):
-        return model()
+        default = model()
+        if _checked(default):
+            return default
     from pydantic import ValidationError
 
     validator = cast("type[BaseModel]", model) if is_pydantic_model(model) else _derived(model)
@@ -89,6 +93,17 @@ def make_config(plugin: str, model: type[T], config: object) -> T:
     if validator is model:
         return cast(T, validated)
     return model(**{name: getattr(validated, name) for name in type(validated).model_fields})
+
+
+def _checked(config: object) -> bool:
+    """Whether `config` passes its `__config_check__` (if it has one)."""
+    check = getattr(type(config), "__config_check__", None)
+    try:
+        if check is not None:
+            check(config)
+    except ValueError:
+        return False
+    return True
 
 
 def _all_defaulted(model: type) -> bool:
@@ -104,7 +119,7 @@ def _derived(model: type) -> type[BaseModel]:
     if (found := _DERIVED.get(model)) is not None:
         return found
     import pydantic
-    from pydantic import ConfigDict, Field, create_model
+    from pydantic import ConfigDict, Field, create_model, model_validator
 
     own = vars(sys.modules[model.__module__])
     names = {name: getattr(pydantic, name) for name in PYDANTIC_NAMES if name not in own}
@@ -120,8 +135,20 @@ def _derived(model: type) -> type[BaseModel]:
         else:
             fields[each.name] = (hints[each.name], ...)
     settings = ConfigDict(**getattr(model, "__pydantic_config__", {}))  # type: ignore[typeddict-item]
+    validators: dict[str, Any] = {}
+    if (check := getattr(model, "__config_check__", None)) is not None:
+
+        def checked(config: BaseModel) -> BaseModel:
+            check(config)
+            return config
+
+        validators["config_check"] = model_validator(mode="after")(checked)
     derived: type[BaseModel] = create_model(
-        model.__name__, __config__=settings, __module__=model.__module__, **fields
+        model.__name__,
+        __config__=settings,
+        __module__=model.__module__,
+        __validators__=validators,
+        **fields,
     )
     _DERIVED[model] = derived
     return derived

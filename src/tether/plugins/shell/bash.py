@@ -22,8 +22,8 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Mapping
-from dataclasses import replace
-from typing import Any, Final, Literal, NotRequired
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar, Final, Literal, NotRequired
 
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
@@ -73,10 +73,11 @@ _BACKGROUND_OFF: Final = (
 )
 
 
-class Config(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class Config:
     """`enable_run_in_background`: offer `run_in_background` (needs the `jobs` plugin)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models
 
     enable_run_in_background: bool = True
 
