@@ -35,7 +35,7 @@ from .errors import InvalidPluginConfig, describe_validation_error
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-__all__ = ["PYDANTIC_NAMES", "is_config_model", "make_config"]
+__all__ = ["PYDANTIC_NAMES", "is_config_model", "is_pydantic_model", "make_config"]
 
 PYDANTIC_NAMES = (
     "AfterValidator",
