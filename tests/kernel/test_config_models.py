@@ -1,9 +1,10 @@
-"""A plugin's `Config`: a pydantic model or a dataclass (issue 36).
+"""A plugin's `Config`: a pydantic model, a `ConfigValue` or a dataclass (issue 36).
 
-Contract: a dataclass `Config` validates a mapping with exactly the messages the same fields
-declared on a pydantic model give; an instance of the `Config` (either kind) is handed to the
-plugin as is; a dataclass whose fields all have defaults, given no config, is `Config()`; and
-a boot whose plugins take dataclass configs as values or defaults never imports pydantic.
+Contract: a `ConfigValue` (or dataclass) `Config` validates a mapping with exactly the messages
+the same fields declared on a pydantic model give; an instance of the `Config` (any kind) is
+handed to the plugin as is; one whose fields all have defaults, given no config, is `Config()`;
+a boot whose plugins take such configs as values or defaults never imports pydantic; and a
+`ConfigValue` is a frozen keyword-only record (equality, hash, repr) without generated code.
 """
 
 from __future__ import annotations
@@ -13,20 +14,20 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 import pytest
 from annotated_types import Ge, Gt
 from pydantic import BaseModel, ConfigDict, Field
 
 from tether.kernel import ConfigError, Context, InvalidPluginConfig, PluginEntry, TetherConfig, boot
+from tether.kernel.config_models import ConfigValue
 
 PATIENCE_S = 60.0
 
 
-@dataclass(frozen=True, kw_only=True)
-class Limits:
-    __pydantic_config__ = {"extra": "forbid"}
+class Limits(ConfigValue):
+    __pydantic_config__: ClassVar = {"extra": "forbid"}
 
     mode: Literal["fast", "slow"] = "fast"
     budget_ms: Annotated[float, Gt(0)] = 1_000.0
@@ -50,10 +51,9 @@ def _ordered(config: Window) -> None:
         raise ValueError(f"low ({config.low}) exceeds high ({config.high})")
 
 
-@dataclass(frozen=True, kw_only=True)
-class Window:
-    __pydantic_config__ = {"extra": "forbid"}
-    __config_check__ = staticmethod(_ordered)
+class Window(ConfigValue):
+    __pydantic_config__: ClassVar = {"extra": "forbid"}
+    __config_check__: ClassVar = staticmethod(_ordered)
 
     low: int = 1
     high: int = 2
@@ -157,9 +157,9 @@ import asyncio, sys
 from dataclasses import dataclass
 from types import SimpleNamespace
 from tether.kernel import Context, PluginEntry, TetherConfig, boot
+from tether.kernel.config_models import ConfigValue
 
-@dataclass(frozen=True)
-class Config:
+class Config(ConfigValue):
     size: int = 1
 
 received = []
@@ -256,3 +256,35 @@ async def test_defaults_that_fail_the_check_are_refused_too() -> None:
     assert await problem(BadDefaults, {}) == (
         'plugin "p": config: Value error, low (3) exceeds high (2), got {}'
     )
+
+
+async def test_a_plain_dataclass_may_be_a_config_too() -> None:
+    plugin, received = taking(Required)
+
+    await Context().plugin(plugin, {"allow": True})
+
+    assert received == [Required(allow=True)]
+
+
+def test_a_config_value_is_a_frozen_keyword_record() -> None:
+    limits = Limits(retries=9, names=("a",))
+
+    assert repr(limits) == (
+        "Limits(mode='fast', budget_ms=1000.0, retries=9, names=('a',), label=None)"
+    )
+    assert (limits == Limits(retries=9, names=("a",)), limits == Limits()) == (True, False)
+    assert hash(limits) == hash(Limits(retries=9, names=("a",)))
+    with pytest.raises(AttributeError):
+        limits.retries = 1  # type: ignore[misc]
+
+
+def test_a_config_value_names_a_missing_or_unknown_keyword() -> None:
+    with pytest.raises(TypeError, match="Window2\\(\\) missing keyword argument 'high'"):
+        Window2(low=1)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'wide'"):
+        Window(wide=1)  # type: ignore[call-arg]
+
+
+class Window2(ConfigValue):
+    low: int = 0
+    high: int

@@ -2,15 +2,22 @@
 
 A `Config` is either
   * a pydantic `BaseModel` subclass: a mapping is validated with `model_validate`; or
-  * a dataclass (frozen, by taste) whose fields are typed like a model's — constraints and
-    validators in `Annotated` (`Annotated[int, Field(gt=0)]`, `AfterValidator(check)`), pydantic's
-    model config in a plain `__pydantic_config__` dict (`{"extra": "forbid"}`), and a check of
-    the whole (a pydantic "after" model validator) as `__config_check__ = staticmethod(check)`:
-    `check(config)` raises `ValueError` naming the problem. Its module need
-    not import pydantic: the names of `PYDANTIC_NAMES` it uses in annotations are imported under
-    `TYPE_CHECKING` and resolved here. An instance is made by calling the class; a mapping is
-    validated by a pydantic model derived from its fields (made once per class, when the first
-    mapping needs it), so every message is the one the same fields on a `BaseModel` give.
+  * a `ConfigValue` subclass (or a dataclass) whose fields are typed like a model's: constraints
+    and validators in `Annotated` (`Annotated[int, Field(gt=0)]`, `AfterValidator(check)`),
+    pydantic's model config in a plain `__pydantic_config__` dict (`{"extra": "forbid"}`), and
+    a check of the whole (a pydantic "after" model validator) as
+    `__config_check__ = staticmethod(check)`: `check(config)` raises `ValueError` naming the
+    problem. Its module need not import pydantic: the names of `PYDANTIC_NAMES` it uses in
+    annotations are imported under `TYPE_CHECKING` and resolved here. An instance is made by
+    calling the class; a mapping is validated by a pydantic model derived from its fields (made
+    once per class, when the first mapping needs it), so every message is the one the same
+    fields on a `BaseModel` give.
+
+`ConfigValue` is a frozen, keyword-only record like a dataclass (type checkers treat it as one),
+but its methods are generic, not generated: a 3.11 `@dataclass(frozen=True)` compiles six
+methods per class, which costs more than pydantic building the model (bench/README, issue 36,
+third pass). A field's default is shared by every instance: make it immutable (a tuple, not a
+list).
 
 Either way an instance of the `Config` given where a mapping is expected is already valid and is
 handed to the plugin as is, and pydantic is imported only when a mapping must be validated: an
@@ -25,6 +32,7 @@ Owns: recognising the two kinds, and validation into them. Does not own: a plugi
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import sys
 import typing
 from collections.abc import Mapping
@@ -35,7 +43,13 @@ from .errors import InvalidPluginConfig, describe_validation_error
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-__all__ = ["PYDANTIC_NAMES", "is_config_model", "is_pydantic_model", "make_config"]
+__all__ = [
+    "PYDANTIC_NAMES",
+    "ConfigValue",
+    "is_config_model",
+    "is_pydantic_model",
+    "make_config",
+]
 
 PYDANTIC_NAMES = (
     "AfterValidator",
@@ -52,6 +66,88 @@ time (under `TYPE_CHECKING`); a module's own global of the same name wins."""
 
 T = TypeVar("T")
 
+_MISSING: Any = dataclasses.MISSING
+
+
+@typing.dataclass_transform(kw_only_default=True, frozen_default=True)
+class ConfigValue:
+    """Base of a plugin's `Config` that needs no pydantic to exist (see the module note):
+    `Name(field=value, ...)` with keywords only, the others at their class defaults; frozen;
+    equal when of the same class with equal fields; hashable when its fields are."""
+
+    __config_fields__: typing.ClassVar[tuple[tuple[str, Any], ...]] = ()
+    """(name, default or `dataclasses.MISSING`) per field, the base classes' first."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        fields = dict(cls.__config_fields__)
+        for name, annotation in _own_annotations(cls).items():
+            if not _is_class_var(annotation):
+                fields[name] = cls.__dict__.get(name, _MISSING)
+        cls.__config_fields__ = tuple(fields.items())
+
+    def __init__(self, **values: Any) -> None:
+        for name, default in self.__config_fields__:
+            if name in values:
+                value = values.pop(name)
+            elif default is _MISSING:
+                raise TypeError(f"{type(self).__name__}() missing keyword argument {name!r}")
+            else:
+                value = default
+            object.__setattr__(self, name, value)
+        if values:
+            raise TypeError(
+                f"{type(self).__name__}() got an unexpected keyword argument {next(iter(values))!r}"
+            )
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name, _ in self.__config_fields__)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name, _ in self.__config_fields__)
+        return f"{type(self).__qualname__}({shown})"
+
+
+def _own_annotations(cls: type) -> dict[str, object]:
+    """The annotations `cls` itself declares, unevaluated (as written)."""
+    if sys.version_info >= (3, 14):
+        import annotationlib
+
+        return dict(inspect.get_annotations(cls, format=annotationlib.Format.STRING))
+    return dict(inspect.get_annotations(cls))
+
+
+def _is_class_var(annotation: object) -> bool:
+    if isinstance(annotation, str):
+        return annotation.startswith(("ClassVar", "typing.ClassVar", "Final", "typing.Final"))
+    return typing.get_origin(annotation) is typing.ClassVar or annotation is typing.ClassVar
+
+
+def _fields(model: type) -> list[tuple[str, Any, Any]]:
+    """(name, default, default factory) of a `ConfigValue` or dataclass's init fields."""
+    if issubclass(model, ConfigValue):
+        return [(name, default, _MISSING) for name, default in model.__config_fields__]
+    return [
+        (each.name, each.default, each.default_factory)
+        for each in dataclasses.fields(cast(Any, model))
+        if each.init
+    ]
+
+
 _DERIVED: dict[type, type[BaseModel]] = {}  # per dataclass: the model that validates its mappings
 
 
@@ -64,8 +160,12 @@ def is_pydantic_model(model: object) -> bool:
 
 
 def is_config_model(model: object) -> bool:
-    """Whether `model` may be a plugin's `Config`: a pydantic model or a dataclass."""
-    return is_pydantic_model(model) or (isinstance(model, type) and dataclasses.is_dataclass(model))
+    """Whether `model` may be a plugin's `Config`: a pydantic model, a `ConfigValue` or a
+    dataclass."""
+    return is_pydantic_model(model) or (
+        isinstance(model, type)
+        and (issubclass(model, ConfigValue) or dataclasses.is_dataclass(model))
+    )
 
 
 def make_config(plugin: str, model: type[T], config: object) -> T:
@@ -108,9 +208,7 @@ def _checked(config: object) -> bool:
 
 def _all_defaulted(model: type) -> bool:
     return all(
-        each.default is not dataclasses.MISSING or each.default_factory is not dataclasses.MISSING
-        for each in dataclasses.fields(model)
-        if each.init
+        default is not _MISSING or factory is not _MISSING for _, default, factory in _fields(model)
     )
 
 
@@ -125,15 +223,13 @@ def _derived(model: type) -> type[BaseModel]:
     names = {name: getattr(pydantic, name) for name in PYDANTIC_NAMES if name not in own}
     hints = typing.get_type_hints(model, localns=names, include_extras=True)
     fields: dict[str, Any] = {}
-    for each in dataclasses.fields(model):
-        if not each.init:
-            continue
-        if each.default is not dataclasses.MISSING:
-            fields[each.name] = (hints[each.name], each.default)
-        elif each.default_factory is not dataclasses.MISSING:
-            fields[each.name] = (hints[each.name], Field(default_factory=each.default_factory))
+    for name, default, factory in _fields(model):
+        if default is not _MISSING:
+            fields[name] = (hints[name], default)
+        elif factory is not _MISSING:
+            fields[name] = (hints[name], Field(default_factory=factory))
         else:
-            fields[each.name] = (hints[each.name], ...)
+            fields[name] = (hints[name], ...)
     settings = ConfigDict(**getattr(model, "__pydantic_config__", {}))  # type: ignore[typeddict-item]
     validators: dict[str, Any] = {}
     if (check := getattr(model, "__config_check__", None)) is not None:

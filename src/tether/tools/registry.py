@@ -53,7 +53,6 @@ import asyncio
 import logging
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, ClassVar, Final, Literal
 
 from ..core.errors import HarnessError
@@ -61,6 +60,7 @@ from ..core.json import JsonValue, NotLosslessJson, snapshot, thaw
 from ..core.timeout import format_ms
 from ..kernel import Context, Service
 from ..kernel.agent_scope import AgentScope
+from ..kernel.config_models import ConfigValue
 from .definition import ToolDefinition, ToolOutput, timeout_too_long
 from .execution import Call, ToolExecutionInput
 from .layers import (
@@ -87,8 +87,7 @@ RESERVED: Final = (
 )
 
 
-@dataclass(frozen=True, kw_only=True)
-class ToolsConfig:
+class ToolsConfig(ConfigValue):
     """`ctx.tools` config: `mode` is the presentation mode (see the module docstring)."""
 
     __pydantic_config__: ClassVar = {"extra": "forbid"}

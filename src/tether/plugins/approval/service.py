@@ -85,6 +85,7 @@ from ...core.errors import error_message
 from ...core.json import JsonValue
 from ...core.signals import AbortSignal
 from ...kernel import Service, declare_event
+from ...kernel.config_models import ConfigValue
 from ...tools.approval import ApprovalOutcome, ApprovalRequest
 from ...tools.decisions import (
     MISSING,
@@ -189,8 +190,7 @@ class Unanswerable(Exception):
     """Raised by a prompter that cannot put this question to anyone (answered by policy)."""
 
 
-@dataclass(frozen=True, kw_only=True)
-class ApprovalConfig:
+class ApprovalConfig(ConfigValue):
     """`non_interactive`: the answer when no prompter is attached."""
 
     __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models

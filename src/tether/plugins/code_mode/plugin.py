@@ -13,10 +13,10 @@ Mount: `await ctx.plugin(tether.plugins.code_mode.plugin, {...})`; in a config f
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, ClassVar, Final
 
 from ...kernel import Context
+from ...kernel.config_models import ConfigValue
 from ...tools.registry import ToolRuntime
 from .sandbox import MontyRuntime
 from .sdk import prompt_sections
@@ -32,8 +32,7 @@ name: Final = "code-mode"
 inject: Final = ("tools",)
 
 
-@dataclass(frozen=True, kw_only=True)
-class CodeModeConfig:
+class CodeModeConfig(ConfigValue):
     """See the module docstring."""
 
     __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models

@@ -7,10 +7,10 @@ max_wait_timeout_ms (<b>)`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, ClassVar
 
 from ...core.timeout import MAX_TIMER_DELAY_MS, format_ms
+from ...kernel.config_models import ConfigValue
 
 if TYPE_CHECKING:  # resolved where a config is validated (tether.kernel.config_models)
     from pydantic import AfterValidator, PositiveInt, ValidationInfo
@@ -35,8 +35,7 @@ def _ordered(config: JobsConfig) -> None:
         )
 
 
-@dataclass(frozen=True, kw_only=True)
-class JobsConfig:
+class JobsConfig(ConfigValue):
     """`max_concurrent_jobs_per_owner`: admission limit (running + stopping jobs per owner);
     `wait_timeout_ms`: how long `job_output` waits when `wait: true` gives no `wait_ms`;
     `max_wait_timeout_ms`: the cap of any wait."""

@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, ClassVar, Final, cast
 
 from typing_extensions import TypedDict  # pydantic needs it on Python 3.11
@@ -30,6 +29,7 @@ from ...core.json import JsonValue
 from ...core.signals import AbortSignal
 from ...core.timeout import MAX_TIMER_DELAY_MS
 from ...kernel import Context
+from ...kernel.config_models import ConfigValue
 from ...tools.definition import ToolDefinition, ToolOutput, define_tool
 from ...tools.execution import ToolRunContext
 from ...tools.results import ContentBlock, text_content
@@ -80,8 +80,7 @@ def _no_backend(_value: object) -> None:
     )
 
 
-@dataclass(frozen=True, kw_only=True)
-class SearchToolsConfig:
+class SearchToolsConfig(ConfigValue):
     """`root`: where relative paths start (default: the cwd at mount); `timeout_ms`: each tool's
     declared budget. `backend` is gone (ripgrep is the only backend); setting it is an error
     that says so."""

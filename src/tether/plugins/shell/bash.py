@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, ClassVar, Final, Literal, NotRequired
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -31,6 +31,7 @@ from typing_extensions import TypedDict
 from ...core.json import JsonValue
 from ...core.timeout import format_ms
 from ...kernel import Context
+from ...kernel.config_models import ConfigValue
 from ...tools import ToolDefinition, ToolOutput, ToolRunContext, define_tool
 from ...tools.results import ContentBlock, text_content
 from ..approval.escalation import ask_to_leave_sandbox
@@ -73,8 +74,7 @@ _BACKGROUND_OFF: Final = (
 )
 
 
-@dataclass(frozen=True, kw_only=True)
-class Config:
+class Config(ConfigValue):
     """`enable_run_in_background`: offer `run_in_background` (needs the `jobs` plugin)."""
 
     __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models

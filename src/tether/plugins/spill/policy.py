@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, ClassVar, Final
 
 from ...core.errors import error_message
 from ...kernel import Context
+from ...kernel.config_models import ConfigValue
 from ...tools.code_dispatch import CODE_DISPATCH_LOG, CodeDispatchLog
 from ...tools.decisions import MISSING, Accept, PostToolDecision
 from ...tools.execution import ToolExecution
@@ -51,8 +51,7 @@ _EXEMPT: Final = frozenset({"read"})
 _log = logging.getLogger("tether.spill")
 
 
-@dataclass(frozen=True, kw_only=True)
-class SpillPolicyConfig:
+class SpillPolicyConfig(ConfigValue):
     """See the module docstring."""
 
     __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import ClassVar, Final, Literal, NotRequired, Protocol, cast, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -23,6 +22,7 @@ from typing_extensions import TypedDict  # pydantic needs it on Python 3.11
 from ...core.errors import HarnessError
 from ...core.json import JsonValue
 from ...kernel import Context
+from ...kernel.config_models import ConfigValue
 from ...tools.definition import ToolDefinition, ToolOutput, define_tool
 from ...tools.execution import ToolRunContext
 from ...tools.results import ContentBlock, text_content
@@ -72,8 +72,7 @@ _TAIL: Final = (
 Status = Literal["pending", "in_progress", "completed"]
 
 
-@dataclass(frozen=True, kw_only=True)
-class TodoConfig:
+class TodoConfig(ConfigValue):
     """`allow_parallel_in_progress` is required: a deployment decides whether several tasks may
     be `in_progress` at once."""
 

@@ -28,13 +28,13 @@ is `WEB_BLOCKED_URL` even when it is also cross-origin. Proxies from the environ
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, ClassVar, Final
 
 from ...core.errors import error_message
 from ...core.signals import AbortSignal
 from ...core.timeout import MAX_TIMER_DELAY_MS, deadline, timeout_of
 from ...kernel import Context
+from ...kernel.config_models import ConfigValue
 from .addresses import AddressPolicy, Resolver, parse_allow_entry, system_resolver
 from .client import new_client
 from .decoding import body_kind, decode_body, parse_content_type
@@ -69,8 +69,7 @@ def _entries_parse(entries: tuple[str, ...]) -> tuple[str, ...]:
     return entries
 
 
-@dataclass(frozen=True, kw_only=True)
-class HttpFetchConfig:
+class HttpFetchConfig(ConfigValue):
     """Caps, the backstop timeout, redirects and the address policy of the `http` provider.
 
     `timeout_ms` is a backstop for direct `ctx.web.fetch` callers; keep it above the tool's

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import html
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, ClassVar, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from ...kernel import Context
+from ...kernel.config_models import ConfigValue
 from .search_http import HttpSearchProvider, api_key, clean_text
 from .vocabulary import WebSearchRequest, WebSearchResult, WebSource
 
@@ -33,8 +33,7 @@ MAX_COUNT: Final = 20
 _TAG: Final = re.compile(r"<[^>]*>")
 
 
-@dataclass(frozen=True, kw_only=True)
-class BraveConfig:
+class BraveConfig(ConfigValue):
     """`api_key` defaults to `$BRAVE_API_KEY`; `base_url` is configurable (tests, proxies)."""
 
     __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models

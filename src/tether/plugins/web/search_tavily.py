@@ -9,12 +9,12 @@ is `api_key` or `$TAVILY_API_KEY`; without one the provider is unavailable.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, ClassVar, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from ...kernel import Context
+from ...kernel.config_models import ConfigValue
 from .search_http import HttpSearchProvider, api_key, clean_text
 from .vocabulary import WebSearchRequest, WebSearchResult, WebSource
 
@@ -27,8 +27,7 @@ name: Final = "web-search-tavily"
 inject: Final = ("web",)
 
 
-@dataclass(frozen=True, kw_only=True)
-class TavilyConfig:
+class TavilyConfig(ConfigValue):
     """`api_key` defaults to `$TAVILY_API_KEY`; `base_url` is configurable (tests, proxies)."""
 
     __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models

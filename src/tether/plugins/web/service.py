@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, ClassVar, Protocol, TypeVar
 
 from ...core.signals import AbortSignal
 from ...kernel import Service
+from ...kernel.config_models import ConfigValue
 from .errors import (
     WEB_DUPLICATE_PROVIDER,
     WEB_PROVIDER_AMBIGUOUS,
@@ -65,8 +66,7 @@ class _Provider(Protocol):
 P = TypeVar("P", bound=_Provider)
 
 
-@dataclass(frozen=True, kw_only=True)
-class WebConfig:
+class WebConfig(ConfigValue):
     """`search_provider` / `fetch_provider`: the provider id to use (None: the only usable one)."""
 
     __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Annotated, ClassVar, Final
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -27,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from ...core.signals import AbortController, AbortSignal
 from ...core.timeout import MAX_TIMER_DELAY_MS
 from ...kernel import Context
+from ...kernel.config_models import ConfigValue
 from ...tools.definition import ToolDefinition, ToolOutput, define_tool
 from ...tools.errors import ToolCallAborted
 from ...tools.execution import ToolRunContext
@@ -73,8 +73,7 @@ Budget = Annotated[int, Field(strict=True, gt=0, le=MAX_TIMER_DELAY_MS)]
 Web = WebService | WebView
 
 
-@dataclass(frozen=True, kw_only=True)
-class ToolWebConfig:
+class ToolWebConfig(ConfigValue):
     """Which tools to register, their budgets (ms) and output caps."""
 
     __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models
