@@ -2,7 +2,7 @@
 
 A plugin is either
   * a module or object with `name: str`, optional `inject: Sequence[str]` (services it needs),
-    optional `Config` (a pydantic model, or a dataclass: config_models.py) and
+    optional `Config` (a pydantic model, a `ConfigValue` or a dataclass: config_models.py) and
     `apply(ctx, config)` or `apply(ctx)`, sync or async; or
   * a `Service` subclass: constructed as `cls(ctx, config)`, `await start()`ed, then provided as
     a service under its `name`; on dispose it is withdrawn first and then `await stop()`ed.
@@ -33,8 +33,8 @@ __all__ = ["PluginSpec", "Service", "describe_plugin", "validate_config"]
 class Service:
     """Base class of service plugins: `name` is both the plugin and the service name.
 
-    Subclasses set `name`, optionally `inject` and a nested `Config` (a pydantic model or a
-    dataclass), and
+    Subclasses set `name`, optionally `inject` and a nested `Config` (a pydantic model, a
+    `ConfigValue` or a dataclass), and
     override `start`/`stop` when they hold resources. `ctx` is the plugin's own context:
     registrations made through it are undone when the service is disposed.
     """
@@ -59,7 +59,7 @@ class PluginSpec:
 
     name: str
     inject: tuple[str, ...]
-    config_model: type | None  # a pydantic model or a dataclass (config_models.py)
+    config_model: type | None  # a pydantic model, a ConfigValue or a dataclass (config_models.py)
     target: object  # the module, object or Service subclass
     call: Callable[..., object]  # its apply, or the Service subclass itself
     is_service: bool
@@ -91,7 +91,8 @@ def describe_plugin(plugin: object) -> PluginSpec:
     model = getattr(plugin, "Config", None)
     if model is not None and not is_config_model(model):
         raise PluginError(
-            f'plugin "{name}": Config must be a pydantic BaseModel subclass or a dataclass'
+            f'plugin "{name}": Config must be a pydantic BaseModel subclass, a'
+            " tether.kernel.config_models.ConfigValue subclass or a dataclass"
         )
     takes_config = _accepts_two(call)
     if model is not None and not takes_config:
