@@ -16,8 +16,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TypeAlias
 
-from pydantic import ValidationError
-
 from ..kernel import (
     ConfigError,
     Context,
@@ -106,6 +104,8 @@ def sandbox_settings(config: TetherConfig, choice: SandboxChoice | None = None) 
     value, `ValueError` for a bad `choice`."""
     merged: dict[str, object] = {}
     for origin, value in config.sandbox:
+        from pydantic import ValidationError  # a file names a sandbox
+
         try:
             settings = SandboxSettings.model_validate(value)
         except ValidationError as error:

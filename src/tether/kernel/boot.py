@@ -112,7 +112,7 @@ async def boot(
     try:
         for entry, plugin in planned:
             try:
-                mounted.append((entry, await ctx.plugin(plugin, entry.config)))
+                mounted.append((entry, await ctx.plugin(plugin, entry.settings)))
             except ConfigError:
                 raise  # a file the plugin reads is wrong: its line already names the file
             except PluginError as error:
@@ -149,7 +149,9 @@ def _prepare(entry: PluginEntry, points: Sequence[importlib.metadata.EntryPoint]
             if entry.plugin is not None
             else resolve_plugin(entry.name, entry_points=points)
         )
-        validate_config(describe_plugin(plugin), entry.config)
+        if entry.value is not None and entry.config:
+            raise ConfigError("give the plugin its config or its value, not both")
+        validate_config(describe_plugin(plugin), entry.settings)
     except InvalidPluginConfig as error:
         raise ConfigError(f"{entry.label}: {error.detail}") from error
     except (ConfigError, PluginError) as error:

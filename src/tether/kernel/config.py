@@ -26,15 +26,15 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
 from .errors import ConfigError, describe_validation_error, location
 
-if TYPE_CHECKING:  # imported where a file is read: it costs ~50 ms at startup
+if TYPE_CHECKING:  # imported where a file is read: yaml costs ~50 ms at startup, pydantic more
     import yaml
+    from pydantic import BaseModel, ValidationError
 
 __all__ = [
     "MAX_DEPTH",
@@ -59,7 +59,10 @@ class PluginEntry:
 
     name: str  # entry point name or dotted path; just a label when `plugin` is given
     id: str | None = None
-    config: Mapping[str, object] = field(default_factory=dict)
+    config: Mapping[str, object] = field(default_factory=dict)  # validated by the plugin's Config
+    value: object = None
+    """Instead of `config` (then empty): an instance of the plugin's `Config`, already valid,
+    handed to the plugin as is — no validation, so no pydantic (a built-in's own settings)."""
     disabled: bool = False
     plugin: object = None  # a plugin object to mount as is, instead of resolving `name`
     origin: str = ""  # where it was declared, for messages: "tether.yml: plugins[2]"
@@ -68,6 +71,11 @@ class PluginEntry:
     def key(self) -> str:
         """The id, defaulting to the name; unique within one file."""
         return self.id if self.id is not None else self.name
+
+    @property
+    def settings(self) -> object:
+        """What the plugin's `Config` is made from: `value` when given, else `config`."""
+        return self.config if self.value is None else self.value
 
     @property
     def label(self) -> str:
@@ -81,15 +89,6 @@ class TetherConfig:
 
     plugins: tuple[PluginEntry, ...] = ()
     sandbox: tuple[tuple[str, object], ...] = ()
-
-
-class _Entry(BaseModel):
-    # built when a file lists plugins, not at import
-    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
-    id: str | None = Field(default=None, min_length=1)
-    name: str = Field(min_length=1)
-    config: dict[str, object] | None = None
-    disabled: bool = False
 
 
 def tether_home(environ: Mapping[str, str] = os.environ) -> Path:
@@ -230,17 +229,34 @@ def _entry(item: object, origin: str) -> PluginEntry:
         raise ConfigError(f'{origin}: must be a mapping with at least a "name", got {_kind(item)}')
     key = item.get("id", item.get("name"))
     label = f'{origin} (id "{key}")' if isinstance(key, str) else origin
+    from pydantic import ValidationError  # a file lists plugins: their configs need it too
+
     try:
-        model = _Entry.model_validate(item)
+        valid = dict(_entry_model().model_validate(item))
     except ValidationError as error:
         raise ConfigError(f"{label}: {_problem(error)}") from None
     return PluginEntry(
-        name=model.name,
-        id=model.id,
-        config=model.config or {},
-        disabled=model.disabled,
+        name=valid["name"],
+        id=valid["id"],
+        config=valid["config"] or {},
+        disabled=valid["disabled"],
         origin=origin,
     )
+
+
+@cache
+def _entry_model() -> type[BaseModel]:
+    """The model of one `plugins:` entry, made when a file first lists plugins."""
+    from pydantic import BaseModel, ConfigDict, Field
+
+    class _Entry(BaseModel):
+        model_config = ConfigDict(extra="forbid", strict=True)
+        id: str | None = Field(default=None, min_length=1)
+        name: str = Field(min_length=1)
+        config: dict[str, object] | None = None
+        disabled: bool = False
+
+    return _Entry
 
 
 def _problem(error: ValidationError) -> str:

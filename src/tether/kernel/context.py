@@ -154,12 +154,13 @@ class Context:
     # -- plugins -------------------------------------------------------------------------------
 
     async def plugin(
-        self, plugin: object, config: Mapping[str, object] | None = None
+        self, plugin: object, config: Mapping[str, object] | object = None
     ) -> PluginHandle:
         """Mount `plugin`, owned by this context. Applies it now, or once its injects exist.
 
         Raises PluginError when it is not a plugin or this context is disposed,
-        InvalidPluginConfig when `config` fails its `Config`, and whatever apply raised (the
+        InvalidPluginConfig when `config` (a mapping, or already an instance of the plugin's
+        `Config`, handed on as is) fails its `Config`, and whatever apply raised (the
         partial registrations undone first).
         """
         spec = describe_plugin(plugin)

@@ -14,9 +14,11 @@ prefixed with a file and an entry (config.py, boot.py).
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
-from pydantic import ValidationError
-from pydantic_core import ErrorDetails
+if TYPE_CHECKING:  # an error to describe means pydantic is imported already
+    from pydantic import ValidationError
+    from pydantic_core import ErrorDetails
 
 __all__ = ["ConfigError", "InvalidPluginConfig", "PluginError", "describe_validation_error"]
 

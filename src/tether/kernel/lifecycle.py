@@ -22,8 +22,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel
-
 from .errors import PluginError
 from .plugins import PluginSpec, Service
 from .scope import Effect, Scope
@@ -50,7 +48,7 @@ class PluginHandle:
     def __init__(
         self,
         spec: PluginSpec,
-        config: BaseModel | None,
+        config: object,
         lifecycle: Lifecycle,
         owner: Scope,
         make_context: Callable[[PluginHandle, Scope], Context],

@@ -2,14 +2,15 @@
 
 A plugin is either
   * a module or object with `name: str`, optional `inject: Sequence[str]` (services it needs),
-    optional `Config` (a pydantic model validating its `config`) and `apply(ctx, config)` or
-    `apply(ctx)`, sync or async; or
+    optional `Config` (a pydantic model, a `ConfigValue` or a dataclass: config_models.py) and
+    `apply(ctx, config)` or `apply(ctx)`, sync or async; or
   * a `Service` subclass: constructed as `cls(ctx, config)`, `await start()`ed, then provided as
     a service under its `name`; on dispose it is withdrawn first and then `await stop()`ed.
 
 Owns: reading those attributes once into a `PluginSpec` (with one clear PluginError when the
-shape is wrong) and validating a config mapping into the plugin's `Config` model. Does not own:
-mounting, deferral or disposal (lifecycle.py, context.py).
+shape is wrong) and turning a config into the plugin's `Config` (config_models.py: pydantic is
+imported only when a mapping must be validated). Does not own: mounting, deferral or disposal
+(lifecycle.py, context.py).
 """
 
 from __future__ import annotations
@@ -20,9 +21,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, ClassVar
 
-from pydantic import BaseModel, ValidationError
-
-from .errors import InvalidPluginConfig, PluginError, describe_validation_error
+from .config_models import is_config_model, make_config
+from .errors import InvalidPluginConfig, PluginError
 
 if TYPE_CHECKING:
     from .context import Context
@@ -33,7 +33,8 @@ __all__ = ["PluginSpec", "Service", "describe_plugin", "validate_config"]
 class Service:
     """Base class of service plugins: `name` is both the plugin and the service name.
 
-    Subclasses set `name`, optionally `inject` and a nested `class Config(BaseModel)`, and
+    Subclasses set `name`, optionally `inject` and a nested `Config` (a pydantic model, a
+    `ConfigValue` or a dataclass), and
     override `start`/`stop` when they hold resources. `ctx` is the plugin's own context:
     registrations made through it are undone when the service is disposed.
     """
@@ -58,7 +59,7 @@ class PluginSpec:
 
     name: str
     inject: tuple[str, ...]
-    config_model: type[BaseModel] | None
+    config_model: type | None  # a pydantic model, a ConfigValue or a dataclass (config_models.py)
     target: object  # the module, object or Service subclass
     call: Callable[..., object]  # its apply, or the Service subclass itself
     is_service: bool
@@ -88,8 +89,11 @@ def describe_plugin(plugin: object) -> PluginSpec:
     if not all(isinstance(each, str) and each for each in inject):
         raise PluginError(f'plugin "{name}": inject must hold service names, got {list(inject)!r}')
     model = getattr(plugin, "Config", None)
-    if model is not None and not (isinstance(model, type) and issubclass(model, BaseModel)):
-        raise PluginError(f'plugin "{name}": Config must be a pydantic BaseModel subclass')
+    if model is not None and not is_config_model(model):
+        raise PluginError(
+            f'plugin "{name}": Config must be a pydantic BaseModel subclass, a'
+            " tether.kernel.config_models.ConfigValue subclass or a dataclass"
+        )
     takes_config = _accepts_two(call)
     if model is not None and not takes_config:
         raise PluginError(
@@ -98,22 +102,24 @@ def describe_plugin(plugin: object) -> PluginSpec:
     return PluginSpec(name, tuple(inject), model, plugin, call, is_service, takes_config)
 
 
-def validate_config(spec: PluginSpec, config: Mapping[str, object] | None) -> BaseModel | None:
-    """The plugin's `Config` instance (None without a model). Raises InvalidPluginConfig."""
+def validate_config(spec: PluginSpec, config: Mapping[str, object] | object = None) -> object:
+    """The plugin's `Config` instance (None without a model): `config` is a mapping to validate
+    or already an instance of the `Config`, handed on as is. Raises InvalidPluginConfig."""
     if spec.config_model is None:
-        if config:
+        if isinstance(config, Mapping) and config:
             keys = ", ".join(f'"{key}"' for key in config)
             raise InvalidPluginConfig(
                 spec.name,
                 f"config: this plugin takes no config (it has no Config model), got {keys}",
             )
+        if config is not None and not isinstance(config, Mapping):
+            raise InvalidPluginConfig(
+                spec.name,
+                "config: this plugin takes no config (it has no Config model),"
+                f" got {type(config).__name__}",
+            )
         return None
-    try:
-        return spec.config_model.model_validate(dict(config) if config else {})
-    except ValidationError as error:
-        raise InvalidPluginConfig(
-            spec.name, describe_validation_error(error, root="config")
-        ) from error
+    return make_config(spec.name, spec.config_model, config)
 
 
 def _accepts_two(call: Callable[..., object]) -> bool:

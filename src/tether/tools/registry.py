@@ -53,15 +53,14 @@ import asyncio
 import logging
 import math
 from collections.abc import Callable, Mapping
-from typing import ClassVar, Final, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING, Annotated, ClassVar, Final, Literal
 
 from ..core.errors import HarnessError
 from ..core.json import JsonValue, NotLosslessJson, snapshot, thaw
 from ..core.timeout import format_ms
 from ..kernel import Context, Service
 from ..kernel.agent_scope import AgentScope
+from ..kernel.config_models import ConfigValue
 from .definition import ToolDefinition, ToolOutput, timeout_too_long
 from .execution import Call, ToolExecutionInput
 from .layers import (
@@ -75,6 +74,9 @@ from .layers import (
 from .pipeline import Pipeline
 from .results import ToolExecutionResult, failure_from
 
+if TYPE_CHECKING:  # resolved where a config mapping is validated (tether.kernel.config_models)
+    from pydantic import Field
+
 __all__ = ["RUN_CODE", "PresentationMode", "ToolGuard", "ToolRuntime", "ToolsConfig"]
 
 PresentationMode = Literal["native", "code", "both"]
@@ -85,13 +87,13 @@ RESERVED: Final = (
 )
 
 
-class ToolsConfig(BaseModel):
+class ToolsConfig(ConfigValue):
     """`ctx.tools` config: `mode` is the presentation mode (see the module docstring)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    __pydantic_config__: ClassVar = {"extra": "forbid"}
 
     mode: PresentationMode = "native"
-    slow_stop_after_s: float | None = Field(default=5.0, gt=0)
+    slow_stop_after_s: Annotated[float | None, Field(gt=0)] = 5.0
     """Seconds a running body may take to settle after its signal aborted before the registry
     says why (`tools/slow-stop`, tether.tools.slow_stop); None: never."""
 

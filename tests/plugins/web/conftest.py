@@ -13,6 +13,7 @@ import pytest
 
 from tether.core.signals import AbortController, AbortSignal
 from tether.kernel import Context
+from tether.kernel.config_models import make_config
 from tether.plugins import timeout_policy
 from tether.plugins.web import fetch_http
 from tether.plugins.web import tools as tool_web
@@ -143,7 +144,7 @@ async def make_provider(server: LocalServer) -> AsyncIterator[MakeProvider]:
 
     def make(resolver: Resolver | None = None, **config: object) -> fetch_http.HttpFetchProvider:
         settings = {"private_address_allowlist": [f"127.0.0.1:{server.port}"], **config}
-        validated = fetch_http.HttpFetchConfig.model_validate(settings)
+        validated = make_config(fetch_http.name, fetch_http.HttpFetchConfig, settings)
         provider = (
             fetch_http.HttpFetchProvider(validated)
             if resolver is None

@@ -20,6 +20,7 @@ import pytest
 
 from tether.core.signals import AbortController
 from tether.kernel import Context
+from tether.kernel.config_models import make_config
 from tether.plugins import timeout_policy
 from tether.plugins.web import search_brave, search_exa, search_tavily
 from tether.plugins.web import tools as tool_web
@@ -58,7 +59,7 @@ def _build(plugin: Any, settings: dict[str, object]) -> HttpSearchProvider:
         search_brave: search_brave.BraveSearchProvider,
         search_tavily: search_tavily.TavilySearchProvider,
     }
-    return classes[plugin](plugin.Config.model_validate(settings))  # type: ignore[no-any-return]
+    return classes[plugin](make_config(plugin.name, plugin.Config, settings))  # type: ignore[no-any-return]
 
 
 def _exa_request(request: Request) -> None:

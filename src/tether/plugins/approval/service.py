@@ -82,12 +82,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Final, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict
-
 from ...core.errors import error_message
 from ...core.json import JsonValue
 from ...core.signals import AbortSignal
 from ...kernel import Service, declare_event
+from ...kernel.config_models import ConfigValue
 from ...tools.approval import ApprovalOutcome, ApprovalRequest
 from ...tools.decisions import (
     MISSING,
@@ -146,10 +145,10 @@ NOTIFICATION_EVENT: Final = declare_event("approval/notification")
 "": `tether.cli.chat.idle`) — the hooks' Notification."""
 
 
-class ApprovalConfig(BaseModel):
+class ApprovalConfig(ConfigValue):
     """`non_interactive`: the answer when no prompter is attached."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models
 
     non_interactive: Literal["unavailable", "allow", "deny"] = "unavailable"
     non_interactive_elicitation: Literal["decline", "cancel"] = "decline"

@@ -13,16 +13,18 @@ Mount: `await ctx.plugin(tether.plugins.code_mode.plugin, {...})`; in a config f
 
 from __future__ import annotations
 
-from typing import Final
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING, Annotated, ClassVar, Final
 
 from ...kernel import Context
+from ...kernel.config_models import ConfigValue
 from ...tools.registry import ToolRuntime
 from .sandbox import MontyRuntime
 from .sdk import prompt_sections
 from .seam import CodeBudgets
 from .tool import run_code_tool
+
+if TYPE_CHECKING:  # resolved where a config is validated (tether.kernel.config_models)
+    from pydantic import Field
 
 __all__ = ["CodeModeConfig", "Config", "PromptSections", "apply", "inject", "name"]
 
@@ -30,18 +32,18 @@ name: Final = "code-mode"
 inject: Final = ("tools",)
 
 
-class CodeModeConfig(BaseModel):
+class CodeModeConfig(ConfigValue):
     """See the module docstring."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models
 
-    compute_ms: float = Field(default=60_000, gt=0, allow_inf_nan=False)
-    max_wall_ms: float = Field(default=600_000, gt=0, le=2_147_483_647, allow_inf_nan=False)
-    max_calls: int = Field(default=100, ge=1)
-    max_memory_mb: float = Field(default=256, gt=0, allow_inf_nan=False)
-    max_output_bytes: int = Field(default=1_048_576, ge=1)
-    max_parallel_calls: int = Field(default=10, ge=1)
-    timeout_ms: float | None = Field(default=None, gt=0, le=2_147_483_647, allow_inf_nan=False)
+    compute_ms: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 60_000
+    max_wall_ms: Annotated[float, Field(gt=0, le=2_147_483_647, allow_inf_nan=False)] = 600_000
+    max_calls: Annotated[int, Field(ge=1)] = 100
+    max_memory_mb: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 256
+    max_output_bytes: Annotated[int, Field(ge=1)] = 1_048_576
+    max_parallel_calls: Annotated[int, Field(ge=1)] = 10
+    timeout_ms: Annotated[float | None, Field(gt=0, le=2_147_483_647, allow_inf_nan=False)] = None
 
 
 Config = CodeModeConfig

@@ -20,10 +20,8 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable, Sequence
-from typing import Final, cast
+from typing import TYPE_CHECKING, Annotated, ClassVar, Final, cast
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
-from pydantic_core import PydanticCustomError
 from typing_extensions import TypedDict  # pydantic needs it on Python 3.11
 
 from ...core.binaries import UntrustedBinary
@@ -31,6 +29,7 @@ from ...core.json import JsonValue
 from ...core.signals import AbortSignal
 from ...core.timeout import MAX_TIMER_DELAY_MS
 from ...kernel import Context
+from ...kernel.config_models import ConfigValue
 from ...tools.definition import ToolDefinition, ToolOutput, define_tool
 from ...tools.execution import ToolRunContext
 from ...tools.results import ContentBlock, text_content
@@ -40,6 +39,9 @@ from . import render, ripgrep
 from .args import GlobArgs, GrepArgs, grep_args_model
 from .errors import SEARCH_FAILED, SEARCH_INVALID_ARGS, SEARCH_NOT_FOUND, SearchError
 from .query import GlobQuery, GrepQuery
+
+if TYPE_CHECKING:  # resolved where a config is validated (tether.kernel.config_models)
+    from pydantic import BeforeValidator, Field, PositiveInt
 
 __all__ = [
     "GlobValue",
@@ -68,29 +70,30 @@ GLOB_DESCRIPTION: Final = (
 )
 
 
-class SearchToolsConfig(BaseModel):
+def _no_backend(_value: object) -> None:
+    from pydantic_core import PydanticCustomError
+
+    raise PydanticCustomError(
+        "removed",
+        'no longer configurable: grep and glob always run ripgrep (bundled by the "ripgrep"'
+        ' package); delete "backend"',
+    )
+
+
+class SearchToolsConfig(ConfigValue):
     """`root`: where relative paths start (default: the cwd at mount); `timeout_ms`: each tool's
     declared budget. `backend` is gone (ripgrep is the only backend); setting it is an error
     that says so."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models
 
     root: str | None = None
-    backend: None = Field(default=None, exclude=True)
-    timeout_ms: float = Field(default=60_000, gt=0, le=MAX_TIMER_DELAY_MS)
+    backend: Annotated[None, BeforeValidator(_no_backend)] = None
+    timeout_ms: Annotated[float, Field(gt=0, le=MAX_TIMER_DELAY_MS)] = 60_000
     head_limit: PositiveInt = 250
     glob_limit: PositiveInt = 100
     max_line_length: PositiveInt = 1000
     max_output_bytes: PositiveInt = 16 * 1024 * 1024
-
-    @field_validator("backend", mode="before")
-    @classmethod
-    def _no_backend(cls, _value: object) -> None:
-        raise PydanticCustomError(
-            "removed",
-            'no longer configurable: grep and glob always run ripgrep (bundled by the "ripgrep"'
-            ' package); delete "backend"',
-        )
 
 
 Config = SearchToolsConfig

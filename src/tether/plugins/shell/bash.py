@@ -23,7 +23,7 @@ import asyncio
 import os
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, Final, Literal, NotRequired
+from typing import Any, ClassVar, Final, Literal, NotRequired
 
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
@@ -31,6 +31,7 @@ from typing_extensions import TypedDict
 from ...core.json import JsonValue
 from ...core.timeout import format_ms
 from ...kernel import Context
+from ...kernel.config_models import ConfigValue
 from ...tools import ToolDefinition, ToolOutput, ToolRunContext, define_tool
 from ...tools.results import ContentBlock, text_content
 from ..approval.escalation import ask_to_leave_sandbox
@@ -73,10 +74,10 @@ _BACKGROUND_OFF: Final = (
 )
 
 
-class Config(BaseModel):
+class Config(ConfigValue):
     """`enable_run_in_background`: offer `run_in_background` (needs the `jobs` plugin)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models
 
     enable_run_in_background: bool = True
 

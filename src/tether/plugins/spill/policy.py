@@ -25,17 +25,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Final
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING, Annotated, ClassVar, Final
 
 from ...core.errors import error_message
 from ...kernel import Context
+from ...kernel.config_models import ConfigValue
 from ...tools.code_dispatch import CODE_DISPATCH_LOG, CodeDispatchLog
 from ...tools.decisions import MISSING, Accept, PostToolDecision
 from ...tools.execution import ToolExecution
 from ...tools.results import ContentBlock, ToolExecutionResult, text_content
 from .store import LocalSpillStore, NoSpillOwner, Spilled, SpillStore
+
+if TYPE_CHECKING:  # resolved where a config is validated (tether.kernel.config_models)
+    from pydantic import Field
 
 __all__ = ["Config", "SpillPolicyConfig", "apply", "bounded_text", "inject", "name", "plain_text"]
 
@@ -49,12 +51,12 @@ _EXEMPT: Final = frozenset({"read"})
 _log = logging.getLogger("tether.spill")
 
 
-class SpillPolicyConfig(BaseModel):
+class SpillPolicyConfig(ConfigValue):
     """See the module docstring."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models
 
-    max_inline_bytes: int | None = Field(default=50_000, ge=1)
+    max_inline_bytes: Annotated[int | None, Field(ge=1)] = 50_000
 
 
 Config = SpillPolicyConfig

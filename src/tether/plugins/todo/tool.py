@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Final, Literal, NotRequired, Protocol, cast, runtime_checkable
+from typing import ClassVar, Final, Literal, NotRequired, Protocol, cast, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict  # pydantic needs it on Python 3.11
@@ -22,6 +22,7 @@ from typing_extensions import TypedDict  # pydantic needs it on Python 3.11
 from ...core.errors import HarnessError
 from ...core.json import JsonValue
 from ...kernel import Context
+from ...kernel.config_models import ConfigValue
 from ...tools.definition import ToolDefinition, ToolOutput, define_tool
 from ...tools.execution import ToolRunContext
 from ...tools.results import ContentBlock, text_content
@@ -71,11 +72,11 @@ _TAIL: Final = (
 Status = Literal["pending", "in_progress", "completed"]
 
 
-class TodoConfig(BaseModel):
+class TodoConfig(ConfigValue):
     """`allow_parallel_in_progress` is required: a deployment decides whether several tasks may
     be `in_progress` at once."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models
 
     allow_parallel_in_progress: bool
 

@@ -30,12 +30,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, ClassVar, Final
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
 from ...core.errors import error_message
 from ...core.signals import AbortSignal
 from ...core.timeout import MAX_TIMER_DELAY_MS, deadline, timeout_of
 from ...kernel import Context
+from ...kernel.config_models import ConfigValue
 from .addresses import AddressPolicy, Resolver, parse_allow_entry, system_resolver
 from .client import new_client
 from .decoding import body_kind, decode_body, parse_content_type
@@ -52,6 +51,7 @@ from .vocabulary import FetchBody, WebFetchRequest, WebFetchResult
 
 if TYPE_CHECKING:
     import httpx2  # imported where used: it costs ~100 ms at startup
+    from pydantic import AfterValidator, Field  # resolved where a config is validated
 
 __all__ = ["HttpFetchConfig", "HttpFetchProvider", "apply", "inject", "name"]
 
@@ -63,14 +63,20 @@ ACCEPT: Final = "text/html,application/xhtml+xml,text/*;q=0.9,application/json;q
 _REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
 
 
-class HttpFetchConfig(BaseModel):
+def _entries_parse(entries: tuple[str, ...]) -> tuple[str, ...]:
+    for entry in entries:
+        parse_allow_entry(entry)
+    return entries
+
+
+class HttpFetchConfig(ConfigValue):
     """Caps, the backstop timeout, redirects and the address policy of the `http` provider.
 
     `timeout_ms` is a backstop for direct `ctx.web.fetch` callers; keep it above the tool's
     `fetch_timeout_ms` so the tool budget (`TOOL_TIMEOUT`) normally wins.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models
 
     max_url_length: Annotated[int, Field(gt=0)] = 2048
     max_response_bytes: Annotated[int, Field(gt=0)] = 5_000_000
@@ -79,14 +85,7 @@ class HttpFetchConfig(BaseModel):
     max_redirects: Annotated[int, Field(ge=0)] = 5
     user_agent: str = DEFAULT_USER_AGENT
     allow_private_hosts: bool = False
-    private_address_allowlist: tuple[str, ...] = ()
-
-    @field_validator("private_address_allowlist")
-    @classmethod
-    def _entries_parse(cls, entries: tuple[str, ...]) -> tuple[str, ...]:
-        for entry in entries:
-            parse_allow_entry(entry)
-        return entries
+    private_address_allowlist: Annotated[tuple[str, ...], AfterValidator(_entries_parse)] = ()
 
 
 def _aborted() -> WebError:

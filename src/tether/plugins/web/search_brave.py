@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import html
 import re
-from typing import TYPE_CHECKING, Annotated, Final, Literal
+from typing import TYPE_CHECKING, Annotated, ClassVar, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from ...kernel import Context
+from ...kernel.config_models import ConfigValue
 from .search_http import HttpSearchProvider, api_key, clean_text
 from .vocabulary import WebSearchRequest, WebSearchResult, WebSource
 
@@ -32,10 +33,10 @@ MAX_COUNT: Final = 20
 _TAG: Final = re.compile(r"<[^>]*>")
 
 
-class BraveConfig(BaseModel):
+class BraveConfig(ConfigValue):
     """`api_key` defaults to `$BRAVE_API_KEY`; `base_url` is configurable (tests, proxies)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models
 
     api_key: SecretStr | None = None
     base_url: str = "https://api.search.brave.com"

@@ -10,11 +10,12 @@ The key is `api_key` or `$EXA_API_KEY`; without one the provider is unavailable.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Final, Literal
+from typing import TYPE_CHECKING, Annotated, ClassVar, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from ...kernel import Context
+from ...kernel.config_models import ConfigValue
 from .search_http import HttpSearchProvider, api_key, clean_text
 from .vocabulary import WebSearchRequest, WebSearchResult, WebSource
 
@@ -27,10 +28,10 @@ name: Final = "web-search-exa"
 inject: Final = ("web",)
 
 
-class ExaConfig(BaseModel):
+class ExaConfig(ConfigValue):
     """`api_key` defaults to `$EXA_API_KEY`; `base_url` is configurable (tests, proxies)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models
 
     api_key: SecretStr | None = None
     base_url: str = "https://api.exa.ai"

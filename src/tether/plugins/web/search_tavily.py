@@ -9,11 +9,12 @@ is `api_key` or `$TAVILY_API_KEY`; without one the provider is unavailable.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Final, Literal
+from typing import TYPE_CHECKING, Annotated, ClassVar, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from ...kernel import Context
+from ...kernel.config_models import ConfigValue
 from .search_http import HttpSearchProvider, api_key, clean_text
 from .vocabulary import WebSearchRequest, WebSearchResult, WebSource
 
@@ -26,10 +27,10 @@ name: Final = "web-search-tavily"
 inject: Final = ("web",)
 
 
-class TavilyConfig(BaseModel):
+class TavilyConfig(ConfigValue):
     """`api_key` defaults to `$TAVILY_API_KEY`; `base_url` is configurable (tests, proxies)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models
 
     api_key: SecretStr | None = None
     base_url: str = "https://api.tavily.com"

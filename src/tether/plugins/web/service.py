@@ -27,10 +27,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, ClassVar, Protocol, TypeVar
 
-from pydantic import BaseModel, ConfigDict
-
 from ...core.signals import AbortSignal
 from ...kernel import Service
+from ...kernel.config_models import ConfigValue
 from .errors import (
     WEB_DUPLICATE_PROVIDER,
     WEB_PROVIDER_AMBIGUOUS,
@@ -67,10 +66,10 @@ class _Provider(Protocol):
 P = TypeVar("P", bound=_Provider)
 
 
-class WebConfig(BaseModel):
+class WebConfig(ConfigValue):
     """`search_provider` / `fetch_provider`: the provider id to use (None: the only usable one)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models
 
     search_provider: str | None = None
     fetch_provider: str | None = None

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Annotated, Final
+from typing import Annotated, ClassVar, Final
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from ...core.signals import AbortController, AbortSignal
 from ...core.timeout import MAX_TIMER_DELAY_MS
 from ...kernel import Context
+from ...kernel.config_models import ConfigValue
 from ...tools.definition import ToolDefinition, ToolOutput, define_tool
 from ...tools.errors import ToolCallAborted
 from ...tools.execution import ToolRunContext
@@ -72,10 +73,10 @@ Budget = Annotated[int, Field(strict=True, gt=0, le=MAX_TIMER_DELAY_MS)]
 Web = WebService | WebView
 
 
-class ToolWebConfig(BaseModel):
+class ToolWebConfig(ConfigValue):
     """Which tools to register, their budgets (ms) and output caps."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models
 
     search: bool = True
     fetch: bool = True
