@@ -27,9 +27,10 @@ import os
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from .command_line import CommandLine, SimpleCommand, Word, parse_command_line
+if TYPE_CHECKING:
+    from .command_line import CommandLine, SimpleCommand, Word
 
 __all__ = ["Program", "Programs", "programs_of"]
 
@@ -295,6 +296,8 @@ class _Walk:
         self.problem: str | None = None
 
     def line(self, text: str, via: tuple[str, ...], depth: int) -> CommandLine:
+        from .command_line import parse_command_line  # the reader, at the first line read
+
         parsed = parse_command_line(text)
         if depth > _MAX_DEPTH:
             self.problem = self.problem or "commands are nested too deeply"

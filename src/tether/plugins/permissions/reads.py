@@ -23,10 +23,12 @@ import glob
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from .command_line import SimpleCommand, Word
 from .commands import Program, Programs
+
+if TYPE_CHECKING:
+    from .command_line import SimpleCommand, Word
 
 __all__ = ["LineReads", "line_reads"]
 

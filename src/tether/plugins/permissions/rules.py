@@ -33,12 +33,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal, TypeAlias
+from typing import TYPE_CHECKING, Final, Literal, TypeAlias
 from urllib.parse import urlsplit
 
 from ..hooks.names import ToolNames
-from .command_line import SimpleCommand
 from .paths import PathPattern, candidate_paths
+
+if TYPE_CHECKING:
+    from .command_line import SimpleCommand
 
 __all__ = [
     "PATH_TOOLS",
