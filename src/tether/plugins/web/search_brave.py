@@ -29,7 +29,7 @@ name: Final = "web-search-brave"
 inject: Final = ("web",)
 
 MAX_COUNT: Final = 20
-_TAG: Final = re.compile(r"<[^>]*>")
+_TAG: Final = r"<[^>]*>"  # compiled by `re` at the first snippet, not at boot
 
 
 class BraveConfig(BaseModel):
@@ -44,30 +44,8 @@ class BraveConfig(BaseModel):
     country: str | None = None
 
 
-class _Result(BaseModel):
-    model_config = ConfigDict(defer_build=True)  # built by the first response
-
-    url: str
-    title: str | None = None
-    description: str | None = None
-    page_age: str | None = None
-    age: str | None = None
-
-
-class _Web(BaseModel):
-    model_config = ConfigDict(defer_build=True)  # built by the first response
-
-    results: list[_Result] = []
-
-
-class _Response(BaseModel):
-    model_config = ConfigDict(defer_build=True)  # built by the first response
-
-    web: _Web | None = None
-
-
 def _plain(text: str | None) -> str | None:
-    return None if text is None else clean_text(html.unescape(_TAG.sub("", text)))
+    return None if text is None else clean_text(html.unescape(re.sub(_TAG, "", text)))
 
 
 class BraveSearchProvider(HttpSearchProvider):
@@ -93,7 +71,9 @@ class BraveSearchProvider(HttpSearchProvider):
         )
 
     def parse(self, payload: object) -> WebSearchResult:
-        web = _Response.model_validate(payload).web
+        from .payloads import BraveResponse  # defined at the first response, not at boot
+
+        web = BraveResponse.model_validate(payload).web
         sources = tuple(
             WebSource(
                 url=result.url,

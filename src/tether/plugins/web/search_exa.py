@@ -39,21 +39,6 @@ class ExaConfig(BaseModel):
     highlights_per_result: Annotated[int, Field(strict=True, gt=0)] = 1
 
 
-class _Result(BaseModel):
-    model_config = ConfigDict(defer_build=True)  # built by the first response
-
-    url: str
-    title: str | None = None
-    highlights: list[str | None] | None = None
-    publishedDate: str | None = None  # the API's spelling
-
-
-class _Response(BaseModel):
-    model_config = ConfigDict(defer_build=True)  # built by the first response
-
-    results: list[_Result] = []
-
-
 class ExaSearchProvider(HttpSearchProvider):
     label = "Exa"
     key_env = "EXA_API_KEY"
@@ -79,8 +64,10 @@ class ExaSearchProvider(HttpSearchProvider):
         )
 
     def parse(self, payload: object) -> WebSearchResult:
+        from .payloads import ExaResponse  # defined at the first response, not at boot
+
         sources: list[WebSource] = []
-        for result in _Response.model_validate(payload).results:
+        for result in ExaResponse.model_validate(payload).results:
             snippet = next(
                 (text for text in map(clean_text, result.highlights or ()) if text), None
             )

@@ -38,22 +38,6 @@ class TavilyConfig(BaseModel):
     max_results: Annotated[int, Field(strict=True, gt=0)] | None = None
 
 
-class _Result(BaseModel):
-    model_config = ConfigDict(defer_build=True)  # built by the first response
-
-    url: str
-    title: str | None = None
-    content: str | None = None
-    published_date: str | None = None
-
-
-class _Response(BaseModel):
-    model_config = ConfigDict(defer_build=True)  # built by the first response
-
-    answer: str | None = None
-    results: list[_Result] = []
-
-
 class TavilySearchProvider(HttpSearchProvider):
     label = "Tavily"
     key_env = "TAVILY_API_KEY"
@@ -79,7 +63,9 @@ class TavilySearchProvider(HttpSearchProvider):
         )
 
     def parse(self, payload: object) -> WebSearchResult:
-        parsed = _Response.model_validate(payload)
+        from .payloads import TavilyResponse  # defined at the first response, not at boot
+
+        parsed = TavilyResponse.model_validate(payload)
         sources = tuple(
             WebSource(
                 url=result.url,
