@@ -18,10 +18,11 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from ...kernel import Context
 from .search_http import HttpSearchProvider, api_key, clean_text
-from .vocabulary import WebSearchRequest, WebSearchResult, WebSource
 
 if TYPE_CHECKING:
     import httpx2  # imported where used: it costs ~100 ms at startup
+
+    from .vocabulary import WebSearchRequest, WebSearchResult
 
 __all__ = ["BraveConfig", "BraveSearchProvider", "apply", "inject", "name"]
 
@@ -71,7 +72,8 @@ class BraveSearchProvider(HttpSearchProvider):
         )
 
     def parse(self, payload: object) -> WebSearchResult:
-        from .payloads import BraveResponse  # defined at the first response, not at boot
+        from .payloads import BraveResponse  # at the first response, not at boot
+        from .vocabulary import WebSearchResult, WebSource
 
         web = BraveResponse.model_validate(payload).web
         sources = tuple(

@@ -16,10 +16,11 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from ...kernel import Context
 from .search_http import HttpSearchProvider, api_key, clean_text
-from .vocabulary import WebSearchRequest, WebSearchResult, WebSource
 
 if TYPE_CHECKING:
     import httpx2  # imported where used: it costs ~100 ms at startup
+
+    from .vocabulary import WebSearchRequest, WebSearchResult, WebSource
 
 __all__ = ["ExaConfig", "ExaSearchProvider", "apply", "inject", "name"]
 
@@ -64,7 +65,8 @@ class ExaSearchProvider(HttpSearchProvider):
         )
 
     def parse(self, payload: object) -> WebSearchResult:
-        from .payloads import ExaResponse  # defined at the first response, not at boot
+        from .payloads import ExaResponse  # at the first response, not at boot
+        from .vocabulary import WebSearchResult, WebSource
 
         sources: list[WebSource] = []
         for result in ExaResponse.model_validate(payload).results:

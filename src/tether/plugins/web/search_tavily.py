@@ -15,10 +15,11 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from ...kernel import Context
 from .search_http import HttpSearchProvider, api_key, clean_text
-from .vocabulary import WebSearchRequest, WebSearchResult, WebSource
 
 if TYPE_CHECKING:
     import httpx2  # imported where used: it costs ~100 ms at startup
+
+    from .vocabulary import WebSearchRequest, WebSearchResult
 
 __all__ = ["TavilyConfig", "TavilySearchProvider", "apply", "inject", "name"]
 
@@ -63,7 +64,8 @@ class TavilySearchProvider(HttpSearchProvider):
         )
 
     def parse(self, payload: object) -> WebSearchResult:
-        from .payloads import TavilyResponse  # defined at the first response, not at boot
+        from .payloads import TavilyResponse  # at the first response, not at boot
+        from .vocabulary import WebSearchResult, WebSource
 
         parsed = TavilyResponse.model_validate(payload)
         sources = tuple(
