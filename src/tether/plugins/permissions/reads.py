@@ -19,7 +19,6 @@ here decides anything: the policy denies a named path a rule denies and asks abo
 
 from __future__ import annotations
 
-import glob
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,6 +137,8 @@ def _values(word: Word, places: list[str]) -> list[str] | None:
     text = word.text
     if any(c in text for c in "$`'\"{}\\") or not any(c in text for c in "*?["):
         return None
+    import glob  # an unquoted glob in a checked command is rare: not imported at boot
+
     found = [text]
     for here in places:
         pattern = os.path.expanduser(text)
