@@ -10,6 +10,7 @@ locking or repair (`log.py`, `repair.py`).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -32,7 +33,11 @@ __all__ = [
 
 LOG_NAME: Final = "session.jsonl"
 LOCK_NAME: Final = "writer.lock"
-_SAFE: Final = re.compile(r"[A-Za-z0-9._-]")
+
+
+@functools.cache
+def _safe() -> re.Pattern[str]:
+    return re.compile(r"[A-Za-z0-9._-]")
 
 
 def encode_session_id(session_id: str) -> str:
@@ -45,7 +50,7 @@ def encode_session_id(session_id: str) -> str:
         raise SessionError("a session id must be a non-empty string", "SESSION_INVALID_ID")
     out: list[str] = []
     for ch in session_id:
-        if _SAFE.fullmatch(ch):
+        if _safe().fullmatch(ch):
             out.append(ch)
         else:
             units = ch.encode("utf-16-be")
@@ -69,7 +74,7 @@ def decode_session_id(name: str) -> str | None:
                 return None
             units.append(int(digits, 16))
             i += 5
-        elif _SAFE.fullmatch(ch):
+        elif _safe().fullmatch(ch):
             units.append(ord(ch))
             i += 1
         else:

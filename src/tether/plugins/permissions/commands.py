@@ -23,6 +23,7 @@ boundary.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterator, Sequence
@@ -138,7 +139,13 @@ _WRAPPERS: Final[dict[str, _Grammar]] = {
 _SHELLS: Final = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish"})
 _SHELL_VALUED: Final = frozenset({"o", "O", "--rcfile", "--init-file"})
 _FIND_EXEC: Final = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
-_INTERPRETER: Final = re.compile(r"(python|pypy|node|nodejs|perl|ruby|php|lua|tclsh)[0-9.]*")
+
+
+@functools.cache
+def _interpreter() -> re.Pattern[str]:
+    return re.compile(r"(python|pypy|node|nodejs|perl|ruby|php|lua|tclsh)[0-9.]*")
+
+
 _CODE_OPTIONS: Final[dict[str, frozenset[str]]] = {
     "python": frozenset("cm"),
     "pypy": frozenset("cm"),
@@ -340,7 +347,7 @@ class _Walk:
             elif dash_c:
                 raise _Unread(f'"{name} -c" has no command')
             return
-        interpreter = _INTERPRETER.fullmatch(name)
+        interpreter = _interpreter().fullmatch(name)
         if interpreter is not None:
             if _reads_program_from_stdin(args, _CODE_OPTIONS[interpreter[1]]):
                 raise _Unread(f'"{name}" reads the program it runs from its standard input')
