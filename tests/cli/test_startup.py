@@ -170,7 +170,9 @@ USED_LATER = (
     "tether.cli.output",  # the headless JSON report: --output-format json|stream-json only
     "tether.plugins.approval.elicitation",  # a form put to the user (an MCP elicitation)
     "tether.plugins.permissions.command_line",  # the bash reader: when a command is checked
-    "tether.plugins.web.payloads",  # the search APIs' response models: at the first search
+    "tether.plugins.web.brave_response",  # a search API's response models: at its first answer
+    "tether.plugins.web.exa_response",
+    "tether.plugins.web.tavily_response",
     "tether.plugins.web.vocabulary",  # the web seam's requests and results: at the first call
 )
 """tether modules only a later call needs (issue 36: imported at their first use)."""

@@ -72,10 +72,10 @@ class BraveSearchProvider(HttpSearchProvider):
         )
 
     def parse(self, payload: object) -> WebSearchResult:
-        from .payloads import BraveResponse  # at the first response, not at boot
+        from . import brave_response  # at the first response, not at boot
         from .vocabulary import WebSearchResult, WebSource
 
-        web = BraveResponse.model_validate(payload).web
+        web = brave_response.validate(payload).web
         sources = tuple(
             WebSource(
                 url=result.url,

@@ -65,11 +65,11 @@ class ExaSearchProvider(HttpSearchProvider):
         )
 
     def parse(self, payload: object) -> WebSearchResult:
-        from .payloads import ExaResponse  # at the first response, not at boot
+        from . import exa_response  # at the first response, not at boot
         from .vocabulary import WebSearchResult, WebSource
 
         sources: list[WebSource] = []
-        for result in ExaResponse.model_validate(payload).results:
+        for result in exa_response.validate(payload).results:
             snippet = next(
                 (text for text in map(clean_text, result.highlights or ()) if text), None
             )

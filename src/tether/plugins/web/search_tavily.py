@@ -64,10 +64,10 @@ class TavilySearchProvider(HttpSearchProvider):
         )
 
     def parse(self, payload: object) -> WebSearchResult:
-        from .payloads import TavilyResponse  # at the first response, not at boot
+        from . import tavily_response  # at the first response, not at boot
         from .vocabulary import WebSearchResult, WebSource
 
-        parsed = TavilyResponse.model_validate(payload)
+        parsed = tavily_response.validate(payload)
         sources = tuple(
             WebSource(
                 url=result.url,
