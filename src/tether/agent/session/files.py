@@ -10,7 +10,6 @@ locking or repair (`log.py`, `repair.py`).
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from dataclasses import dataclass
@@ -33,11 +32,7 @@ __all__ = [
 
 LOG_NAME: Final = "session.jsonl"
 LOCK_NAME: Final = "writer.lock"
-
-
-@functools.cache
-def _safe() -> re.Pattern[str]:
-    return re.compile(r"[A-Za-z0-9._-]")
+_SAFE: Final = re.compile(r"[A-Za-z0-9._-]")
 
 
 def encode_session_id(session_id: str) -> str:
@@ -50,7 +45,7 @@ def encode_session_id(session_id: str) -> str:
         raise SessionError("a session id must be a non-empty string", "SESSION_INVALID_ID")
     out: list[str] = []
     for ch in session_id:
-        if _safe().fullmatch(ch):
+        if _SAFE.fullmatch(ch):
             out.append(ch)
         else:
             units = ch.encode("utf-16-be")
@@ -74,7 +69,7 @@ def decode_session_id(name: str) -> str | None:
                 return None
             units.append(int(digits, 16))
             i += 5
-        elif _safe().fullmatch(ch):
+        elif _SAFE.fullmatch(ch):
             units.append(ord(ch))
             i += 1
         else:

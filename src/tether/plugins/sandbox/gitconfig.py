@@ -27,7 +27,6 @@ such a line, and runs nothing from it. Does not own the protections themselves (
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 import shlex
@@ -38,38 +37,16 @@ from typing import Final
 __all__ = ["GitTargets", "command_files", "git_directory", "git_targets", "read_entries"]
 
 _MAX_FILES: Final = 64
-
-
-@functools.cache
-def _section() -> re.Pattern[str]:
-    return re.compile(r'\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]')
-
-
-@functools.cache
-def _key() -> re.Pattern[str]:
-    return re.compile(r"\s*([A-Za-z][A-Za-z0-9-]*)\s*(=?)")
-
-
-@functools.cache
-def _commands() -> re.Pattern[str]:
-    return re.compile(
-        r"core\.(fsmonitor|sshcommand|pager|editor|askpass)|sequence\.editor|pager\..+"
-        r"|filter\..+\.(clean|smudge|process)|diff\..+\.(command|textconv)|merge\..+\.driver"
-        r"|(diff|merge)tool\..+\.cmd|credential\.(.+\.)?helper|gpg\.(.+\.)?program"
-        r"|interactive\.difffilter|alias\..+"
-    )
-
-
-@functools.cache
-def _assignment() -> re.Pattern[str]:
-    return re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*")
-
-
-@functools.cache
-def _unescape() -> re.Pattern[str]:
-    return re.compile(r"\\(.)")
-
-
+_SECTION: Final = re.compile(r'\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]')
+_KEY: Final = re.compile(r"\s*([A-Za-z][A-Za-z0-9-]*)\s*(=?)")
+_COMMANDS: Final = re.compile(
+    r"core\.(fsmonitor|sshcommand|pager|editor|askpass)|sequence\.editor|pager\..+"
+    r"|filter\..+\.(clean|smudge|process)|diff\..+\.(command|textconv)|merge\..+\.driver"
+    r"|(diff|merge)tool\..+\.cmd|credential\.(.+\.)?helper|gpg\.(.+\.)?program"
+    r"|interactive\.difffilter|alias\..+"
+)
+_ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*")
+_UNESCAPE: Final = re.compile(r"\\(.)")
 _FALSE_OR_TRUE: Final = frozenset({"", "true", "false", "yes", "no", "on", "off", "0", "1"})
 
 
@@ -140,7 +117,7 @@ def git_targets(root: str, environ: Mapping[str, str]) -> GitTargets:
     for key, value in entries:
         if key == "core.hookspath":
             directories.append(os.path.normpath(_expand(value, home, base)))
-        elif _commands().fullmatch(key) and value.strip().lower() not in _FALSE_OR_TRUE:
+        elif _COMMANDS.fullmatch(key) and value.strip().lower() not in _FALSE_OR_TRUE:
             programs += command_files(value.removeprefix("!"), base, home)
     return GitTargets(tuple(files), tuple(directories), tuple(programs))
 
@@ -154,7 +131,7 @@ def command_files(command: str, base: str, home: str) -> list[str]:
         words = command.split()
     found: list[str] = []
     for raw in words:
-        word = raw.split("=", 1)[1] if _assignment().fullmatch(raw) else raw
+        word = raw.split("=", 1)[1] if _ASSIGNMENT.fullmatch(raw) else raw
         if not word or word.startswith("-"):
             continue
         path = os.path.normpath(_expand(word, home, base))
@@ -219,12 +196,12 @@ def read_entries(path: str) -> list[tuple[str, str]]:
     for physical in lines:
         line = physical
         while True:
-            header = _section().match(line)
+            header = _SECTION.match(line)
             if header is None:
                 break
             name, sub = header.group(1).lower(), header.group(2)
             if sub is not None:
-                section = name + "." + _unescape().sub(r"\1", sub)
+                section = name + "." + _UNESCAPE.sub(r"\1", sub)
             elif "." in name:  # the deprecated [section.subsection]
                 head, _, rest = name.partition(".")
                 section = f"{head}.{rest}"
@@ -234,7 +211,7 @@ def read_entries(path: str) -> list[tuple[str, str]]:
         stripped = line.strip()
         if not stripped or stripped[0] in "#;" or not section:
             continue
-        key = _key().match(line)
+        key = _KEY.match(line)
         if key is None:
             continue
         if not key.group(2):
