@@ -121,20 +121,23 @@ _AT_FIRST_REQUEST = (
     "        if isinstance(address, tuple) and address[1:2] == (port,):\n"
     "            with open('loaded.json', 'w') as report:\n"
     "                packages = sorted({name.split('.')[0] for name in sys.modules})\n"
-    "                json.dump([*packages, f'young={gc.get_threshold()[0]}'], report)\n"
+    "                ours = sorted(name for name in sys.modules if name.startswith('tether.'))\n"
+    "                young = f'young={gc.get_threshold()[0]}'\n"
+    "                json.dump([*packages, *ours, young], report)\n"
     "sys.addaudithook(hook)\n"
     "sys.argv[0] = 'tether'\n"
     "from tether.cli.app import run\n"
     "run()\n"
 )
 """Runs `tether` and, when it connects to the model server, writes the top-level packages it
-has imported to `loaded.json` (an audit hook on `socket.connect`: public API, no patching), and
-the cyclic collector's first threshold as `young=N`."""
+has imported to `loaded.json` (an audit hook on `socket.connect`: public API, no patching), then
+tether's own modules by their full names, and the cyclic collector's first threshold as
+`young=N`."""
 
 
 async def loaded_at_first_request(cli: Cli, server: ScriptedModelServer) -> list[str]:
-    """The top-level packages a default-configured `tether run` imported before it connected to
-    the model server to send its first request."""
+    """The top-level packages (and tether's modules, by full name) a default-configured
+    `tether run` imported before it connected to the model server to send its first request."""
     server.push(text_reply("done"))
     process = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -161,6 +164,27 @@ async def test_run_sends_its_first_request_without_importing_cyclopts(
     loaded = await loaded_at_first_request(cli, server)
 
     assert "cyclopts" not in loaded
+
+
+USED_LATER = (
+    "tether.cli.output",  # the headless JSON report: --output-format json|stream-json only
+    "tether.plugins.approval.elicitation",  # a form put to the user (an MCP elicitation)
+    "tether.plugins.permissions.command_line",  # the bash reader: when a command is checked
+    "tether.plugins.web.brave_response",  # a search API's response models: at its first answer
+    "tether.plugins.web.exa_response",
+    "tether.plugins.web.tavily_response",
+    "tether.plugins.web.vocabulary",  # the web seam's requests and results: at the first call
+)
+"""tether modules only a later call needs (issue 36: imported at their first use)."""
+
+
+async def test_run_sends_its_first_request_before_importing_what_only_a_later_call_uses(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    loaded = await loaded_at_first_request(cli, server)
+
+    assert "tether.agent.loop" in loaded
+    assert [name for name in USED_LATER if name in loaded] == []
 
 
 async def test_the_console_script_collects_young_objects_every_50000_allocations(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..agent.api import Agent
 from ..agent.claude_options import ClaudeOptions
@@ -19,8 +20,10 @@ from ..agent.loop import default_system_prompt
 from ..agent.subagents.config import SubagentsConfig, build_catalog
 from ..plugins.permissions import Permissions
 from .agent_flags import AgentFlags
-from .output import RunInfo
 from .session import open_agent
+
+if TYPE_CHECKING:
+    from .output import RunInfo  # imported where used: only a JSON output format needs it
 
 __all__ = ["claude_options", "instructions_of", "open_flags_agent", "run_info"]
 
@@ -75,6 +78,8 @@ def run_info(agent: Agent, cwd: Path, flags: AgentFlags) -> RunInfo:
     """What the headless `system`/`init` record says: the tools the model is sent, the
     permission mode, the MCP servers and their status, where the key comes from, the subagent
     types and the model's price."""
+    from .output import RunInfo
+
     ctx, loop = agent.context, agent.loop
     permissions = ctx.get("permissions")
     listing = getattr(ctx.get("mcp"), "servers", None)  # the mcp plugin, not imported here

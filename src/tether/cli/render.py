@@ -11,6 +11,7 @@ arguments, errors, notices strictly; the streamed text's control characters).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
@@ -34,7 +35,10 @@ if TYPE_CHECKING:
 
 __all__ = ["TurnRenderer", "notice_text", "summarize_arguments"]
 
-_BLANKS = re.compile(r"[ \t\n]+")
+
+@functools.cache
+def _blanks() -> re.Pattern[str]:
+    return re.compile(r"[ \t\n]+")
 
 
 def summarize_arguments(raw: str, limit: int = 60) -> str:
@@ -52,7 +56,7 @@ def summarize_arguments(raw: str, limit: int = 60) -> str:
         text = ", ".join(parts)
     else:
         text = str(value)
-    text = _BLANKS.sub(" ", text).strip(" ")  # not str.split(): it folds \r, \x1c or U+2028
+    text = _blanks().sub(" ", text).strip(" ")  # not str.split(): it folds \r, \x1c or U+2028
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -31,6 +31,7 @@ Newline and tab are kept as they are in both.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from functools import lru_cache
@@ -38,7 +39,12 @@ from typing import Final
 
 __all__ = ["hidden", "visible", "visible_parts"]
 
-_PROSE: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+@functools.cache
+def _prose() -> re.Pattern[str]:
+    return re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
 _INVISIBLE: Final = frozenset(
     {0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180B, 0x180C, 0x180D, 0x180F, 0x3164, 0xFFA0}
 )
@@ -77,7 +83,7 @@ def _written(char: str) -> str:
 
 def visible_parts(text: str, *, strict: bool = True) -> list[tuple[str, bool]]:
     """`text` as runs of (chunk, written out?); a single run when nothing is hidden."""
-    if not strict and not _PROSE.search(text):
+    if not strict and not _prose().search(text):
         return [(text, False)]
     if strict and text.isascii() and text.isprintable():
         return [(text, False)]

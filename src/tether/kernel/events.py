@@ -38,7 +38,6 @@ string events require. Declarations are process-wide and idempotent.
 from __future__ import annotations
 
 import asyncio
-import difflib
 import inspect
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from types import CoroutineType
@@ -109,6 +108,8 @@ def check_event(name: str) -> None:
     a declared one (see the module note); accept everything else."""
     if name in _KNOWN:
         return
+    import difflib  # a name that is not declared is rare: not imported at boot
+
     namespace, slash, _ = name.partition("/")
     near = difflib.get_close_matches(name, list(_KNOWN), n=1, cutoff=_NEAR_CUTOFF)
     if not near and not (slash and namespace in _CLOSED):

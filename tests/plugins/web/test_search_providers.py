@@ -246,6 +246,20 @@ async def test_an_unprocessable_success_body_is_a_provider_error(
 
 
 @APIS
+async def test_a_body_that_is_not_an_object_is_named_by_the_providers_response_model(
+    server: LocalServer, providers: list[HttpSearchProvider], api: Api
+) -> None:
+    respond_with(server, api.path, 200, JSON, b"[1]")
+    providers.append(provider := api.provider(server))
+    error = await search_error(provider)
+    assert (error.code, error.message) == (
+        "WEB_PROVIDER_ERROR",
+        f"{api.label} returned an unprocessable response body: body: Input should be a valid "
+        "dictionary or instance of _Response",
+    )
+
+
+@APIS
 async def test_an_unreachable_api_is_a_request_failure(
     providers: list[HttpSearchProvider], api: Api
 ) -> None:

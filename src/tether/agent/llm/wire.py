@@ -10,6 +10,7 @@ I/O (`tether.agent.llm.openai` does that).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Final
@@ -50,33 +51,40 @@ __all__ = [
 
 NO_OUTPUT: Final = "(no output)"
 
-_CONTEXT: Final = re.compile(
-    r"context[ _-]?(length|window)[ _-]?(exceeded|overflow)"
-    r"|context[ _-]?limit[ _-]?exceeded"
-    r"|max(imum)?[ _-]((allowed|supported)[ _-])?context[ _-]?(length|window)"
-    r"|(request|prompt|input|messages?) (is |are )?too (large|long) for (this|the) model"
-    r"|(input|prompt|request|messages?)\b.{0,40}\b(exceeds|overflows|is larger than)\b.{0,40}"
-    r"\bcontext[ _-]?(length|window)",
-    re.IGNORECASE,
-)
-_QUOTA: Final = re.compile(
-    r"insufficient[ _-]?(quota|balance|credits?)"
-    r"|(quota|usage limit)[ _-]?(exceeded|exhausted|reached)"
-    r"|exceed(ed|s)? (your |the )?(current )?quota"
-    r"|(balance|credits?) (exhausted|depleted)"
-    r"|out of (credits|budget)",
-    re.IGNORECASE,
-)
+
+@functools.cache
+def _context() -> re.Pattern[str]:
+    return re.compile(
+        r"context[ _-]?(length|window)[ _-]?(exceeded|overflow)"
+        r"|context[ _-]?limit[ _-]?exceeded"
+        r"|max(imum)?[ _-]((allowed|supported)[ _-])?context[ _-]?(length|window)"
+        r"|(request|prompt|input|messages?) (is |are )?too (large|long) for (this|the) model"
+        r"|(input|prompt|request|messages?)\b.{0,40}\b(exceeds|overflows|is larger than)\b.{0,40}"
+        r"\bcontext[ _-]?(length|window)",
+        re.IGNORECASE,
+    )
+
+
+@functools.cache
+def _quota() -> re.Pattern[str]:
+    return re.compile(
+        r"insufficient[ _-]?(quota|balance|credits?)"
+        r"|(quota|usage limit)[ _-]?(exceeded|exhausted|reached)"
+        r"|exceed(ed|s)? (your |the )?(current )?quota"
+        r"|(balance|credits?) (exhausted|depleted)"
+        r"|out of (credits|budget)",
+        re.IGNORECASE,
+    )
 
 
 def is_context_overflow(text: str) -> bool:
     """Whether a provider error text says the prompt does not fit the context window."""
-    return _CONTEXT.search(text) is not None
+    return _context().search(text) is not None
 
 
 def is_quota(text: str) -> bool:
     """Whether a provider error text says the account is out of quota or balance."""
-    return _QUOTA.search(text) is not None
+    return _quota().search(text) is not None
 
 
 # -- request ------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ naming the file and the problem; the others still load.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Mapping
@@ -40,8 +41,15 @@ _log = logging.getLogger("tether.agent.subagents")
 MAX_FILE_BYTES: Final = 1_000_000
 """A subagent file larger than this is skipped (a real one is a few kilobytes)."""
 
-_NAME: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
-_KEY_LINE: Final = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*):[ \t]*(.*)$")
+
+@functools.cache
+def _name() -> re.Pattern[str]:
+    return re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
+
+
+@functools.cache
+def _key_line() -> re.Pattern[str]:
+    return re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*):[ \t]*(.*)$")
 
 
 class AgentFileError(ValueError):
@@ -53,7 +61,7 @@ def parse_agent_file(text: str, source: str) -> AgentType:
     frontmatter, body = _split(text)
     fields = _fields(frontmatter)
     name = _required(fields, "name")
-    if not _NAME.match(name):
+    if not _name().match(name):
         raise AgentFileError(
             f'"name" must be letters, digits, "-", "_", "." or ":" (e.g. code-reviewer); '
             f"got {name!r}"
@@ -129,7 +137,7 @@ def _loose_fields(frontmatter: str) -> Mapping[str, object]:
     fields: dict[str, str] = {}
     last: str | None = None
     for line in frontmatter.splitlines():
-        match = _KEY_LINE.match(line)
+        match = _key_line().match(line)
         if match is not None:
             last = match.group(1)
             fields[last] = _unquote(match.group(2).strip())

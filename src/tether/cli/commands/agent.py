@@ -28,7 +28,7 @@ import sys
 from contextlib import AsyncExitStack
 from dataclasses import replace
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from ...agent.events import AgentEvent
 from ...agent.session import SessionStore
@@ -38,9 +38,11 @@ from ...plugins.permissions import Permissions
 from ...tools.arrivals import settle_tools
 from ..agent_flags import AgentFlags
 from ..agent_setup import claude_options, instructions_of, open_flags_agent, run_info
-from ..output import HeadlessReport
 from ..render import TurnRenderer
 from ..session import announce_ending, exit_code, latest_session
+
+if TYPE_CHECKING:
+    from ..output import HeadlessReport  # imported where used: only a JSON output format needs it
 
 __all__ = ["chat", "run", "run_flags"]
 
@@ -118,6 +120,8 @@ async def run(flags: AgentFlags) -> int:
             permissions.on_plan = plans.append  # plan mode: the plan is the result
         sys.stderr.write(f"tether: session {agent.session_id} · model {agent.llm.model}\n")
         if output_format != "text":
+            from ..output import HeadlessReport
+
             await settle_tools(agent.context, signal=ending.signal)  # init lists MCP tools
             report = HeadlessReport(
                 output_format,

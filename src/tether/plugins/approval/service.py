@@ -102,7 +102,6 @@ from ...tools.execution import ToolExecution
 from ...tools.registry import ToolsView
 from ...tools.results import ToolExecutionResult, text_content
 from ._audit import _Added, _Audit
-from .elicitation import ElicitationQuestion, ElicitationReply, with_defaults
 from .questions import (
     ApprovalAnswer,
     ApprovalQuestion,
@@ -115,6 +114,7 @@ from .questions import (
 
 if TYPE_CHECKING:
     from ...kernel import Context
+    from .elicitation import ElicitationQuestion, ElicitationReply
 
 __all__ = [
     "NOTIFICATION_EVENT",
@@ -479,6 +479,8 @@ class Approval(Service):
         `non_interactive_elicitation` answer (decline by default). On accept, absent fields with
         a schema default get it (SEP-1034). `cancel` when `signal` aborts first. Never raises but
         for the cancellation of the awaiting task."""
+        from .elicitation import ElicitationReply, with_defaults  # a form is rare: not at boot
+
         if signal.aborted:
             return ElicitationReply("cancel")
         show = getattr(self._prompter, "elicit", None)

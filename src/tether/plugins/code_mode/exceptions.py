@@ -15,12 +15,18 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import re
 from typing import Final
 
 __all__ = ["string_exception_arguments"]
 
-_LINE_END: Final = re.compile(rb"\r\n|\r|\n")
+
+@functools.cache
+def _line_end() -> re.Pattern[bytes]:
+    return re.compile(rb"\r\n|\r|\n")
+
+
 _EXCEPTIONS: Final = frozenset(
     name
     for name, value in vars(builtins).items()
@@ -46,7 +52,7 @@ def string_exception_arguments(program: str) -> str:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return program  # Monty reports its own syntax error
     source = program.encode("utf-8", "surrogatepass")
-    starts = [0, *(found.end() for found in _LINE_END.finditer(source))]  # as the parser counts
+    starts = [0, *(found.end() for found in _line_end().finditer(source))]  # as the parser counts
     inserts: list[tuple[int, int, bytes]] = []  # (byte offset, order, text)
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and _needs_string(node)):

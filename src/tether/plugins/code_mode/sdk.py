@@ -14,6 +14,7 @@ name; the spec's `toolName` attribute does not exist in this sandbox.
 
 from __future__ import annotations
 
+import functools
 import json
 import keyword
 import re
@@ -79,8 +80,16 @@ SDK_INSTRUCTIONS: Final = (
 _MAX_LIST_DEPTH: Final = 180
 _MAX_CLASS_BASE: Final = 120
 _SYMBOLS: Final = ("Any", "Literal", "NotRequired", "Protocol", "TypedDict")
-_SPLIT: Final = re.compile(r"[\W_]+")
-_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f]")
+
+
+@functools.cache
+def _split() -> re.Pattern[str]:
+    return re.compile(r"[\W_]+")
+
+
+@functools.cache
+def _control() -> re.Pattern[str]:
+    return re.compile(r"[\x00-\x1f\x7f]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +120,7 @@ def sdk_tool(definition: ToolDefinition) -> SdkTool:
 
 def camel(name: str) -> str:
     """`read_file` → `ReadFile`; `my-mcp.tool` → `MyMcpTool`; `9lives` → `Tool9lives`."""
-    parts = [part for part in _SPLIT.split(name) if part]
+    parts = [part for part in _split().split(name) if part]
     joined = unicodedata.normalize("NFKC", "".join(p[:1].upper() + p[1:] for p in parts))
     if not joined[:1].isalpha():
         joined = "Tool" + joined
@@ -120,7 +129,7 @@ def camel(name: str) -> str:
 
 def _one_line(text: str) -> str:
     collapsed = " ".join(text.split())
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", collapsed)
+    return _control().sub(lambda m: f"\\x{ord(m.group()):02x}", collapsed)
 
 
 def _field_name_ok(name: str) -> bool:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import logging
 import re
-from typing import Final, Literal, TypeAlias
+from typing import Literal, TypeAlias
 
 __all__ = ["MatcherMode", "matcher_diagnostic", "matches"]
 
@@ -26,13 +26,16 @@ MatcherMode: TypeAlias = Literal["claude-code", "codex"]
 
 _log = logging.getLogger("tether.plugins.hooks")
 
-_LITERAL: Final = re.compile(r"[A-Za-z0-9_|]+")
+
+@functools.cache
+def _literal() -> re.Pattern[str]:
+    return re.compile(r"[A-Za-z0-9_|]+")
 
 
 @functools.lru_cache(maxsize=1024)
 def _compile(pattern: str, mode: MatcherMode) -> frozenset[str] | re.Pattern[str] | None:
     """A literal alternation (a set of names), a compiled regex, or None when invalid."""
-    if mode == "claude-code" and _LITERAL.fullmatch(pattern):
+    if mode == "claude-code" and _literal().fullmatch(pattern):
         return frozenset(pattern.split("|"))
     try:
         return re.compile(pattern)
@@ -61,7 +64,7 @@ def matcher_diagnostic(pattern: str | None, mode: MatcherMode = "claude-code") -
     """`invalid <mode> regex matcher "<pattern>"` when `pattern` cannot be compiled, else None."""
     if pattern is None or pattern in ("", "*"):
         return None
-    if mode == "claude-code" and _LITERAL.fullmatch(pattern):
+    if mode == "claude-code" and _literal().fullmatch(pattern):
         return None
     try:
         re.compile(pattern)

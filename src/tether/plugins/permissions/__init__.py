@@ -11,9 +11,6 @@ Plugin: `tether.plugins.permissions.plugin:Permissions` (`permissions`, provides
     plugin.py        the plugin, its config and the `tools/pre-execute` listener
 """
 
-from .command_line import CommandLine as CommandLine
-from .command_line import SimpleCommand as SimpleCommand
-from .command_line import parse_command_line as parse_command_line
 from .commands import Program as Program
 from .commands import Programs as Programs
 from .commands import programs_of as programs_of
@@ -27,6 +24,26 @@ from .policy import Verdict as Verdict
 from .policy import canonical_mode as canonical_mode
 from .rules import PermissionRule as PermissionRule
 from .rules import parse_rule as parse_rule
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .command_line import CommandLine as CommandLine
+    from .command_line import SimpleCommand as SimpleCommand
+    from .command_line import parse_command_line as parse_command_line
+
+_READER: frozenset[str] = frozenset({"CommandLine", "SimpleCommand", "parse_command_line"})
+"""Names of `command_line.py`, imported at their first use: a boot reads no command line."""
+
+
+def __getattr__(name: str) -> object:
+    if name not in _READER:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import command_line
+
+    value: object = getattr(command_line, name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DEFAULT_READ_ONLY_TOOLS",

@@ -23,13 +23,15 @@ boundary.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from .command_line import CommandLine, SimpleCommand, Word, parse_command_line
+if TYPE_CHECKING:
+    from .command_line import CommandLine, SimpleCommand, Word
 
 __all__ = ["Program", "Programs", "programs_of"]
 
@@ -137,7 +139,13 @@ _WRAPPERS: Final[dict[str, _Grammar]] = {
 _SHELLS: Final = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish"})
 _SHELL_VALUED: Final = frozenset({"o", "O", "--rcfile", "--init-file"})
 _FIND_EXEC: Final = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
-_INTERPRETER: Final = re.compile(r"(python|pypy|node|nodejs|perl|ruby|php|lua|tclsh)[0-9.]*")
+
+
+@functools.cache
+def _interpreter() -> re.Pattern[str]:
+    return re.compile(r"(python|pypy|node|nodejs|perl|ruby|php|lua|tclsh)[0-9.]*")
+
+
 _CODE_OPTIONS: Final[dict[str, frozenset[str]]] = {
     "python": frozenset("cm"),
     "pypy": frozenset("cm"),
@@ -295,6 +303,8 @@ class _Walk:
         self.problem: str | None = None
 
     def line(self, text: str, via: tuple[str, ...], depth: int) -> CommandLine:
+        from .command_line import parse_command_line  # the reader, at the first line read
+
         parsed = parse_command_line(text)
         if depth > _MAX_DEPTH:
             self.problem = self.problem or "commands are nested too deeply"
@@ -337,7 +347,7 @@ class _Walk:
             elif dash_c:
                 raise _Unread(f'"{name} -c" has no command')
             return
-        interpreter = _INTERPRETER.fullmatch(name)
+        interpreter = _interpreter().fullmatch(name)
         if interpreter is not None:
             if _reads_program_from_stdin(args, _CODE_OPTIONS[interpreter[1]]):
                 raise _Unread(f'"{name}" reads the program it runs from its standard input')

@@ -17,9 +17,10 @@ command can write (a symbolic link out of the workspace leads nowhere writable).
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from .command_line import SimpleCommand
+if TYPE_CHECKING:
+    from .command_line import SimpleCommand
 
 __all__ = ["FS_COMMANDS", "MODE_CYCLE", "PLAN_TOOL", "fs_command", "next_mode", "plan_refusal"]
 

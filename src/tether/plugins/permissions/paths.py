@@ -20,6 +20,7 @@ unallowed one in.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -28,7 +29,9 @@ from pathlib import Path
 __all__ = ["PathPattern", "candidate_paths"]
 
 
-_GLOB_SPECIAL = re.compile(r"([\\*?\[\]{}!])")
+@functools.cache
+def _glob_special() -> re.Pattern[str]:
+    return re.compile(r"([\\*?\[\]{}!])")
 
 
 def _glob_regex(glob: str) -> str:
@@ -90,7 +93,7 @@ class PathPattern:
         if not base and not rest:
             return cls(text, re.compile("/"))  # `//`: the filesystem root, so every path
         literal = base + rest
-        absolute = _GLOB_SPECIAL.sub(r"\\\1", base) + rest
+        absolute = _glob_special().sub(r"\\\1", base) + rest
         glob_at = min((i for i in map(literal.find, "*?[") if i >= 0), default=-1)
         anchor = literal if glob_at < 0 else literal[:glob_at].rpartition("/")[0]
         tail = ""

@@ -59,13 +59,12 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal, TypeAlias
+from typing import TYPE_CHECKING, Final, Literal, TypeAlias
 from urllib.parse import urlsplit
 
 from ...core.json import JsonValue
 from ...tools.decisions import Allow, Ask, Deny, PreToolDecision
 from ..hooks.names import ToolNames
-from .command_line import SimpleCommand
 from .commands import Programs, programs_of
 from .modes import PLAN_TOOL, fs_command, plan_refusal
 from .paths import PathPattern
@@ -73,6 +72,9 @@ from .prefix import prefix_rules
 from .readonly import read_only_command
 from .reads import line_reads
 from .rules import PATH_TOOLS, PermissionRule, mcp_server_key, parse_rule, paths_of
+
+if TYPE_CHECKING:
+    from .command_line import SimpleCommand
 
 __all__ = [
     "DEFAULT_READ_ONLY_TOOLS",

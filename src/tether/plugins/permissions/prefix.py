@@ -15,9 +15,10 @@ suggestion allows the call as approved).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from .command_line import SimpleCommand, parse_command_line
+if TYPE_CHECKING:
+    from .command_line import SimpleCommand
 
 __all__ = ["command_prefix", "joined", "prefix_rules"]
 
@@ -173,6 +174,8 @@ def prefix_rules(
     command as written, whitespace collapsed; default: every one) says a rule is needed, in
     order and each once; None when one of them has no safe prefix or the line cannot be read
     completely."""
+    from .command_line import parse_command_line  # the reader, at the first line read
+
     line = parse_command_line(command)
     if line.problem is not None or not line.commands:
         return None

@@ -33,9 +33,10 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from .command_line import SimpleCommand, Word, parse_command_line
+if TYPE_CHECKING:
+    from .command_line import SimpleCommand, Word
 
 __all__ = ["READ_ONLY_COMMANDS", "ReadOnly", "read_only_command"]
 
@@ -233,6 +234,8 @@ def read_only_command(
     """Whether the bash line `command`, run in `workdir` (relative to `workspace`; None: the
     workspace), only reads (see the module note) — but for the simple commands `allowed` says
     an allow rule covers (`git status && npm test` with `Bash(npm test:*)`)."""
+    from .command_line import parse_command_line  # the reader, at the first line read
+
     line = parse_command_line(command)
     if line.problem is not None or not line.commands:
         return False

@@ -19,14 +19,15 @@ here decides anything: the policy denies a named path a rule denies and asks abo
 
 from __future__ import annotations
 
-import glob
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from .command_line import SimpleCommand, Word
 from .commands import Program, Programs
+
+if TYPE_CHECKING:
+    from .command_line import SimpleCommand, Word
 
 __all__ = ["LineReads", "line_reads"]
 
@@ -136,6 +137,8 @@ def _values(word: Word, places: list[str]) -> list[str] | None:
     text = word.text
     if any(c in text for c in "$`'\"{}\\") or not any(c in text for c in "*?["):
         return None
+    import glob  # an unquoted glob in a checked command is rare: not imported at boot
+
     found = [text]
     for here in places:
         pattern = os.path.expanduser(text)

@@ -29,16 +29,19 @@ the path by name (`tether.plugins.permissions.reads`).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal, TypeAlias
+from typing import TYPE_CHECKING, Final, Literal, TypeAlias
 from urllib.parse import urlsplit
 
 from ..hooks.names import ToolNames
-from .command_line import SimpleCommand
 from .paths import PathPattern, candidate_paths
+
+if TYPE_CHECKING:
+    from .command_line import SimpleCommand
 
 __all__ = [
     "PATH_TOOLS",
@@ -52,7 +55,12 @@ __all__ = [
     "rule_tools",
 ]
 
-_RULE: Final = re.compile(r"(?P<tool>[A-Za-z0-9_\-]+(?:__\*)?)(?:\((?P<spec>.*)\))?", re.DOTALL)
+
+@functools.cache
+def _rule() -> re.Pattern[str]:
+    return re.compile(r"(?P<tool>[A-Za-z0-9_\-]+(?:__\*)?)(?:\((?P<spec>.*)\))?", re.DOTALL)
+
+
 _MCP: Final = "mcp__"
 _FAMILIES: Final[dict[str, frozenset[str]]] = {
     "read": frozenset({"read", "grep", "glob"}),
@@ -169,7 +177,7 @@ def parse_rule(
     if not isinstance(text, str):
         raise ValueError(f"a permission rule is a string, got {type(text).__name__}")
     stripped = text.strip()
-    found = _RULE.fullmatch(stripped)
+    found = _rule().fullmatch(stripped)
     if found is None:
         raise ValueError(
             f'"{text}" is not a permission rule: write Tool or Tool(specifier), '

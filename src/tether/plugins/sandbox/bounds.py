@@ -25,6 +25,7 @@ then (docs/sandbox.md). There is no memory bound: it needs `memory.max`.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -75,7 +76,12 @@ class Bounds:
 
 DEFAULT_BOUNDS: Final = Bounds()
 
-_SIZE: Final = re.compile(r"\s*(\d+)\s*([kmgt]?)(?:i?b)?\s*", re.IGNORECASE)
+
+@functools.cache
+def _size() -> re.Pattern[str]:
+    return re.compile(r"\s*(\d+)\s*([kmgt]?)(?:i?b)?\s*", re.IGNORECASE)
+
+
 _UNITS: Final = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
 
@@ -84,7 +90,7 @@ def parse_size(value: int | str) -> int:
     naming the accepted spellings."""
     if isinstance(value, int):
         return value
-    match = _SIZE.fullmatch(value)
+    match = _size().fullmatch(value)
     if match is None:
         raise ValueError(f"size {value!r}: give bytes or a number with K, M, G or T (e.g. 1G)")
     return int(match[1]) * _UNITS[match[2].lower()]
@@ -98,12 +104,20 @@ def format_size(size: int) -> str:
     return f"{size} bytes"
 
 
-_PROCESSES: Final = re.compile(
-    r"fork: (retry: )?resource temporarily unavailable|cannot fork|can't fork"
-    r"|\bEAGAIN\b|\[Errno 11\]|resource temporarily unavailable",
-    re.IGNORECASE,
-)
-_SPACE: Final = re.compile(r"no space left on device|\bENOSPC\b|\[Errno 28\]", re.IGNORECASE)
+@functools.cache
+def _processes() -> re.Pattern[str]:
+    return re.compile(
+        r"fork: (retry: )?resource temporarily unavailable|cannot fork|can't fork"
+        r"|\bEAGAIN\b|\[Errno 11\]|resource temporarily unavailable",
+        re.IGNORECASE,
+    )
+
+
+@functools.cache
+def _space() -> re.Pattern[str]:
+    return re.compile(r"no space left on device|\bENOSPC\b|\[Errno 28\]", re.IGNORECASE)
+
+
 _QUOTE_MAX: Final = 200
 
 
@@ -120,13 +134,13 @@ def bound_hit(bounds: Bounds, output: str) -> str | None:
     """The note for a failed sandboxed command whose `output` reads like it hit a bound: the
     first such line quoted, and the bound with its config key; None otherwise."""
     for line in output.splitlines():
-        if bounds.max_processes is not None and _PROCESSES.search(line):
+        if bounds.max_processes is not None and _processes().search(line):
             key = "max_processes"
             what = (
                 f"the sandbox's process bound ({key}: {bounds.max_processes} processes and "
                 "threads at once)"
             )
-        elif _SPACE.search(line):
+        elif _space().search(line):
             key = "tmp_size"
             what = (
                 f"the sandbox's tmpfs bound if it wrote to /tmp or /dev/shm ({key}: "

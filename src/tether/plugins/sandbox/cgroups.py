@@ -19,16 +19,21 @@ The hierarchy is found once per process (a probe: create a group, see `pids.max`
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import os
 import re
 import threading
 from dataclasses import dataclass
-from typing import Final
 
 __all__ = ["CommandGroup", "command_group", "pids_base"]
 
-_STALE: Final = re.compile(r"tether-(\d+)-\d+")
+
+@functools.cache
+def _stale() -> re.Pattern[str]:
+    return re.compile(r"tether-(\d+)-\d+")
+
+
 _counter = itertools.count()
 _lock = threading.Lock()
 _base: list[str | None] = []  # found once per process
@@ -127,7 +132,7 @@ def _remove_stale(base: str) -> None:
     """Remove the groups of tethers that are gone (only empty ones can be removed)."""
     with contextlib.suppress(OSError):
         for name in os.listdir(base):
-            match = _STALE.fullmatch(name)
+            match = _stale().fullmatch(name)
             if match is None or int(match[1]) == os.getpid():
                 continue
             try:

@@ -19,6 +19,7 @@ sandbox where someone can answer).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import Final
@@ -27,18 +28,27 @@ from .policy import SandboxMode, SandboxPolicy
 
 __all__ = ["sandbox_denial"]
 
-_FILESYSTEM: Final = re.compile(
-    r"read-only file system|permission denied|operation not permitted|\bEROFS\b|\bEACCES\b"
-    r"|\bEPERM\b",
-    re.IGNORECASE,
-)
-_NETWORK: Final = re.compile(
-    r"network is unreachable|temporary failure in name resolution|could not resolve host"
-    r"|name or service not known|no address associated with hostname|name resolution"
-    r"|failed to establish a new connection|connection refused|\bENETUNREACH\b"
-    r"|\bEAI_AGAIN\b|getaddrinfo",
-    re.IGNORECASE,
-)
+
+@functools.cache
+def _filesystem() -> re.Pattern[str]:
+    return re.compile(
+        r"read-only file system|permission denied|operation not permitted|\bEROFS\b|\bEACCES\b"
+        r"|\bEPERM\b",
+        re.IGNORECASE,
+    )
+
+
+@functools.cache
+def _network() -> re.Pattern[str]:
+    return re.compile(
+        r"network is unreachable|temporary failure in name resolution|could not resolve host"
+        r"|name or service not known|no address associated with hostname|name resolution"
+        r"|failed to establish a new connection|connection refused|\bENETUNREACH\b"
+        r"|\bEAI_AGAIN\b|getaddrinfo",
+        re.IGNORECASE,
+    )
+
+
 _QUOTE_MAX: Final = 200
 
 
@@ -53,7 +63,7 @@ def sandbox_denial(
     (see the module note), else None. `writable`: the roots it may write (for the note)."""
     if not policy.sandboxed or exit_code == 0:
         return None
-    patterns = [_FILESYSTEM] if policy.network else [_FILESYSTEM, _NETWORK]
+    patterns = [_filesystem()] if policy.network else [_filesystem(), _network()]
     for line in output.splitlines():
         if any(pattern.search(line) for pattern in patterns):
             quoted = line.strip()

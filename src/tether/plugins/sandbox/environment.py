@@ -31,6 +31,7 @@ files' `env` block) are applied after this, by the caller, and always win.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Final, Literal
@@ -44,34 +45,51 @@ CORE_VARIABLES: Final = frozenset(
 )
 """What `inherit: core` keeps (Codex's core set plus `LANG`; `LC_*` are kept too)."""
 
-_NAME: Final = re.compile(
-    r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|PWD|CREDENTIAL|AUTHORIZATION"
-    r"|(?:^|_)(?:PAT|AUTH|DSN)(?:_|$)",
-    re.IGNORECASE,
-)
+
+@functools.cache
+def _name() -> re.Pattern[str]:
+    return re.compile(
+        r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|PWD|CREDENTIAL|AUTHORIZATION"
+        r"|(?:^|_)(?:PAT|AUTH|DSN)(?:_|$)",
+        re.IGNORECASE,
+    )
+
+
 _HARMLESS_NAMES: Final = frozenset({"PWD", "OLDPWD"})
-_URL_PASSWORD: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:[^\s/?#@]+@")
-_URL_TOKEN_USER: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[A-Za-z0-9._~%+-]{20,}@")
-_TOKEN_SHAPE: Final = re.compile(
-    r"(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
-    r"|glpat-[A-Za-z0-9_-]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}|npm_[A-Za-z0-9]{30,}"
-    r"|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|sk-[A-Za-z0-9_-]{20,})"
-    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----"
-)
+
+
+@functools.cache
+def _url_password() -> re.Pattern[str]:
+    return re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:[^\s/?#@]+@")
+
+
+@functools.cache
+def _url_token_user() -> re.Pattern[str]:
+    return re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[A-Za-z0-9._~%+-]{20,}@")
+
+
+@functools.cache
+def _token_shape() -> re.Pattern[str]:
+    return re.compile(
+        r"(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
+        r"|glpat-[A-Za-z0-9_-]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}|npm_[A-Za-z0-9]{30,}"
+        r"|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|sk-[A-Za-z0-9_-]{20,})"
+        r"|-----BEGIN [A-Z ]*PRIVATE KEY-----"
+    )
 
 
 def credential_reason(name: str, value: str) -> str | None:
     """Why the built-in rules keep `name=value` from a child (`"name"`, `"URL with a
     password"`, `"URL with a token"`, `"token"`), or None when it does not look like a
     credential."""
-    if name not in _HARMLESS_NAMES and _NAME.search(name):
+    if name not in _HARMLESS_NAMES and _name().search(name):
         return "name"
     if "://" in value:
-        if _URL_PASSWORD.search(value):
+        if _url_password().search(value):
             return "URL with a password"
-        if _URL_TOKEN_USER.search(value):
+        if _url_token_user().search(value):
             return "URL with a token"
-    if _TOKEN_SHAPE.search(value):
+    if _token_shape().search(value):
         return "token"
     return None
 

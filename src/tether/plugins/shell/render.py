@@ -8,9 +8,10 @@ path, `(no output)`, then the markers `[timed out after <ms>ms]`, `[killed by si
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
-from typing import Final, NotRequired
+from typing import NotRequired
 
 from typing_extensions import TypedDict
 
@@ -113,17 +114,23 @@ class ExitMarker:
     signal_name: str | None
 
 
-_SIGNAL: Final = re.compile(r"\n\[killed by signal: ([^\]\n]+)\]\Z")
-_EXIT: Final = re.compile(r"\n\[exit code: (-?\d+)\]\Z")
+@functools.cache
+def _signal() -> re.Pattern[str]:
+    return re.compile(r"\n\[killed by signal: ([^\]\n]+)\]\Z")
+
+
+@functools.cache
+def _exit() -> re.Pattern[str]:
+    return re.compile(r"\n\[exit code: (-?\d+)\]\Z")
 
 
 def parse_exit_status(text: str) -> ExitMarker:
     """Read the final marker back: `[killed by signal: X]`, else `[exit code: N]`, else exit 0.
     A marker needs its leading newline and must end the text."""
-    match = _SIGNAL.search(text)
+    match = _signal().search(text)
     if match:
         return ExitMarker(text[: match.start()], None, match.group(1))
-    match = _EXIT.search(text)
+    match = _exit().search(text)
     if match:
         return ExitMarker(text[: match.start()], int(match.group(1)), None)
     return ExitMarker(text, 0, None)

@@ -13,6 +13,7 @@ line never names a file that a crash could lose. The files live and go with thei
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -22,7 +23,13 @@ from typing import Final, Protocol
 __all__ = ["LOCAL_HINT", "LocalSpillStore", "NoSpillOwner", "SpillStore", "Spilled"]
 
 LOCAL_HINT: Final = "Use read with offset/limit, or grep this path to search within it."
-_UNSAFE: Final = re.compile(r"[^A-Za-z0-9._-]")
+
+
+@functools.cache
+def _unsafe() -> re.Pattern[str]:
+    return re.compile(r"[^A-Za-z0-9._-]")
+
+
 _FLAGS: Final = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -60,7 +67,7 @@ class LocalSpillStore:
         folder = _session_dir(owner) / "spill"
         folder.mkdir(mode=0o700, exist_ok=True)
         data = text.encode("utf-8", "surrogatepass")
-        stem = _UNSAFE.sub("_", key) or "result"
+        stem = _unsafe().sub("_", key) or "result"
         n = 1
         while True:
             path = folder / (f"{stem}.txt" if n == 1 else f"{stem}-{n}.txt")

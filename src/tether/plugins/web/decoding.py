@@ -14,10 +14,12 @@ instead of showing a replacement for it. HTML `<meta charset>` is ignored, as in
 from __future__ import annotations
 
 import codecs
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from .errors import WEB_UNSUPPORTED_CONTENT_TYPE, WebError
-from .vocabulary import BodyKind
+
+if TYPE_CHECKING:
+    from .vocabulary import BodyKind
 
 __all__ = ["body_kind", "decode_body", "parse_content_type", "text_codec"]
 

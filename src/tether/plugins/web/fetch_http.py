@@ -47,11 +47,12 @@ from .errors import (
     WebError,
 )
 from .urls import effective_port, origin, resolve_location, validate_url
-from .vocabulary import FetchBody, WebFetchRequest, WebFetchResult
 
 if TYPE_CHECKING:
     import httpx2  # imported where used: it costs ~100 ms at startup
     from pydantic import AfterValidator, Field  # resolved where a config is validated
+
+    from .vocabulary import WebFetchRequest, WebFetchResult
 
 __all__ = ["HttpFetchConfig", "HttpFetchProvider", "apply", "inject", "name"]
 
@@ -217,6 +218,8 @@ class HttpFetchProvider:
         )
 
     async def _read(self, url: httpx2.URL, response: httpx2.Response) -> WebFetchResult:
+        from .vocabulary import FetchBody, WebFetchResult  # the web seam's data: not at boot
+
         cfg = self.config
         media_type, charset = parse_content_type(response.headers.get("content-type"))
         kind = body_kind(media_type)

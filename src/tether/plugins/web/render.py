@@ -13,7 +13,7 @@ effective `truncated` flag is a product of rendering), so the HTML is converted 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final, Literal, NotRequired, cast
+from typing import TYPE_CHECKING, Final, Literal, NotRequired, cast
 from urllib.parse import urlsplit
 
 from typing_extensions import TypedDict
@@ -21,7 +21,9 @@ from typing_extensions import TypedDict
 from ...core.json import JsonValue
 from ...tools.results import ContentBlock, text_content
 from .markdown import html_to_markdown
-from .vocabulary import WebFetchResult, WebSearchResult, WebSource
+
+if TYPE_CHECKING:
+    from .vocabulary import WebFetchResult, WebSearchResult, WebSource
 
 __all__ = [
     "FETCH_FOOTER",
@@ -166,6 +168,8 @@ def merge_results(
     `truncated` when any result was, or a source was dropped for the cap. Answers become
     `### <query>\\n\\n<answer>` blocks joined by blank lines (empty answers skipped).
     """
+    from .vocabulary import WebSearchResult  # the web seam's data: not at boot
+
     taken: list[WebSource] = []
     seen: set[str] = set()
     dropped = False

@@ -14,15 +14,16 @@ import html
 import re
 from typing import TYPE_CHECKING, Annotated, ClassVar, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import Field, SecretStr
 
 from ...kernel import Context
 from ...kernel.config_models import ConfigValue
 from .search_http import HttpSearchProvider, api_key, clean_text
-from .vocabulary import WebSearchRequest, WebSearchResult, WebSource
 
 if TYPE_CHECKING:
     import httpx2  # imported where used: it costs ~100 ms at startup
+
+    from .vocabulary import WebSearchRequest, WebSearchResult
 
 __all__ = ["BraveConfig", "BraveSearchProvider", "apply", "inject", "name"]
 
@@ -30,7 +31,7 @@ name: Final = "web-search-brave"
 inject: Final = ("web",)
 
 MAX_COUNT: Final = 20
-_TAG: Final = re.compile(r"<[^>]*>")
+_TAG: Final = r"<[^>]*>"  # compiled by `re` at the first snippet, not at boot
 
 
 class BraveConfig(ConfigValue):
@@ -45,30 +46,8 @@ class BraveConfig(ConfigValue):
     country: str | None = None
 
 
-class _Result(BaseModel):
-    model_config = ConfigDict(defer_build=True)  # built by the first response
-
-    url: str
-    title: str | None = None
-    description: str | None = None
-    page_age: str | None = None
-    age: str | None = None
-
-
-class _Web(BaseModel):
-    model_config = ConfigDict(defer_build=True)  # built by the first response
-
-    results: list[_Result] = []
-
-
-class _Response(BaseModel):
-    model_config = ConfigDict(defer_build=True)  # built by the first response
-
-    web: _Web | None = None
-
-
 def _plain(text: str | None) -> str | None:
-    return None if text is None else clean_text(html.unescape(_TAG.sub("", text)))
+    return None if text is None else clean_text(html.unescape(re.sub(_TAG, "", text)))
 
 
 class BraveSearchProvider(HttpSearchProvider):
@@ -94,7 +73,10 @@ class BraveSearchProvider(HttpSearchProvider):
         )
 
     def parse(self, payload: object) -> WebSearchResult:
-        web = _Response.model_validate(payload).web
+        from . import brave_response  # at the first response, not at boot
+        from .vocabulary import WebSearchResult, WebSource
+
+        web = brave_response.validate(payload).web
         sources = tuple(
             WebSource(
                 url=result.url,

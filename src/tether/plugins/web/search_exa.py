@@ -12,15 +12,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, ClassVar, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import Field, SecretStr
 
 from ...kernel import Context
 from ...kernel.config_models import ConfigValue
 from .search_http import HttpSearchProvider, api_key, clean_text
-from .vocabulary import WebSearchRequest, WebSearchResult, WebSource
 
 if TYPE_CHECKING:
     import httpx2  # imported where used: it costs ~100 ms at startup
+
+    from .vocabulary import WebSearchRequest, WebSearchResult, WebSource
 
 __all__ = ["ExaConfig", "ExaSearchProvider", "apply", "inject", "name"]
 
@@ -38,21 +39,6 @@ class ExaConfig(ConfigValue):
     search_type: Literal["auto", "keyword", "neural"] = "auto"
     num_results: Annotated[int, Field(strict=True, gt=0)] | None = None
     highlights_per_result: Annotated[int, Field(strict=True, gt=0)] = 1
-
-
-class _Result(BaseModel):
-    model_config = ConfigDict(defer_build=True)  # built by the first response
-
-    url: str
-    title: str | None = None
-    highlights: list[str | None] | None = None
-    publishedDate: str | None = None  # the API's spelling
-
-
-class _Response(BaseModel):
-    model_config = ConfigDict(defer_build=True)  # built by the first response
-
-    results: list[_Result] = []
 
 
 class ExaSearchProvider(HttpSearchProvider):
@@ -80,8 +66,11 @@ class ExaSearchProvider(HttpSearchProvider):
         )
 
     def parse(self, payload: object) -> WebSearchResult:
+        from . import exa_response  # at the first response, not at boot
+        from .vocabulary import WebSearchResult, WebSource
+
         sources: list[WebSource] = []
-        for result in _Response.model_validate(payload).results:
+        for result in exa_response.validate(payload).results:
             snippet = next(
                 (text for text in map(clean_text, result.highlights or ()) if text), None
             )

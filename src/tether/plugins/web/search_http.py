@@ -24,10 +24,11 @@ from ...core.errors import error_message
 from ...core.signals import AbortSignal
 from .client import new_client
 from .errors import WEB_ABORTED, WEB_PROVIDER_ERROR, WEB_PROVIDER_UNAVAILABLE, WebError
-from .vocabulary import WebSearchRequest, WebSearchResult
 
 if TYPE_CHECKING:
     import httpx2  # imported where used: it costs ~100 ms at startup
+
+    from .vocabulary import WebSearchRequest, WebSearchResult
 
 __all__ = ["HttpSearchProvider", "api_key", "clean_text"]
 

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, ClassVar, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import Field, SecretStr
 
 from ...kernel import Context
 from ...kernel.config_models import ConfigValue
 from .search_http import HttpSearchProvider, api_key, clean_text
-from .vocabulary import WebSearchRequest, WebSearchResult, WebSource
 
 if TYPE_CHECKING:
     import httpx2  # imported where used: it costs ~100 ms at startup
+
+    from .vocabulary import WebSearchRequest, WebSearchResult
 
 __all__ = ["TavilyConfig", "TavilySearchProvider", "apply", "inject", "name"]
 
@@ -37,22 +38,6 @@ class TavilyConfig(ConfigValue):
     search_depth: Literal["basic", "advanced"] = "basic"
     include_answer: bool = True
     max_results: Annotated[int, Field(strict=True, gt=0)] | None = None
-
-
-class _Result(BaseModel):
-    model_config = ConfigDict(defer_build=True)  # built by the first response
-
-    url: str
-    title: str | None = None
-    content: str | None = None
-    published_date: str | None = None
-
-
-class _Response(BaseModel):
-    model_config = ConfigDict(defer_build=True)  # built by the first response
-
-    answer: str | None = None
-    results: list[_Result] = []
 
 
 class TavilySearchProvider(HttpSearchProvider):
@@ -80,7 +65,10 @@ class TavilySearchProvider(HttpSearchProvider):
         )
 
     def parse(self, payload: object) -> WebSearchResult:
-        parsed = _Response.model_validate(payload)
+        from . import tavily_response  # at the first response, not at boot
+        from .vocabulary import WebSearchResult, WebSource
+
+        parsed = tavily_response.validate(payload)
         sources = tuple(
             WebSource(
                 url=result.url,

@@ -38,17 +38,17 @@ from .errors import (
     WEB_PROVIDER_UNAVAILABLE,
     WebError,
 )
-from .vocabulary import (
-    FetchProvider,
-    SearchProvider,
-    WebFetchRequest,
-    WebFetchResult,
-    WebSearchRequest,
-    WebSearchResult,
-)
 
 if TYPE_CHECKING:
     from ...kernel import Context
+    from .vocabulary import (
+        FetchProvider,
+        SearchProvider,
+        WebFetchRequest,
+        WebFetchResult,
+        WebSearchRequest,
+        WebSearchResult,
+    )
 
 __all__ = ["FETCH_PROVIDER_ENV", "SEARCH_PROVIDER_ENV", "WebConfig", "WebService", "WebView"]
 

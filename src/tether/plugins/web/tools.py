@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Annotated, ClassVar, Final
+from typing import TYPE_CHECKING, Annotated, ClassVar, Final
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
@@ -42,7 +42,9 @@ from .render import (
     search_value,
 )
 from .service import WebService, WebView
-from .vocabulary import WebFetchRequest, WebSearchRequest, WebSearchResult
+
+if TYPE_CHECKING:
+    from .vocabulary import WebSearchResult
 
 __all__ = [
     "FETCH_DESCRIPTION",
@@ -112,6 +114,8 @@ def fetch_tool(web: Web, config: ToolWebConfig) -> ToolDefinition:
     renderer = FetchRenderer(config.fetch_max_output_chars)
 
     async def run(args: FetchArguments, exec: ToolRunContext) -> WebFetchValue:
+        from .vocabulary import WebFetchRequest  # the web seam's data: not at boot
+
         if not args.url.strip():
             raise ValueError("url must be a non-empty string")
         try:
@@ -170,6 +174,8 @@ def _checked_queries(queries: Sequence[str], max_queries: int) -> list[str]:
 async def _search_batch(
     web: Web, queries: list[str], max_results: int, signal: AbortSignal
 ) -> WebSearchResult:
+    from .vocabulary import WebSearchRequest  # the web seam's data: not at boot
+
     batch = AbortController()
     failures: list[Exception] = []
     with AbortSignal.any(signal, batch.signal) as fused:
@@ -203,6 +209,8 @@ def search_tool(web: Web, config: ToolWebConfig) -> ToolDefinition:
     max_queries, max_results = config.search_max_queries, config.search_max_results
 
     async def run(args: SearchArguments, exec: ToolRunContext) -> WebSearchValue:
+        from .vocabulary import WebSearchRequest  # the web seam's data: not at boot
+
         queries = _checked_queries(args.queries, max_queries)
         signal = exec.signal
         try:

@@ -8,6 +8,7 @@ address policy (addresses.py) or the redirect loop (fetch_http.py).
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import TYPE_CHECKING, Final
 
@@ -21,7 +22,11 @@ __all__ = ["Origin", "effective_port", "origin", "resolve_location", "validate_u
 Origin = tuple[str, str, int]
 
 _DEFAULT_PORTS: Final = {"http": 80, "https": 443}
-_HOSTNAME: Final = re.compile(r"[A-Za-z0-9_.-]+\Z")
+
+
+@functools.cache
+def _hostname() -> re.Pattern[str]:
+    return re.compile(r"[A-Za-z0-9_.-]+\Z")
 
 
 def _invalid(text: str) -> WebError:
@@ -47,7 +52,7 @@ def validate_url(text: str, max_length: int) -> httpx2.URL:
             WEB_INVALID_URL,
         )
     host = url.raw_host.decode("ascii", "replace")
-    if not host or not (":" in host or _HOSTNAME.match(host)):
+    if not host or not (":" in host or _hostname().match(host)):
         raise _invalid(text)
     port = url.port
     if port is not None and not 0 < port < 65536:

@@ -1,0 +1,33 @@
+"""The body Brave's web search answers with, as pydantic models (`search_brave.py` maps it).
+
+Owns only its shape. `search_brave` imports this module at its first response, so a boot, which
+registers the provider but searches with none, defines none of these models. The class names are
+the ones a wrong body's message names (`... instance of _Response`).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+__all__ = ["validate"]
+
+
+class _Result(BaseModel):
+    url: str
+    title: str | None = None
+    description: str | None = None
+    page_age: str | None = None
+    age: str | None = None
+
+
+class _Web(BaseModel):
+    results: list[_Result] = []
+
+
+class _Response(BaseModel):
+    web: _Web | None = None
+
+
+def validate(payload: object) -> _Response:
+    """The body as models. Raises `pydantic.ValidationError` for a wrong shape."""
+    return _Response.model_validate(payload)
