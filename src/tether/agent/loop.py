@@ -77,7 +77,13 @@ from .messages import ReasoningDelta as ReasoningChunk
 from .messages import StreamChunk, TokenUsage, failure_to_json
 from .messages import TextDelta as TextChunk
 from .offered import offered
-from .scheduler import DispatchMarks, StepRecorder, ToolCallRequest, execute_tool_calls
+from .scheduler import (
+    ChangedArguments,
+    DispatchMarks,
+    StepRecorder,
+    ToolCallRequest,
+    execute_tool_calls,
+)
 from .session import SessionLog, SessionWriteFailed
 from .session.events import LLM_RETRY, LLM_RETRY_STARTED, REQUEST_CONTEXT, REQUEST_HEADER
 
@@ -163,7 +169,7 @@ Compactor = Callable[["AgentLoop", AbortSignal], Awaitable[SessionLog | None]]
 
 
 @dataclass(slots=True)
-class _Recorder(StepRecorder, DispatchMarks):
+class _Recorder(StepRecorder, DispatchMarks, ChangedArguments):
     session: SessionLog
     turn: int
     step: int
@@ -171,6 +177,8 @@ class _Recorder(StepRecorder, DispatchMarks):
     started: dict[str, float] = field(default_factory=dict)
     ran: dict[str, tuple[float, float | None]] = field(default_factory=dict)
     """call id -> (dispatched at, settled at or None)."""
+    changed: dict[str, JsonValue] = field(default_factory=dict)
+    """call id -> the arguments it went on with, when an approver or a hook changed them."""
 
     async def tool_call(self, call: ToolCallRequest) -> int:
         event = self.session.tool_call(self.turn, self.step, call.id, call.name, call.arguments)
@@ -189,11 +197,21 @@ class _Recorder(StepRecorder, DispatchMarks):
         if began is not None:
             self.ran[call.id] = (began[0], time.monotonic())
 
+    def arguments_changed(self, call: ToolCallRequest, arguments: JsonValue) -> None:
+        self.changed[call.id] = arguments
+
     async def tool_result(
         self, call: ToolCallRequest, call_seq: int, result: ToolExecutionResult
     ) -> None:
         try:
-            self.session.tool_outcome(self.turn, self.step, call.id, result, call_seq=call_seq)
+            self.session.tool_outcome(
+                self.turn,
+                self.step,
+                call.id,
+                result,
+                call_seq=call_seq,
+                changed_arguments=self.changed.pop(call.id, None),
+            )
         finally:  # a result the log refused (and holds) still finished
             now = time.monotonic()
             began = self.started.pop(call.id, now)
