@@ -48,6 +48,7 @@ from ..agent.messages import (
     tool_result_message,
     usage_to_json,
 )
+from ..agent.offered import offered
 from ..agent.scheduler import parse_arguments
 from ..agent.session import SessionEvent, derive_messages
 from ..core.errors import error_message
@@ -280,7 +281,7 @@ class TetherActivities:
 
     async def _llm_step(self, input: LlmStepInput, signal: AbortSignal) -> LlmStepOutput:
         system = input.system_prompt or default_system_prompt(self.cwd)
-        tools = self.tools.schemas()
+        tools = offered(self.tools.schemas(), self.ctx)  # the local loop's: withheld left out
         llm = self.llm
         provider, model = (llm.provider, llm.model) if llm is not None else ("none", "none")
         config: dict[str, Any] = {"provider": provider, "model": model}
