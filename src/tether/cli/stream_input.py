@@ -10,7 +10,9 @@ answered at once by `tether.cli.control` (so `interrupt` reaches a running turn)
 `mcp_message`s of the application's in-process MCP servers: `tether.cli.sdk_servers`, started
 with the session, so stdin is read while they start and the first turn waits for them). At the
 end of stdin the queued turns still run — the SDK's `query()` closes stdin right after its
-prompt — and then the process exits 0 with its log balanced.
+prompt — and then the process exits 0 with its log balanced. When the environment asks for
+them, `session_state_changed` records say when a turn runs, waits on the application
+(`can_use_tool`) and has ended (`tether.cli.session_state`).
 
 The process dies with its parent: on Linux it asks the kernel for SIGTERM when the process that
 started it dies (`PR_SET_PDEATHSIG`), which `tether.core.ending` turns into the abort of the
@@ -53,6 +55,7 @@ from .output import HeadlessReport
 from .permission_prompt import PermissionPrompt
 from .sdk_servers import SdkServers
 from .session import announce_ending, latest_session
+from .session_state import SessionState
 
 __all__ = ["die_with_parent", "serve", "user_text"]
 
@@ -242,10 +245,22 @@ async def serve(flags: AgentFlags) -> int:
             bridge.register(agent.context)
 
         controls = Controls(agent, turns.interrupt, lambda: turns.input_tokens, install_hooks)
+        state = SessionState(_write, os.environ, lambda: agent.session_id)
         if flags.permission_prompt_tool == "stdio":
             permissions = agent.context.get("permissions")
+
+            async def asking(
+                request: Mapping[str, object], *, timeout_ms: float, signal: AbortSignal
+            ) -> Mapping[str, object]:
+                """`can_use_tool`: the session waits on the application meanwhile."""
+                state.change("requires_action")
+                try:
+                    return await channel.request(request, timeout_ms=timeout_ms, signal=signal)
+                finally:
+                    state.change("running")
+
             prompt = PermissionPrompt(
-                channel.request,
+                asking,
                 permissions if isinstance(permissions, Permissions) else None,
                 turns.interrupt,
             )
@@ -265,6 +280,7 @@ async def serve(flags: AgentFlags) -> int:
                     sys.stdout,
                     partial_messages=flags.include_partial_messages,
                 )
+                state.change("running")
                 report.start()
                 reports[:] = [report]
                 outcome: TurnOutcome | None = None
@@ -276,6 +292,7 @@ async def serve(flags: AgentFlags) -> int:
                         reports.clear()
                 turns.input_tokens += report.input_tokens
                 report.finish(outcome, exit_code=0 if outcome and outcome.completed else 1)
+                state.change("idle")
 
         worker = asyncio.create_task(run_turns())
         stdin = await _stdin()
