@@ -12,7 +12,8 @@ with the session, so stdin is read while they start and the first turn waits for
 end of stdin the queued turns still run — the SDK's `query()` closes stdin right after its
 prompt — and then the process exits 0 with its log balanced. When the environment asks for
 them, `session_state_changed` records say when a turn runs, waits on the application
-(`can_use_tool`) and has ended (`tether.cli.session_state`).
+(`can_use_tool`) and has ended (`tether.cli.session_state`); a background job's start and end
+are `task_started` / `task_notification` records (`tether.cli.task_messages`).
 
 The process dies with its parent: on Linux it asks the kernel for SIGTERM when the process that
 started it dies (`PR_SET_PDEATHSIG`), which `tether.core.ending` turns into the abort of the
@@ -46,6 +47,7 @@ from ..plugins.approval.service import PERMISSION_REQUEST_EVENT
 from ..plugins.hooks.callbacks import callback_hook_set, callback_runner
 from ..plugins.hooks.claude_code import ClaudeCodeBridge
 from ..plugins.hooks.loading import Config as HooksConfig
+from ..plugins.jobs.registry import JobRegistry
 from ..plugins.permissions import Permissions
 from ..tools.arrivals import settle_tools
 from .agent_flags import AgentFlags
@@ -56,6 +58,7 @@ from .permission_prompt import PermissionPrompt
 from .sdk_servers import SdkServers
 from .session import announce_ending, latest_session
 from .session_state import SessionState
+from .task_messages import TaskMessages
 
 __all__ = ["die_with_parent", "serve", "user_text"]
 
@@ -246,6 +249,11 @@ async def serve(flags: AgentFlags) -> int:
 
         controls = Controls(agent, turns.interrupt, lambda: turns.input_tokens, install_hooks)
         state = SessionState(_write, os.environ, lambda: agent.session_id)
+        jobs = agent.context.get("jobs")
+        if isinstance(jobs, JobRegistry):
+            tasks = TaskMessages(_write, lambda: agent.session_id, lambda: agent.loop)
+            stack.callback(jobs.on_job_started(tasks.started))
+            stack.callback(jobs.on_job_done(tasks.done))
         if flags.permission_prompt_tool == "stdio":
             permissions = agent.context.get("permissions")
 
