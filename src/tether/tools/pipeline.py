@@ -6,7 +6,7 @@ Owns the stage order of spec §1.0a (the cancellation precedence of §1.15 it co
     create   token, finalizer capture, argument snapshot (a failure here wins over everything)
     prepare  pre-aborted short circuit → tools/pre-execute → approval → guards → last check
              (a listener's `next(arguments=...)` replaces the call's arguments for the rest of
-             the chain — `_PreChain` —, an `Allow(arguments=...)` before the guards)
+             the chain — `tools.pre_chain` —, an `Allow(arguments=...)` before the guards)
     dispatch tools/execute waterfall around the base dispatch (per-call body signal, one task
              for the body, canonical output) → normalization → deferred contexts → check
     finalize tools/post-execute → decision → check
@@ -94,6 +94,7 @@ from .outcomes import (
     supersede,
     with_deferred,
 )
+from .pre_chain import PreChain
 from .precedence import (
     Reached,
     being_cancelled,
@@ -152,37 +153,6 @@ def _waterfall(
 
 async def _resolved(value: object) -> object:
     return value
-
-
-class _PreChain:
-    """One call's `tools/pre-execute` waterfall (`events.waterfall`'s queue, and its `next`):
-    `next(arguments=...)` makes the changed arguments the call's (snapshotted as the model's
-    are) before the rest of the chain sees the call. A class, not a closure: see `_Queue`."""
-
-    __slots__ = ("_call", "_listeners", "_position")
-
-    def __init__(self, listeners: tuple[Listener, ...], call: Call) -> None:
-        self._listeners = listeners
-        self._call = call
-        self._position = 0
-
-    def __call__(self, *, arguments: object = MISSING) -> Awaitable[object]:
-        call = self._call
-        if arguments is not MISSING:
-            try:
-                call.arguments = snapshot(arguments)
-            except NotLosslessJson:
-                raise TypeError(
-                    "changed tool execution arguments must be losslessly JSON-serializable"
-                ) from None
-        position = self._position
-        if position == len(self._listeners):
-            return _allow()
-        self._position = position + 1
-        result = self._listeners[position](call.view, self)
-        if type(result) is CoroutineType or inspect.isawaitable(result):
-            return result
-        return _resolved(result)
 
 
 @dataclass(frozen=True, slots=True)
@@ -382,7 +352,7 @@ class Pipeline:
         approval_cancelled = False
         try:
             listeners = call.listeners.get(_PRE)
-            decision = _ALLOW if listeners is None else await _PreChain(listeners, call)()
+            decision = _ALLOW if listeners is None else await PreChain(listeners, call)()
             if isinstance(decision, Allow):
                 allowed, denial = True, None
                 if decision.arguments is not MISSING:  # an approver changed the input
