@@ -300,6 +300,20 @@ async def test_a_tool_disallowed_by_name_is_not_sent_to_the_model(
     assert "read" in offered(server)
 
 
+async def test_a_tool_disallowed_by_name_has_no_code_mode_stub(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    server.push(text_reply("ok"))
+    cli.env["TETHER_TOOLS_MODE"] = "code"
+
+    done = await cli.run("run", "--disallowedTools", "Bash", "list")
+
+    assert done.code == 0
+    assert offered(server) == ["run_code"]
+    assert "async def read(" in system_prompt(server)
+    assert "async def bash(" not in system_prompt(server)
+
+
 async def test_a_disallowed_rule_with_a_pattern_keeps_the_tool_offered(
     cli: Cli, server: ScriptedModelServer
 ) -> None:

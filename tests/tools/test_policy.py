@@ -13,7 +13,8 @@ Contract:
   texts; anything else is `unreachable variant in ApprovalOutcome: "<json>"` without post-execute.
 - `Allow(arguments=...)` (an approver's changed input) replaces the call's arguments before the
   guards: the guards and the body see them, and the tool's validation checks them (`INVALID_ARGS`,
-  the body never runs).
+  the body never runs). A listener's `next(arguments=...)` replaces them for the rest of the
+  chain (later listeners see them); arguments that are not JSON are a failure.
 - Guards run only for allowed calls, in registration order; the first string denies (monotonic:
   no listener can undo it). Iteration is live within a generation: a guard registered by an
   earlier guard runs in the same evaluation, unless the table drained to empty first.
@@ -593,5 +594,47 @@ async def test_an_allow_with_invalid_arguments_is_invalid_args_and_the_body_neve
 
     assert result.to_json() == error_json(
         "invalid arguments: host: Field required", "ToolArgsError", "INVALID_ARGS"
+    )
+    assert recorder.counts["body"] == 0
+
+
+async def test_next_with_arguments_gives_the_rest_of_the_chain_and_the_body_the_changed_input(
+    ctx: Context,
+) -> None:
+    recorder = Recorder()
+    ctx.tools.register(_configure_tool(recorder))
+    seen: list[object] = []
+
+    async def change(exec: ToolExecution, next: Any) -> object:
+        return await next(arguments={"host": "changed"})
+
+    async def look(exec: ToolExecution, next: Any) -> object:
+        seen.append(exec.arguments)
+        return await next()
+
+    ctx.on("tools/pre-execute", change)
+    ctx.on("tools/pre-execute", look)
+
+    result = await ctx.tools.execute(call("configure", {"host": "asked"}))
+
+    assert result.to_json() == success_json("changed {'host': 'changed'}")
+    assert seen == [{"host": "changed"}]
+
+
+async def test_next_with_arguments_that_are_not_json_is_a_failure_and_the_body_never_runs(
+    ctx: Context,
+) -> None:
+    recorder = Recorder()
+    ctx.tools.register(_configure_tool(recorder))
+
+    async def change(exec: ToolExecution, next: Any) -> object:
+        return await next(arguments={"host": object()})
+
+    ctx.on("tools/pre-execute", change)
+
+    result = await ctx.tools.execute(call("configure", {"host": "asked"}))
+
+    assert result.to_json() == error_json(
+        "changed tool execution arguments must be losslessly JSON-serializable"
     )
     assert recorder.counts["body"] == 0

@@ -46,9 +46,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, cast
 
@@ -59,7 +58,7 @@ from ..core.signals import AbortSignal
 from ..kernel import Context, declare_event
 from ..tools.arrivals import settle_tools
 from ..tools.registry import ToolRuntime
-from ..tools.results import ToolExecutionResult, UserMessage, user_message
+from ..tools.results import UserMessage, user_message
 from .events import (
     LoopEvent,
     Notice,
@@ -68,8 +67,6 @@ from .events import (
     Retrying,
     StepStarted,
     TextDelta,
-    ToolCallFinished,
-    ToolCallStarted,
 )
 from .llm import LlmError, LlmRequest
 from .llm.service import Llm, RetryNotice
@@ -77,9 +74,10 @@ from .messages import ReasoningDelta as ReasoningChunk
 from .messages import StreamChunk, TokenUsage, failure_to_json
 from .messages import TextDelta as TextChunk
 from .offered import offered
-from .scheduler import DispatchMarks, StepRecorder, ToolCallRequest, execute_tool_calls
+from .scheduler import ToolCallRequest, execute_tool_calls
 from .session import SessionLog, SessionWriteFailed
 from .session.events import LLM_RETRY, LLM_RETRY_STARTED, REQUEST_CONTEXT, REQUEST_HEADER
+from .step_log import StepLog
 
 __all__ = [
     "POST_COMPACT_EVENT",
@@ -160,55 +158,6 @@ class TurnOutcome:
 
 Compactor = Callable[["AgentLoop", AbortSignal], Awaitable[SessionLog | None]]
 """See `AgentLoop.compactor`."""
-
-
-@dataclass(slots=True)
-class _Recorder(StepRecorder, DispatchMarks):
-    session: SessionLog
-    turn: int
-    step: int
-    emit: Callable[[LoopEvent], None]
-    started: dict[str, float] = field(default_factory=dict)
-    ran: dict[str, tuple[float, float | None]] = field(default_factory=dict)
-    """call id -> (dispatched at, settled at or None)."""
-
-    async def tool_call(self, call: ToolCallRequest) -> int:
-        event = self.session.tool_call(self.turn, self.step, call.id, call.name, call.arguments)
-        self.started[call.id] = time.monotonic()
-        self.emit(ToolCallStarted(call.id, call.name, call.arguments))
-        return event.seq
-
-    async def durable(self) -> None:
-        await self.session.durable()
-
-    def dispatched(self, call: ToolCallRequest) -> None:
-        self.ran[call.id] = (time.monotonic(), None)
-
-    def settled(self, call: ToolCallRequest) -> None:
-        began = self.ran.get(call.id)
-        if began is not None:
-            self.ran[call.id] = (began[0], time.monotonic())
-
-    async def tool_result(
-        self, call: ToolCallRequest, call_seq: int, result: ToolExecutionResult
-    ) -> None:
-        try:
-            self.session.tool_outcome(self.turn, self.step, call.id, result, call_seq=call_seq)
-        finally:  # a result the log refused (and holds) still finished
-            now = time.monotonic()
-            began = self.started.pop(call.id, now)
-            duration_ms = (now - began) * 1000
-            queued_ms = ran_ms = None
-            marks = self.ran.pop(call.id, None)
-            if marks is not None:
-                dispatched, settled = marks
-                queued_ms = (dispatched - began) * 1000
-                ran_ms = ((now if settled is None else settled) - dispatched) * 1000
-            self.emit(
-                ToolCallFinished.of(
-                    call.id, call.name, result, duration_ms, queued_ms=queued_ms, ran_ms=ran_ms
-                )
-            )
 
 
 _UNREAD: Final = object()
@@ -569,7 +518,7 @@ class AgentLoop:
             [ToolCallRequest(c.id, c.name, c.arguments) for c in calls],
             signal=signal,
             agent=self,
-            recorder=_Recorder(session, turn, step, self._emit),
+            recorder=StepLog(session, turn, step, self._emit),
             accept_context=self._next_step.append,
             max_parallel=self.settings.max_parallel_tool_calls,
         )

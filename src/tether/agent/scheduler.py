@@ -6,7 +6,9 @@ lane (`tool/call`, `prepare`, and commits — `finalize`/`finish`, `tool/result`
 strictly in model order; only `dispatch` overlaps), the durability point before a body starts
 (each dispatch task first awaits `recorder.durable()`: the `tool/call`s recorded so far are
 fsynced together), turn cancellation and scheduler failure. Does not own the durable log's
-format (the `StepRecorder` writes it) or the pipeline.
+format (the `StepRecorder` writes it) or the pipeline. A recorder that is also
+`ChangedArguments` is told, in the lane after a call's policy stage, the arguments the call goes
+on with when they differ from the model's (an approver or a hook changed them).
 
 A call whose arguments are not JSON is created in the registry and answered at once with
 `INVALID_ARGS` (`tether.agent.arguments`): no policy, approval or dispatch runs for it, and it is
@@ -44,6 +46,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from ..core.json import JsonValue
 from ..core.signals import AbortController, AbortError, AbortSignal
 from ..tools.execution import Call, ToolExecutionInput
 from ..tools.outcomes import supersede
@@ -54,6 +57,7 @@ from .arguments import malformed_arguments_result, read_arguments
 from .session import SessionWriteFailed
 
 __all__ = [
+    "ChangedArguments",
     "DispatchMarks",
     "StepOutcome",
     "StepRecorder",
@@ -97,6 +101,16 @@ class DispatchMarks(Protocol):
     def settled(self, call: ToolCallRequest) -> None: ...
 
 
+@runtime_checkable
+class ChangedArguments(Protocol):
+    """A recorder that also wants the arguments a call goes on with when the policy changed
+    the model's (an approver's or a hook's changed input), told once its policy stage ended
+    and before its body may start (the agent loop's: `tool/result`'s `changed_arguments`);
+    optional."""
+
+    def arguments_changed(self, call: ToolCallRequest, arguments: JsonValue) -> None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class StepOutcome:
     """What a step's tool calls came to, in model order."""
@@ -136,6 +150,7 @@ class _Step:
         self.signal = signal
         self.recorder = recorder
         self.marks = recorder if isinstance(recorder, DispatchMarks) else None
+        self.changes = recorder if isinstance(recorder, ChangedArguments) else None
         self.accept_context = accept_context
         self.max_parallel = max_parallel
         self.cancellation = AbortController()  # aborted when our task is cancelled
@@ -266,6 +281,9 @@ class _Step:
                 prepared.call.interrupted = True
                 slot.result = aborted_before_dispatch_result()
                 raise
+            changed = prepared.call.arguments
+            if self.changes is not None and changed != self.inputs[index].arguments:
+                self.changes.arguments_changed(self.calls[index], changed)
         if prepared.kind == "dispatch":
             if self.stopped:  # a failure elsewhere: prepared, but never dispatched
                 return

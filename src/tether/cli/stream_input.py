@@ -10,7 +10,10 @@ answered at once by `tether.cli.control` (so `interrupt` reaches a running turn)
 `mcp_message`s of the application's in-process MCP servers: `tether.cli.sdk_servers`, started
 with the session, so stdin is read while they start and the first turn waits for them). At the
 end of stdin the queued turns still run — the SDK's `query()` closes stdin right after its
-prompt — and then the process exits 0 with its log balanced.
+prompt — and then the process exits 0 with its log balanced. When the environment asks for
+them, `session_state_changed` records say when a turn runs, waits on the application
+(`can_use_tool`) and has ended (`tether.cli.session_state`); a background job's start and end
+are `task_started` / `task_notification` records (`tether.cli.task_messages`).
 
 The process dies with its parent: on Linux it asks the kernel for SIGTERM when the process that
 started it dies (`PR_SET_PDEATHSIG`), which `tether.core.ending` turns into the abort of the
@@ -44,6 +47,7 @@ from ..plugins.approval.service import PERMISSION_REQUEST_EVENT
 from ..plugins.hooks.callbacks import callback_hook_set, callback_runner
 from ..plugins.hooks.claude_code import ClaudeCodeBridge
 from ..plugins.hooks.loading import Config as HooksConfig
+from ..plugins.jobs.registry import JobRegistry
 from ..plugins.permissions import Permissions
 from ..tools.arrivals import settle_tools
 from .agent_flags import AgentFlags
@@ -53,6 +57,8 @@ from .output import HeadlessReport
 from .permission_prompt import PermissionPrompt
 from .sdk_servers import SdkServers
 from .session import announce_ending, latest_session
+from .session_state import SessionState
+from .task_messages import TaskMessages
 
 __all__ = ["die_with_parent", "serve", "user_text"]
 
@@ -242,10 +248,27 @@ async def serve(flags: AgentFlags) -> int:
             bridge.register(agent.context)
 
         controls = Controls(agent, turns.interrupt, lambda: turns.input_tokens, install_hooks)
+        state = SessionState(_write, os.environ, lambda: agent.session_id)
+        jobs = agent.context.get("jobs")
+        if isinstance(jobs, JobRegistry):
+            tasks = TaskMessages(_write, lambda: agent.session_id, lambda: agent.loop)
+            stack.callback(jobs.on_job_started(tasks.started))
+            stack.callback(jobs.on_job_done(tasks.done))
         if flags.permission_prompt_tool == "stdio":
             permissions = agent.context.get("permissions")
+
+            async def asking(
+                request: Mapping[str, object], *, timeout_ms: float, signal: AbortSignal
+            ) -> Mapping[str, object]:
+                """`can_use_tool`: the session waits on the application meanwhile."""
+                state.change("requires_action")
+                try:
+                    return await channel.request(request, timeout_ms=timeout_ms, signal=signal)
+                finally:
+                    state.change("running")
+
             prompt = PermissionPrompt(
-                channel.request,
+                asking,
                 permissions if isinstance(permissions, Permissions) else None,
                 turns.interrupt,
             )
@@ -265,6 +288,7 @@ async def serve(flags: AgentFlags) -> int:
                     sys.stdout,
                     partial_messages=flags.include_partial_messages,
                 )
+                state.change("running")
                 report.start()
                 reports[:] = [report]
                 outcome: TurnOutcome | None = None
@@ -276,6 +300,7 @@ async def serve(flags: AgentFlags) -> int:
                         reports.clear()
                 turns.input_tokens += report.input_tokens
                 report.finish(outcome, exit_code=0 if outcome and outcome.completed else 1)
+                state.change("idle")
 
         worker = asyncio.create_task(run_turns())
         stdin = await _stdin()

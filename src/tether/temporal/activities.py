@@ -48,10 +48,11 @@ from ..agent.messages import (
     tool_result_message,
     usage_to_json,
 )
+from ..agent.offered import offered
 from ..agent.scheduler import parse_arguments
 from ..agent.session import SessionEvent, derive_messages
 from ..core.errors import error_message
-from ..core.json import FrozenDict, snapshot
+from ..core.json import FrozenDict, JsonValue, snapshot
 from ..core.signals import AbortController, AbortError, AbortSignal
 from ..kernel import Context
 from ..plugins.approval import ApprovalQuestion
@@ -176,17 +177,20 @@ class TetherActivities:
                 outcome.call_id, outcome.tool_name, arguments, outcome.reason, outcome.fingerprint
             )
             return ToolCallOutput({}, None, cancelled=cancelled, worker=self.worker_name, ask=ask)
-        return await self._output(input, outcome, cancelled)
+        result, changed = outcome
+        return await self._output(input, result, cancelled, changed)
 
     async def _staged(
         self, input: ToolExecutionInput, scope: AbstractAsyncContextManager[PolicyScope]
-    ) -> ToolExecutionResult | ApprovalQuestion:
+    ) -> tuple[ToolExecutionResult, JsonValue | None] | ApprovalQuestion:
         """`ctx.tools.execute` in the step scheduler's stages, the policy stage inside `scope`;
         a deferred ask ends the call before dispatch (its one result, published on the worker
-        only, is `ABORTED_BEFORE_DISPATCH`) and returns the question."""
+        only, is `ABORTED_BEFORE_DISPATCH`) and returns the question. Else the result, and the
+        arguments the call went on with when the policy changed the model's (else None)."""
         async with scope as policy:
             prepared = await self.tools.prepare(input)
         call = prepared.call
+        changed = call.arguments if call.arguments != input.arguments else None
         if prepared.kind == "dispatch":
             if policy.question is not None:
                 self.tools.finish(call, aborted_before_dispatch_result())
@@ -198,11 +202,15 @@ class TetherActivities:
         else:
             raise RuntimeError(f"the pipeline prepared {prepared.kind!r} without a result")
         if needs_post:
-            return await self.tools.finalize(call, result)
-        return self.tools.finish(call, result)
+            return await self.tools.finalize(call, result), changed
+        return self.tools.finish(call, result), changed
 
     async def _output(
-        self, input: ToolCallInput, result: ToolExecutionResult, cancelled: bool
+        self,
+        input: ToolCallInput,
+        result: ToolExecutionResult,
+        cancelled: bool,
+        changed: JsonValue | None = None,
     ) -> ToolCallOutput:
         message = message_to_json(tool_result_message(input.call_id, result))
         record: dict[str, Any] = {"turn": input.turn, "step": input.step, "message": message}
@@ -213,6 +221,8 @@ class TetherActivities:
             code = info.code
         if result.meta is not None:
             record["meta"] = result.meta
+        if changed is not None:  # an approver or a hook changed the model's arguments
+            record["changed_arguments"] = changed
         record = plain(record)
         spilled = self._spill(input, record)
         refs: dict[str, BlobRef] = {}
@@ -271,7 +281,7 @@ class TetherActivities:
 
     async def _llm_step(self, input: LlmStepInput, signal: AbortSignal) -> LlmStepOutput:
         system = input.system_prompt or default_system_prompt(self.cwd)
-        tools = self.tools.schemas()
+        tools = offered(self.tools.schemas(), self.ctx)  # the local loop's: withheld left out
         llm = self.llm
         provider, model = (llm.provider, llm.model) if llm is not None else ("none", "none")
         config: dict[str, Any] = {"provider": provider, "model": model}

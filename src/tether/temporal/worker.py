@@ -1,9 +1,11 @@
 """`run_worker`: one Temporal worker for one task queue, over a tether `Context` booted from the
 workspace's configuration.
 
-Owns the worker's wiring: boot (the CLI's built-ins plus `tether.yml`, with the policy of `tether
-run`: deny rules and hooks hold, an ask is refused unless `--yolo`/`--allow` permits it — or,
-with `approvals`, is deferred to the session workflow, which waits for a human's answer), the
+Owns the worker's wiring: boot (`worker_context`: the CLI's built-ins plus `tether.yml`, with the
+policy of `tether run`: deny rules and hooks hold, a tool a deny rule names whole is not sent to
+the model, added directories are reachable and writable roots of the sandbox, an ask is refused
+unless `--yolo`/`--allow` permits it — or, with `approvals`, is deferred to the session
+workflow, which waits for a human's answer), the
 client connection and its payload store (`tether.temporal.connection`), the `SessionWorkflow` and
 the three activities on the queue, heartbeat throttling (a cancel reaches an activity on its
 next heartbeat, so the throttle bounds the abort latency), patch activation (`hold_patches`: run
@@ -30,9 +32,10 @@ from temporalio.worker import PatchActivationInput, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from ..agent.boot import start
+from ..agent.claude_options import ClaudeOptions, added_directories, builtin_overrides
 from ..agent.unattended import apply_flags, refuse_unattended
 from ..core.signals import AbortSignal
-from ..kernel import tether_home
+from ..kernel import Context, tether_home
 from ..plugins.approval import Approval
 from ..tools.arrivals import settle_tools
 from .activities import DEFAULT_SPILL_BYTES, TetherActivities
@@ -42,7 +45,7 @@ from .connection import connected
 from .storage import DEFAULT_THRESHOLD, PayloadStore
 from .workflow import SessionWorkflow
 
-__all__ = ["WorkerSettings", "hold_patches", "run_worker", "workflow_runner"]
+__all__ = ["WorkerSettings", "hold_patches", "run_worker", "worker_context", "workflow_runner"]
 
 
 def workflow_runner() -> SandboxedWorkflowRunner:
@@ -74,12 +77,44 @@ class WorkerSettings:
     sandbox: str | None = None
     """`--sandbox`: the commands' sandbox over the configured one (every command is contained:
     a SIGKILLed worker leaves none of its commands' processes running)."""
+    add_dirs: Sequence[Path] = ()
+    """`--add-dir`: directories granted as the workspace is (relative ones to `cwd`)."""
 
 
 def hold_patches(input: PatchActivationInput) -> bool:
     """The patch-activation callback of a `--hold-patches` worker: no patch a run has not
     already taken becomes active (the run keeps the behaviour of the code before it)."""
     return False
+
+
+async def worker_context(settings: WorkerSettings) -> Context:
+    """The worker's booted `Context`, with the local loop's session policy: the deny rules and
+    the settings files of the workspace (so a tool a deny rule names whole is not sent to the
+    model: `TetherActivities.llm_step`), the added directories (`--add-dir` and the settings
+    files' `permissions.additionalDirectories`: the file tools reach them and they are writable
+    roots of the commands' sandbox), the MCP servers' tools settled, nobody to ask (refused, with
+    what to do) and `--yolo` / `--allow`. The caller disposes of it.
+
+    Raises ConfigError for a bad configuration file or an `--add-dir` that is not a directory."""
+    options = ClaudeOptions(add_dirs=tuple(settings.add_dirs))
+    directories = added_directories(options, settings.cwd, None)
+    ctx = await start(
+        cwd=settings.cwd,
+        config_paths=None if settings.config is None else [settings.config],
+        agent=True,
+        without=frozenset({"subagents"}),  # a `task` child needs an in-process AgentLoop
+        sandbox=settings.sandbox,
+        added_dirs=directories,
+        overrides=builtin_overrides(options, None, [], directories),
+    )
+    try:
+        await settle_tools(ctx, signal=AbortSignal.never())  # MCP servers' tools, before polling
+        refuse_unattended(ctx)
+        apply_flags(ctx, yolo=settings.yolo, allow=settings.allow)
+    except BaseException:
+        await ctx.dispose()
+        raise
+    return ctx
 
 
 async def run_worker(
@@ -93,20 +128,11 @@ async def run_worker(
     Raises ValueError for a bad setting (the payload store's URL), RuntimeError when the store
     or the cluster cannot be reached, ConfigError for a bad configuration file."""
     store = PayloadStore.parse(settings.payload_store, threshold=settings.payload_threshold)
-    ctx = await start(
-        cwd=settings.cwd,
-        config_paths=None if settings.config is None else [settings.config],
-        agent=True,
-        without=frozenset({"subagents"}),  # a `task` child needs an in-process AgentLoop
-        sandbox=settings.sandbox,
-    )
+    ctx = await worker_context(settings)
     try:
-        await settle_tools(ctx, signal=AbortSignal.never())  # MCP servers' tools, before polling
-        refuse_unattended(ctx)
         identity = settings.identity or (
             f"tether@{socket.gethostname()}:{os.getpid()}/{settings.task_queue}"
         )
-        apply_flags(ctx, yolo=settings.yolo, allow=settings.allow)
         async with connected(settings.cluster, None, store) as connection:
             activities = TetherActivities(
                 ctx,

@@ -1,16 +1,18 @@
 """Policy decisions: what `tools/pre-execute` and `tools/post-execute` listeners return.
 
-Owns: `Allow` / `Deny` / `Ask` (pre) and `Accept` / `Block` (post), and the `MISSING` marker that
-tells "not given" from "given as None" on `Accept`. These records do not validate themselves; the
-pipeline checks them and fails closed (an error result, never a dispatch) when one is malformed.
+Owns: `Allow` / `Deny` / `Ask` (pre) and `Accept` / `Block` (post), the `MISSING` marker that
+tells "not given" from "given as None" on `Accept`, and `PreExecuteNext`, the type of a
+`tools/pre-execute` listener's `next` (which may pass the rest of the chain changed arguments).
+These records do not validate themselves; the pipeline checks them and fails closed (an error
+result, never a dispatch) when one is malformed.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
-from typing import Final, TypeAlias
+from typing import Final, Protocol, TypeAlias
 
 from ..core.json import JsonValue
 from .results import ContentBlock, UserMessage
@@ -23,6 +25,7 @@ __all__ = [
     "Block",
     "Deny",
     "PostToolDecision",
+    "PreExecuteNext",
     "PreToolDecision",
 ]
 
@@ -63,6 +66,18 @@ class Ask:
 
 
 PreToolDecision: TypeAlias = Allow | Deny | Ask
+
+
+class PreExecuteNext(Protocol):
+    """A `tools/pre-execute` listener's `next`. `next()` asks the rest of the chain;
+    `next(arguments=...)` first makes these the call's arguments (a PreToolUse hook's changed
+    input), checked as the model's are: snapshotted (not JSON: a failure), and every later
+    listener, the approval question, the guards, the tool's validation at dispatch
+    (`INVALID_ARGS`, the body never runs) and the body see them."""
+
+    def __call__(
+        self, *, arguments: JsonValue | _Missing = MISSING
+    ) -> Awaitable[PreToolDecision]: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,8 @@ Owns the stage order of spec §1.0a (the cancellation precedence of §1.15 it co
 
     create   token, finalizer capture, argument snapshot (a failure here wins over everything)
     prepare  pre-aborted short circuit → tools/pre-execute → approval → guards → last check
-             (an `Allow(arguments=...)` replaces the call's arguments before the guards)
+             (a listener's `next(arguments=...)` replaces the call's arguments for the rest of
+             the chain — `tools.pre_chain` —, an `Allow(arguments=...)` before the guards)
     dispatch tools/execute waterfall around the base dispatch (per-call body signal, one task
              for the body, canonical output) → normalization → deferred contexts → check
     finalize tools/post-execute → decision → check
@@ -93,6 +94,7 @@ from .outcomes import (
     supersede,
     with_deferred,
 )
+from .pre_chain import PreChain
 from .precedence import (
     Reached,
     being_cancelled,
@@ -350,9 +352,7 @@ class Pipeline:
         approval_cancelled = False
         try:
             listeners = call.listeners.get(_PRE)
-            decision = (
-                _ALLOW if listeners is None else await _waterfall(listeners, (call.view,), _allow)
-            )
+            decision = _ALLOW if listeners is None else await PreChain(listeners, call)()
             if isinstance(decision, Allow):
                 allowed, denial = True, None
                 if decision.arguments is not MISSING:  # an approver changed the input

@@ -377,3 +377,16 @@ async def test_a_cancel_that_raises_at_teardown_settles_the_job_failed_without_w
 
     assert "job bash-1: cancel threw during teardown; work may be orphaned: boom" in caplog.text
     assert registry.list() == []
+
+
+async def test_a_started_job_is_told_to_its_start_listeners_running_with_its_owner() -> None:
+    registry = JobRegistry()
+    seen: list[tuple[str, JobStatus, object]] = []
+    registry.on_job_started(
+        lambda snapshot, owner: seen.append((snapshot.id, snapshot.status, owner))
+    )
+
+    job_id = await start(registry, Work(), owner=ALICE)
+
+    assert seen == [(job_id, JobStatus.RUNNING, ALICE)]
+    await registry.aclose()

@@ -73,7 +73,10 @@ ASSISTANT_MESSAGE: Final = (
     "assistant/message"  # {turn, step, message, usage?, interrupted?} (surface)
 )
 TOOL_CALL: Final = "tool/call"  # {turn, step, call_id, name, arguments (raw string)}
-TOOL_RESULT: Final = "tool/result"  # {turn, step, message, error?: {name, code}, meta?} (surface)
+# {turn, step, message, error?: {name, code}, meta?, changed_arguments?} (surface);
+# `changed_arguments`: the JSON arguments the call went on with when an approver or a hook
+# changed the model's (tool/call's `arguments` stays the model's raw string); absent: unchanged.
+TOOL_RESULT: Final = "tool/result"
 TODO_WRITE: Final = "todo/write"  # {todos}
 # Code Mode's nested calls, children of the `run_code` call `parent_call_id`:
 # {root_call_id, parent_call_id, sub_call_id, name, arguments}

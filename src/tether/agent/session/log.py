@@ -526,13 +526,18 @@ class SessionLog:
         error: ErrorInfo | None = None,
         meta: JsonValue | None = None,
         call_seq: int | None = None,
+        changed_arguments: JsonValue | None = None,
     ) -> SessionEvent:
-        """Record a call's one result (durable); `call_seq` cites its `tool/call`."""
+        """Record a call's one result (durable); `call_seq` cites its `tool/call`.
+        `changed_arguments`: the arguments the call went on with when an approver or a hook
+        changed the model's (which stay `tool/call`'s raw `arguments`); None: unchanged."""
         data: dict[str, object] = {"turn": turn, "step": step, "message": message_to_json(message)}
         if error is not None:
             data["error"] = {"name": error.name, "code": error.code}
         if meta is not None:
             data["meta"] = meta
+        if changed_arguments is not None:
+            data["changed_arguments"] = changed_arguments
         cites = None if call_seq is None else (call_seq,)
         return self.append(ev.TOOL_RESULT, data, source_event_seqs=cites)
 
@@ -544,6 +549,7 @@ class SessionLog:
         result: ToolExecutionResult,
         *,
         call_seq: int | None = None,
+        changed_arguments: JsonValue | None = None,
     ) -> SessionEvent:
         """`tool_result` for a registry result: its content, error info and meta."""
         info = result.error.info if isinstance(result, ToolFailure) else None
@@ -554,6 +560,7 @@ class SessionLog:
             error=info,
             meta=result.meta,
             call_seq=call_seq,
+            changed_arguments=changed_arguments,
         )
 
 

@@ -50,14 +50,19 @@ Config = CodeModeConfig
 
 
 class PromptSections:
-    """`ctx.prompt_sections`: the system prompt sections the presentation mode asks for."""
+    """`ctx.prompt_sections`: the system prompt sections the presentation mode asks for. The
+    stubs leave out the tools `ctx`'s `permissions` service withholds (a deny rule names them
+    whole: the model is not sent them natively either, `tether.agent.offered`)."""
 
-    def __init__(self, tools: ToolRuntime) -> None:
+    def __init__(self, tools: ToolRuntime, ctx: Context | None = None) -> None:
         self._tools = tools
+        self._ctx = ctx
 
     def sections(self, agent: object | None = None) -> list[str]:
         """`tools:code-only` (code mode) and `tools:sdk` (code and both), for `agent`."""
-        return prompt_sections(self._tools, agent)
+        permissions = None if self._ctx is None else self._ctx.get("permissions")
+        withholds = getattr(permissions, "withholds", None)  # the plugin, not imported here
+        return prompt_sections(self._tools, agent, withholds if callable(withholds) else None)
 
 
 def apply(ctx: Context, config: CodeModeConfig) -> None:
@@ -70,7 +75,7 @@ def apply(ctx: Context, config: CodeModeConfig) -> None:
         max_output_bytes=config.max_output_bytes,
     )
     ctx.provide("code_runtime", MontyRuntime(budgets))
-    ctx.provide("prompt_sections", PromptSections(ctx.tools.runtime))
+    ctx.provide("prompt_sections", PromptSections(ctx.tools.runtime, ctx))
     ctx.tools.register(
         run_code_tool(
             ctx, max_parallel_calls=config.max_parallel_calls, timeout_ms=config.timeout_ms

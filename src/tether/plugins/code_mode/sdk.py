@@ -19,7 +19,7 @@ import json
 import keyword
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
@@ -330,11 +330,17 @@ def render_tools_sdk(tools: Sequence[SdkTool]) -> str:
     return SDK_INSTRUCTIONS + "\n\n```python\n" + "\n\n".join(blocks) + "\n```"
 
 
-def prompt_sections(tools: ToolRuntime, agent: object | None = None) -> list[str]:
+def prompt_sections(
+    tools: ToolRuntime,
+    agent: object | None = None,
+    withholds: Callable[[str], bool] | None = None,
+) -> list[str]:
     """The sections the registry's presentation mode asks for, in order (`tools:code-only` at
-    99, `tools:sdk` at 150); none in `native` mode."""
+    99, `tools:sdk` at 150); none in `native` mode. The stubs leave out the tools `withholds`
+    names (the `permissions` service's: a deny rule names them whole)."""
     if tools.mode == "native":
         return []
-    visible = [tools.get(name, agent) for name in tools.names(agent)]
+    names = [n for n in tools.names(agent) if withholds is None or not withholds(n)]
+    visible = [tools.get(name, agent) for name in names]
     sdk = render_tools_sdk([sdk_tool(d) for d in visible if d is not None])
     return [CODE_ONLY_TEXT, sdk] if tools.mode == "code" else [sdk]

@@ -34,7 +34,12 @@ Points (Claude Code event → tether event):
                       (exit 2 included) ⇒ Deny(reason or "blocked by PreToolUse hook"), which
                       the model sees as `Error: <reason>`; ask ⇒ Ask(reason), combined with
                       the rest of the waterfall (deny > ask > allow); allow or nothing ⇒ next()
-                      (a hook's allow does not pre-approve anything).
+                      (a hook's allow does not pre-approve anything). The `updatedInput` of
+                      the last hook that decided allow or ask (Claude Code's names mapped
+                      back) becomes the call's arguments before the rest of the chain runs
+                      (`next(arguments=...)`): the permission rules, a PermissionRequest hook,
+                      the approval question, the guards and the tool's validation
+                      (`INVALID_ARGS`, the body never runs) see the changed input.
     PostToolUse       tools/post-execute     successes only. Merged deny ⇒ Block(feedback =
                       reason or "blocked by PostToolUse hook"); additional context rides the
                       decision (prepended to the downstream one's contexts).
@@ -86,7 +91,8 @@ recorded with decision `error`. What a person should see reaches the screen, not
 through `agent.notify(source, text)` (a `Notice` event the front end shows; without one, a log
 warning) go a failure (`exited 1 (non-blocking): <first stderr line>`, `was killed by SIGKILL`,
 `timed out after …`), the stderr of a hook that succeeded (its warnings, up to 5 lines), its
-`systemMessage`, and an `updatedInput` tether ignores (PermissionRequest's it applies); `source`
+`systemMessage`, and an `updatedInput` tether ignores (a PreToolUse hook's without allow or ask,
+another event's but PermissionRequest's); `source`
 is `<Event> hook <script>` (`PostToolUse hook lint.sh`).
 """
 
@@ -105,7 +111,15 @@ from typing import Final
 from ...core.errors import error_message
 from ...core.signals import AbortSignal
 from ...kernel import Context, declare_event
-from ...tools.decisions import Accept, Ask, Block, Deny, PostToolDecision, PreToolDecision
+from ...tools.decisions import (
+    Accept,
+    Ask,
+    Block,
+    Deny,
+    PostToolDecision,
+    PreExecuteNext,
+    PreToolDecision,
+)
 from ...tools.execution import ToolExecution
 from ...tools.results import (
     ToolExecutionResult,
@@ -137,7 +151,7 @@ from .lifecycle import LifecyclePoints
 from .loading import Config, load_hook_set, load_settings_env
 from .matcher import matches
 from .merge import MergedHookOutcome, merge_hook_outputs
-from .names import ToolNames, claude_tool_input
+from .names import ToolNames, claude_tool_input, tether_tool_input
 from .notices import hook_name, run_notices, tell
 from .output import HookOutput
 from .precedence import strictest
@@ -161,6 +175,9 @@ inject: Final = ("shell",)
 
 
 _log = logging.getLogger("tether.plugins.hooks")
+
+_CHANGES_INPUT: Final = frozenset({"allow", "ask"})
+"""The PreToolUse decisions whose `updatedInput` is applied, as in Claude Code."""
 
 _CLAUDE_ENV: Final[Mapping[str, str]] = {"CLAUDECODE": "1", "CLAUDE_CODE_ENTRYPOINT": "tether"}
 """Set for every hook, as Claude Code sets them (its entrypoint is `cli` or `sdk-cli`)."""
@@ -244,9 +261,7 @@ class ClaudeCodeBridge(LifecyclePoints):
 
     # -- tool points ---------------------------------------------------------------------------
 
-    async def pre_tool_use(
-        self, exec: ToolExecution, next: Callable[[], Awaitable[PreToolDecision]]
-    ) -> PreToolDecision:
+    async def pre_tool_use(self, exec: ToolExecution, next: PreExecuteNext) -> PreToolDecision:
         tool_name = self._names.claude_name(exec.name)
         if not self._select("PreToolUse", tool_name) or exec.signal.aborted:
             return await next()
@@ -261,7 +276,11 @@ class ClaudeCodeBridge(LifecyclePoints):
         merged = outcome.merged
         if merged.decision == "deny":
             return Deny(merged.reason or "blocked by PreToolUse hook")
-        downstream = await next()
+        changed = [o.updated_input for o in outcome.outputs if o.decision in _CHANGES_INPUT]
+        if changed and changed[-1] is not None:  # the rest of the chain judges the new input
+            downstream = await next(arguments=tether_tool_input(exec.name, changed[-1]))
+        else:
+            downstream = await next()
         if merged.decision == "ask":
             return strictest(Ask(merged.reason), downstream)
         return downstream

@@ -19,6 +19,8 @@ __all__ = ["hook_name", "run_notices", "tell"]
 
 _log = logging.getLogger("tether.plugins.hooks")
 
+_APPLIES_UPDATED_INPUT = frozenset({"PreToolUse", "PermissionRequest"})
+
 
 def short_command(command: str) -> str:
     line = " ".join(command.split())
@@ -41,7 +43,8 @@ def hook_name(command: str) -> str:
 def run_notices(run: HookRun, limit_ms: float, point: str = "") -> list[str]:
     """What the person running the agent should see about one hook run at `point`: why it
     failed (it never blocks then), what it wrote to stderr on success (its warnings), its
-    `systemMessage`, and what tether ignored (an `updatedInput` but PermissionRequest's)."""
+    `systemMessage`, and what tether ignored (an `updatedInput` of another event than
+    PermissionRequest and PreToolUse, a PreToolUse one without allow or ask)."""
     output = run.output
     notices: list[str] = []
     if run.timed_out:
@@ -59,8 +62,17 @@ def run_notices(run: HookRun, limit_ms: float, point: str = "") -> list[str]:
         notices.append(first_lines(output.stderr))
     if output.system_message is not None:
         notices.append(output.system_message)
-    if output.updated_input is not None and point != "PermissionRequest":
+    if output.updated_input is not None and point not in _APPLIES_UPDATED_INPUT:
         notices.append("requested updatedInput, which tether does not honour yet (ignored)")
+    elif (
+        point == "PreToolUse"
+        and output.updated_input is not None
+        and output.decision not in ("allow", "ask")
+    ):
+        notices.append(
+            "requested updatedInput without permissionDecision allow or ask (ignored, as in "
+            "Claude Code)"
+        )
     return notices
 
 

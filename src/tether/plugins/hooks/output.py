@@ -17,7 +17,7 @@ and the block names a different (or no) event, the rest of the block is discarde
 `permissionDecisionReason` overrides `reason`, PermissionRequest's `decision: {behavior:
 "allow" | "deny", message, updatedInput}` sets the decision (`message` the reason, an allow's
 `updatedInput` object the input), and `additionalContext` (str) and `updatedInput` (object;
-PreToolUse's, parsed, not honoured) are read.
+PreToolUse's, applied with an allow or ask) are read.
 Unknown decision strings are ignored.
 """
 

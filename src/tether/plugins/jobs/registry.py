@@ -19,7 +19,7 @@ import asyncio
 import logging
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -41,7 +41,7 @@ from .model import (
     owner_session,
 )
 
-__all__ = ["DEFAULT_JOB_LIMIT", "JobDoneListener", "JobRegistry"]
+__all__ = ["DEFAULT_JOB_LIMIT", "JobDoneListener", "JobRegistry", "JobStartedListener"]
 
 _log = logging.getLogger("tether.jobs")
 
@@ -50,6 +50,9 @@ _WAIT_TIMEOUT = "JOB_WAIT_TIMEOUT"
 
 JobDoneListener = Callable[[JobSnapshot, object | None], object]
 """`(snapshot, owner)`, called once when a job settles (contained: a raise is logged)."""
+JobStartedListener = Callable[[JobSnapshot, object | None], object]
+"""`(snapshot, owner)`, called once when a job is registered, before any settlement
+(contained: a raise is logged)."""
 
 
 def _now_ms() -> int:
@@ -85,6 +88,7 @@ class JobRegistry:
         self._counters: dict[str, int] = {}
         self._starting: dict[str | None, int] = {}
         self._listeners: list[JobDoneListener] = []
+        self._started: list[JobStartedListener] = []
         self._closed = False
 
     # -- starting ------------------------------------------------------------------------------
@@ -136,6 +140,8 @@ class JobRegistry:
         job.watcher = asyncio.get_running_loop().create_task(self._watch(job))
         if self._closed:  # closed while `run()` was starting the work
             self._cancel_for_teardown(job)
+        else:
+            self._tell(self._started, job, "on_job_started", "job-started")
         return job_id
 
     def _live_count(self, session: str | None) -> int:
@@ -259,13 +265,12 @@ class JobRegistry:
 
     def on_job_done(self, listener: JobDoneListener) -> Callable[[], None]:
         """Call `listener(snapshot, owner)` when a job settles; returns the remover."""
-        self._listeners.append(listener)
+        return _added(self._listeners, listener)
 
-        def remove() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
-
-        return remove
+    def on_job_started(self, listener: JobStartedListener) -> Callable[[], None]:
+        """Call `listener(snapshot, owner)` when a job is registered (its id is known, it has
+        not settled yet); returns the remover."""
+        return _added(self._started, listener)
 
     async def _watch(self, job: _Job) -> None:
         try:
@@ -291,15 +296,19 @@ class JobRegistry:
             wake()
         if self._closed:
             return
+        self._tell(self._listeners, job, "on_job_done", "job-done")
+
+    def _tell(self, listeners: Sequence[JobDoneListener], job: _Job, on: str, kind: str) -> None:
+        """Call each listener with the job's snapshot and owner, each contained."""
         snapshot = job.snapshot
-        for listener in list(self._listeners):
+        for listener in list(listeners):
             try:
                 result = listener(snapshot, job.owner)
                 if asyncio.iscoroutine(result):
                     result.close()
-                    raise TypeError("job-done listeners are synchronous; it returned a coroutine")
+                    raise TypeError(f"{kind} listeners are synchronous; it returned a coroutine")
             except Exception:
-                _log.warning("job %s: on_job_done listener failed", snapshot.id, exc_info=True)
+                _log.warning("job %s: %s listener failed", snapshot.id, on, exc_info=True)
 
     def _mark_reported(self, job: _Job) -> None:
         if not job.snapshot.reported:
@@ -335,3 +344,14 @@ class JobRegistry:
                 await asyncio.wait(watchers)
             for job in jobs:
                 self._jobs.pop(job.snapshot.id, None)
+
+
+def _added(listeners: list[JobDoneListener], listener: JobDoneListener) -> Callable[[], None]:
+    """Append `listener`; the remover takes it out again (once)."""
+    listeners.append(listener)
+
+    def remove() -> None:
+        if listener in listeners:
+            listeners.remove(listener)
+
+    return remove

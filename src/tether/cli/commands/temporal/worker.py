@@ -52,6 +52,16 @@ async def worker(
         ),
     ] = False,
     sandbox: SandboxOpt = None,
+    add_dir: Annotated[
+        tuple[Path, ...],
+        cyclopts.Parameter(
+            name="--add-dir",
+            negative=(),
+            help="Grant this directory as the workspace is: the file tools reach it and "
+            "commands may write there under the same sandbox (repeatable; "
+            "permissions.additionalDirectories in settings files does the same).",
+        ),
+    ] = (),
 ) -> int:
     """Run a Temporal worker for this workspace: session workflows, model steps and tool calls
     on `--task-queue`. Ctrl-C, SIGTERM, SIGHUP or SIGQUIT stops it: running tool calls get
@@ -89,6 +99,7 @@ async def worker(
         inline_bytes=inline_bytes,
         hold_patches=hold_patches,
         sandbox=sandbox,
+        add_dirs=add_dir,
     )
     stop = asyncio.Event()
 
