@@ -117,7 +117,17 @@ def main() -> int:
             step("build sdist + wheel, check contents")
             run([sys.executable, "-m", "venv", venv])  # with its own pip, as a user's has
             pip = [venv / "bin" / "python", "-m", "pip", "--disable-pip-version-check"]
-            run([*pip, "install", "--quiet", "-c", ROOT / "requirements-dev.lock", wheel])
+            run(
+                [
+                    *pip,
+                    "install",
+                    "--quiet",
+                    "--no-compile",
+                    "-c",
+                    ROOT / "requirements-dev.lock",
+                    wheel,
+                ]
+            )
             step("install the wheel into a clean venv")
             env = clean_env(root)
             python, tether = venv / "bin" / "python", venv / "bin" / "tether"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -77,6 +78,11 @@ PROGRAM = json.dumps({"code": "print(1 + 1)\n40 + 2", "description": "add"})
 @pytest.mark.timeout(1200)
 @pytest.mark.skipif(
     importlib.util.find_spec("pydantic_monty") is None, reason="needs the code-mode extra"
+)
+@pytest.mark.skipif(
+    sys.version_info[:2] != (3, 11),
+    reason="runs on 3.11 only: minutes of CPU; on 3.13 every other CLI test exits the same way "
+    "(docs/development.md)",
 )
 async def test_two_hundred_run_code_calls_three_side_by_side_all_exit_0(cli: Cli) -> None:
     """Before the fix 4-15% of these aborted after printing the right answer (rc 134)."""
