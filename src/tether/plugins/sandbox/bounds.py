@@ -5,7 +5,8 @@ Owns `Bounds` (`tmp_size`: bytes of each of the command's private `/tmp` and `/d
 defaults, `parse_size` (how `tether.yml` spells a size) and `bound_hit`, the note for a result
 whose output reads like a bound was hit. Does not own enforcing them: the tmpfs sizes are
 bwrap's `--size` (`bwrap.py`), the process bound is `RLIMIT_NPROC` set on the namespace's init
-before the command starts (`shell/_process.py`).
+before the command starts (`shell/_process.py`, through the `--block-fd` handshake of
+`shell/_bwrap.py`).
 
 Defaults. `tmp_size` is 1 GiB or a quarter of RAM, whichever is less: the two tmpfs of one
 command can then never hold more than half of RAM (the kernel's own default is half of RAM

@@ -1,17 +1,17 @@
 """A `pids` cgroup per sandboxed command, where this process may create one.
 
-Owns `command_group(limit)`: a fresh cgroup `tether-<pid>-<n>` with `pids.max` = `limit`, made
-under this process's own cgroup in a `pids` hierarchy it can write — cgroup v2 where `pids` is
-enabled for its children (a delegated subtree, e.g. a systemd user scope with `Delegate=`), else
-the cgroup v1 `pids` hierarchy (root, on hosts and containers with a v1 or hybrid layout) — or
-None when neither can be had (the usual unprivileged case: `bounds.py` says what bounds it
-then). The spawner moves the namespace's init into it before the command starts (bwrap's
-`--block-fd`, `shell/_process.py`), so every process of the command is counted, by the kernel,
-and a fork past the bound fails with EAGAIN; `CommandGroup.hit()` reads whether that happened
-(`pids.events`). `CommandGroup.remove()` removes it once the command's namespace is gone; the
-first use in a process removes the empty groups that a SIGKILLed tether left behind (those whose
-owner pid is gone). No memory controller is touched: the memory cgroups here may belong to
-whatever started tether.
+Owns `command_group(limit)`: a fresh cgroup `tether-<pid>-<n>` with `pids.max` = `limit`, made under
+this process's own cgroup in a `pids` hierarchy it can write — cgroup v2 where `pids` is enabled for
+its children (a delegated subtree, e.g. a systemd user scope with `Delegate=`), else the cgroup v1
+`pids` hierarchy (root, on hosts and containers with a v1 or hybrid layout) — or None when neither
+can be had (the usual unprivileged case: `bounds.py` says what bounds it then). The spawner moves
+the namespace's init into it before the command starts (bwrap's `--block-fd`: `shell/_bwrap.py`,
+applied by `shell/_process.py`), so every process of the command is counted, by the kernel, and a
+fork past the bound fails with EAGAIN; `CommandGroup.hit()` reads whether that happened
+(`pids.events`). `CommandGroup.remove()` removes it once the command's namespace is gone; the first
+use in a process removes the empty groups that a SIGKILLed tether left behind (those whose owner pid
+is gone). No memory controller is touched: the memory cgroups here may belong to whatever started
+tether.
 
 The hierarchy is found once per process (a probe: create a group, see `pids.max`, remove it).
 """
