@@ -50,6 +50,25 @@ async def _connected(record: Path, transport: str, legacy: bool) -> AsyncIterato
             await ctx.dispose()
 
 
+async def _aborted_mid_call(ctx: Context, record: Path) -> ToolExecutionResult:
+    """Call the server's `slow` tool, abort it once the server's handler runs, and return the
+    call's result."""
+    controller = AbortController()
+    running = asyncio.ensure_future(
+        ctx.tools.execute(
+            ToolExecutionInput(
+                call_id="c1",
+                name="mcp__box__slow",
+                arguments={"seconds": 3600},
+                signal=controller.signal,
+            )
+        )
+    )
+    await wait_for(lambda: len(events(record, "call")) == 1)
+    controller.abort()
+    return await running
+
+
 @pytest.mark.parametrize(("transport", "legacy", "version"), REVISIONS)
 async def test_a_cancel_reaches_the_handler_and_the_call_ends_aborted_with_one_result(
     tmp_path: Path, transport: str, legacy: bool, version: str
@@ -64,20 +83,7 @@ async def test_a_cancel_reaches_the_handler_and_the_call_ends_aborted_with_one_r
                 results.append(result)
 
         ctx.on("tools/result", published)
-        controller = AbortController()
-        running = asyncio.ensure_future(
-            ctx.tools.execute(
-                ToolExecutionInput(
-                    call_id="c1",
-                    name="mcp__box__slow",
-                    arguments={"seconds": 3600},
-                    signal=controller.signal,
-                )
-            )
-        )
-        await wait_for(lambda: len(events(record, "call")) == 1)
-        controller.abort()
-        result = await running
+        result = await _aborted_mid_call(ctx, record)
         await wait_for(lambda: len(events(record, "cancelled")) == 1)
         [seen] = events(record, "cancelled")
         [called] = events(record, "call")
@@ -95,20 +101,7 @@ async def test_over_http_on_2026_07_28_a_cancel_is_the_stream_closing_then_a_dis
 ) -> None:
     record = tmp_path / "record.jsonl"
     async with _connected(record, "http", False) as ctx:
-        controller = AbortController()
-        running = asyncio.ensure_future(
-            ctx.tools.execute(
-                ToolExecutionInput(
-                    call_id="c1",
-                    name="mcp__box__slow",
-                    arguments={"seconds": 3600},
-                    signal=controller.signal,
-                )
-            )
-        )
-        await wait_for(lambda: len(events(record, "call")) == 1)
-        controller.abort()
-        await running
+        await _aborted_mid_call(ctx, record)
     methods = [post["method"] for post in events(record, "post")]
     methods.remove("subscriptions/listen")  # tool-list changes come on it, at any point
     assert methods == ["server/discover", "tools/list", "tools/call", "server/discover"]
@@ -119,20 +112,7 @@ async def test_over_http_on_2025_11_25_a_cancel_is_a_notification_then_a_ping(
 ) -> None:
     record = tmp_path / "record.jsonl"
     async with _connected(record, "http", True) as ctx:
-        controller = AbortController()
-        running = asyncio.ensure_future(
-            ctx.tools.execute(
-                ToolExecutionInput(
-                    call_id="c1",
-                    name="mcp__box__slow",
-                    arguments={"seconds": 3600},
-                    signal=controller.signal,
-                )
-            )
-        )
-        await wait_for(lambda: len(events(record, "call")) == 1)
-        controller.abort()
-        await running
+        await _aborted_mid_call(ctx, record)
     methods = [post["method"] for post in events(record, "post")]
     posts = events(record, "post")
     after = [(p["method"], p["cancels"]) for p in posts][methods.index("tools/call") :]
