@@ -122,7 +122,6 @@ def main() -> int:
                     *pip,
                     "install",
                     "--quiet",
-                    "--no-compile",
                     "-c",
                     ROOT / "requirements-dev.lock",
                     wheel,
