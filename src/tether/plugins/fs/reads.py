@@ -49,6 +49,15 @@ def _stat_swapped(display: str, error: OSError | None) -> FsError:
     )
 
 
+def _parts_below(top: str, target: FsTarget) -> list[str]:
+    """The components of `target.key` below `top`; [] for `top` itself (or a key not below it:
+    `local.py` confined it there)."""
+    try:
+        return split_beneath(top, target.key)
+    except ValueError:
+        return []
+
+
 def _open_parent(top: str, parents: list[str], display: str, verb: str) -> int:
     """A descriptor of `top/parents...` reached beneath `top` without following a link."""
     try:
@@ -96,10 +105,7 @@ def stat_beneath(top: str | None, target: FsTarget) -> os.stat_result | None:
             return None
         except OSError as error:
             raise os_error(error, "stat", display) from None
-    try:
-        parts = split_beneath(top, target.key)
-    except ValueError:
-        parts = []
+    parts = _parts_below(top, target)
     if not parts:  # the root (or a directory the path was confined to) itself
         try:
             return os.stat(top)
@@ -131,10 +137,7 @@ def stat_beneath(top: str | None, target: FsTarget) -> os.stat_result | None:
 
 def _open_beneath(top: str, target: FsTarget) -> int:
     display = target.display_path
-    try:
-        parts = split_beneath(top, target.key)
-    except ValueError:
-        parts = []
+    parts = _parts_below(top, target)
     if not parts:
         raise FsError(f'cannot read "{display}": not a regular file', FS_NOT_REGULAR_FILE)
     *parents, name = parts
