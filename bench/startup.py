@@ -7,7 +7,7 @@ interleaved, round by round, so the load of a shared machine falls on all of the
 
 - `python -c pass`: the bare interpreter (the gauge; `-c pass` of the same executable).
 - `python -c "import asyncio, ssl"`: the floor of any Python CLI that talks HTTPS with asyncio.
-- `tether --help`, `tether tools list`: exec → exit.
+- `tether --help`, `tether tools list`, `tether tools call run_code` (`print(1)`): exec → exit.
 - `tether run` → first model request: exec → the moment a local OpenAI-compatible server (a
   thread of this process, on 127.0.0.1) has read the request's headers. The server answers
   with one text chunk and the run ends; `tether run` → exit is printed too.
@@ -106,6 +106,10 @@ class Case:
     walls: list[float] = field(default_factory=list)
     cpus: list[float] = field(default_factory=list)
     exits: list[float] = field(default_factory=list)
+
+
+_PRINT_1 = '{"code": "print(1)", "description": "x"}'
+"""`tether tools call run_code`'s arguments (tests/cli/test_exit.py runs 200 such calls)."""
 
 
 def _tether() -> list[str]:
@@ -253,6 +257,7 @@ def main() -> None:
         Case("tether --help", [*tether, "--help"], 30.0),
         Case("tether tools list", [*tether, "tools", "list"], 150.0),
         Case("tether run → 1st request", [*tether, "run", "hi"], 250.0, first_request=True),
+        Case("tether tools call run_code", [*tether, "tools", "call", "run_code", _PRINT_1]),
     ]
     load_before = _load()
     with tempfile.TemporaryDirectory() as tmp:

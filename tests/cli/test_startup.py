@@ -2,12 +2,13 @@
 
 Contract: `import tether`, `tether --help` and `tether tools list` do not import the model client
 (`openai`, `httpx`, `httpx2`) or `rich.markdown`; the help lists every command and exits 0;
-`run` and `chat` parse with argparse (their `--help` imports neither cyclopts nor the agent), the
-other commands with cyclopts. Each case runs in a fresh interpreter that reports which of those
-modules ended up in `sys.modules`. A default-configured `tether run` sends its first model
-request without having imported cyclopts (issue 36), nor — once issue 36 is done — pydantic: an
-audit hook on `socket.connect` reports the imported packages at the moment it connects to the
-model server. (Timings are `bench/startup.py`'s job.)
+`run` and `chat` parse with argparse (their `--help` imports neither cyclopts nor the agent),
+`tools list` and `tools call` read their well-formed command lines themselves (their help and
+usage errors stay cyclopts'), the other commands parse with cyclopts. Each case runs in a fresh
+interpreter that reports which of those modules ended up in `sys.modules`. A default-configured
+`tether run` sends its first model request without having imported cyclopts (issue 36), nor —
+once issue 36 is done — pydantic: an audit hook on `socket.connect` reports the imported
+packages at the moment it connects to the model server. (Timings are `bench/startup.py`'s job.)
 """
 
 from __future__ import annotations
@@ -82,6 +83,29 @@ def test_tools_list_runs_without_cyclopts(tmp_path: Path) -> None:
     _, out = imported(body, tmp_path)
 
     assert "bash" in out
+
+
+@pytest.mark.slow
+def test_tools_call_runs_without_cyclopts(tmp_path: Path) -> None:
+    call = json.dumps({"command": "echo hi", "description": "x"})
+    body = (
+        "from tether.cli.app import main\n"
+        f"assert main(['tools', 'call', 'bash', {call!r}, '--timeout-ms', '60000']) == 0\n"
+        "assert 'cyclopts' not in sys.modules"
+    )
+    _, out = imported(body, tmp_path)
+
+    assert out == "hi\n"
+
+
+def test_a_bad_tools_call_option_is_still_named_by_cyclopts(tmp_path: Path) -> None:
+    done = python_in(
+        tmp_path,
+        "import sys\nfrom tether.cli.app import main\n"
+        "sys.exit(main(['tools', 'call', 'bash', '{}', '--bogus']))",
+    )
+
+    assert (done.returncode, "Unknown option: --bogus." in done.stdout + done.stderr) == (2, True)
 
 
 def test_a_bad_tools_list_option_is_still_named_by_cyclopts(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal, NoReturn
+from typing import TYPE_CHECKING, Any, Final, Literal, NoReturn
 
 __all__ = ["FLAGS", "AgentFlags", "FlagError", "parse_agent_flags", "split_rules"]
 
@@ -339,8 +339,19 @@ def _option_strings(parser: _Parser) -> list[str]:
     return [s for action in parser.options for s in action.option_strings]
 
 
-FLAGS: Final = tuple(_option_strings(_parser("root")))
-"""Every option `run`, `chat` and the root accept, each spelling."""
+if TYPE_CHECKING:
+    FLAGS: tuple[str, ...]
+    """Every option `run`, `chat` and the root accept, each spelling (built on first use: a
+    command line builds only the parser it parses with)."""
+
+
+def __getattr__(name: str) -> object:
+    """`FLAGS`, built on first use."""
+    if name != "FLAGS":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    flags = tuple(_option_strings(_parser("root")))
+    globals()["FLAGS"] = flags
+    return flags
 
 
 def _unknown(prog: str, unknown: list[str], known: Sequence[str]) -> FlagError:

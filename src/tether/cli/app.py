@@ -15,8 +15,9 @@ without importing cyclopts or rich at all (issue 12 §3: help in well under 0.2 
 `run`, `chat` and Claude Code's root forms — `tether "prompt"` (a chat that starts with it) and
 `tether -p "prompt"` (`run`), any first argument that is not a command — are parsed with
 `argparse` (`tether.cli.agent_flags`, `AGENT_COMMANDS`); `tether tools list` with at most
-`--config`/`--cwd` runs without cyclopts (`tether.cli.commands.tools_list`); the other commands
-and forms with cyclopts.
+`--config`/`--cwd` and a well-formed `tether tools call NAME [ARGUMENTS] [options]` run without
+cyclopts (`tether.cli.commands.tools_list`, `tether.cli.commands.tools_call`: any other form of
+them, `--help` or a usage error, is cyclopts'); the other commands and forms with cyclopts.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
     from typing import Final, Literal
 
     import cyclopts
+
+    from .commands.tools_call import CallRequest
 
     app: cyclopts.App  # built on first use by `__getattr__`
 
@@ -194,6 +197,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         options = quick_options(args[2:])
         if options is not None:  # no cyclopts on the common path (issue 36); else it parses
             return _guarded(lambda: _tools_list(options))
+    if args[:2] == ["tools", "call"]:
+        from .commands.tools_call import quick_request
+
+        request = quick_request(args[2:])
+        if request is not None:  # no cyclopts for a well-formed call (issue 36); else it parses
+            return _guarded(lambda: _tools_call(request))
     import cyclopts
 
     application = __getattr__("app") if routed is None else _build(routed)
@@ -229,6 +238,14 @@ def _tools_list(options: dict[str, Path]) -> int:
     from .commands.tools_list import list_tools
 
     return asyncio.run(list_tools(**options))
+
+
+def _tools_call(request: CallRequest) -> int:
+    import asyncio
+
+    from .commands.tools_call import call_tool
+
+    return asyncio.run(call_tool(request))
 
 
 def _guarded(call: Callable[[], int]) -> int:
