@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from tether.agent.boot import start
-from tether.agent.tool_schemas import argument_models, generate
+from tether.agent.tool_schemas import argument_models, argument_refs, generate
 from tether.tools.precomputed import TABLE_PATH
 from tether.tools.schema import model_facing_schema
 
@@ -61,4 +61,34 @@ def test_a_default_agent_boot_builds_no_argument_model(tmp_path: Path) -> None:
         check=False,
     )
 
+    assert (done.returncode, done.stdout) == (0, "[]\n"), done.stderr
+
+
+def test_a_default_agent_boot_imports_no_argument_module(tmp_path: Path) -> None:
+    """Every built-in tool names its model with a `ModelRef` (the plan tool's model is still in
+    its tool module, tether.plugins.permissions.plan)."""
+    modules = sorted(
+        {ref.target.partition(":")[0] for ref in argument_refs()}
+        - {"tether.plugins.permissions.plan"}
+    )
+    script = (
+        "import asyncio, sys\n"
+        "from pathlib import Path\n"
+        "from tether.agent.boot import start\n"
+        "async def main():\n"
+        "    root = Path(sys.argv[1])\n"
+        "    ctx = await start(cwd=root, home=root / 'home', agent=True, config_paths=[])\n"
+        "    await ctx.dispose()\n"
+        "asyncio.run(main())\n"
+        f"print([m for m in {modules!r} if m in sys.modules])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+    assert len(modules) == 8
     assert (done.returncode, done.stdout) == (0, "[]\n"), done.stderr
