@@ -92,3 +92,42 @@ def test_a_default_agent_boot_imports_no_argument_module(tmp_path: Path) -> None
 
     assert len(modules) == 8
     assert (done.returncode, done.stdout) == (0, "[]\n"), done.stderr
+
+
+def _refs_in_source() -> list[tuple[str, bool]]:
+    """(target, is a factory) of every `ModelRef(...)` written in tether's source, outside the
+    list the table is generated from."""
+    import ast
+
+    import tether
+
+    found: list[tuple[str, bool]] = []
+    for path in sorted(Path(tether.__file__).parent.rglob("*.py")):
+        if path.name == "tool_schemas.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "ModelRef"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+            ):
+                found.append((str(node.args[0].value), len(node.args) > 1))
+    return found
+
+
+def test_every_model_ref_in_the_source_is_one_the_table_is_generated_from() -> None:
+    """So the table test above covers every lazy reference: a plain one by its key, a factory
+    (called with its configured value) by its target."""
+    refs = argument_refs()
+    keys = {ref.key for ref in refs}
+    factories = {ref.factory for ref in refs if ref.factory is not None}
+    in_source = _refs_in_source()
+
+    assert len(in_source) == 15  # bash 2, jobs 3, fs 3, search 2, todo, web 2, run_code, task
+    assert [
+        (target, factory)
+        for target, factory in in_source
+        if target not in (factories if factory else keys)
+    ] == []
