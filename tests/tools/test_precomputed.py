@@ -10,7 +10,7 @@ from typing import Any
 
 from tether.tools.precomputed import TABLE_PATH, precomputed_schema
 
-BASH_KEY = "tether.plugins.shell.bash:BashBackgroundParameters"
+BASH_KEY = "tether.plugins.shell.bash_args:BashBackgroundParameters"
 
 
 def _recorded(key: str) -> dict[str, Any]:

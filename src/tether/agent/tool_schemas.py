@@ -1,12 +1,13 @@
 """Generating `tether/tools/builtin_schemas.json`: the built-in tools' parameter schemas as
-pydantic makes them (issue 36: a boot sends them without building the argument models).
+pydantic makes them (issue 36: a boot sends them without importing the argument models).
 
-Owns: the argument models a default boot defines its built-in tools with (`argument_models`;
-a model made per configuration, at the built-in default), and `generate()`, the file's text.
-`python -m tether.agent.tool_schemas` rewrites the file after an argument model changes; a test
-checks that the checked-in file equals `generate()`. Does not own the lookup
-(`tether.tools.precomputed`): a model missing from the file, or whose fields changed, gets its
-schema from pydantic at definition, as before.
+Owns: the `ModelRef`s a default boot defines its built-in tools with (`argument_refs`; a model
+made per configuration is a factory reference at the built-in default), and `generate()`, the
+file's text. `python -m tether.agent.tool_schemas` rewrites the file after an argument model
+changes; a test checks that the checked-in file equals `generate()`, so every recorded schema is
+what pydantic makes of its reference now. Does not own the lookup (`tether.tools.precomputed`):
+`define_tool` refuses a reference missing from the file (a factory's other configurations get
+their schema from pydantic at definition).
 """
 
 from __future__ import annotations
@@ -14,58 +15,58 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from ..tools.precomputed import TABLE_PATH, fingerprint, schema_key
+from ..tools.model_ref import ModelRef
+from ..tools.precomputed import TABLE_PATH, fingerprint
 from ..tools.schema import model_facing_schema
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-__all__ = ["argument_models", "generate", "main"]
+__all__ = ["argument_models", "argument_refs", "generate", "main"]
+
+
+def argument_refs() -> list[ModelRef]:
+    """The built-in tools' argument models, at the built-in plugins' default configuration."""
+    from ..plugins.fs.tools import ToolFsConfig
+    from ..plugins.search.tools import SearchToolsConfig
+    from ..plugins.web.tools import ToolWebConfig
+
+    return [
+        ModelRef("tether.plugins.shell.bash_args:BashBackgroundParameters"),
+        ModelRef("tether.plugins.shell.bash_args:ForegroundOnlyParameters"),
+        ModelRef("tether.plugins.jobs.args:JobOutputParameters"),
+        ModelRef("tether.plugins.jobs.args:JobListParameters"),
+        ModelRef("tether.plugins.jobs.args:JobKillParameters"),
+        ModelRef("tether.plugins.fs.args:read_args_model", (ToolFsConfig().read_limit,)),
+        ModelRef("tether.plugins.fs.args:WriteArgs"),
+        ModelRef("tether.plugins.fs.args:EditArgs"),
+        ModelRef("tether.plugins.search.args:grep_args_model", (SearchToolsConfig().head_limit,)),
+        ModelRef("tether.plugins.search.args:GlobArgs"),
+        ModelRef("tether.plugins.todo.args:TodoArgs"),
+        ModelRef("tether.plugins.web.args:FetchArguments"),
+        ModelRef(
+            "tether.plugins.web.args:search_arguments_model",
+            (ToolWebConfig().search_max_queries,),
+        ),
+        # defined from the class itself (tether.plugins.permissions is not converted yet): its
+        # key is the class's `schema_key`, looked up with the fingerprint check
+        ModelRef("tether.plugins.permissions.plan:PlanParameters"),
+        ModelRef("tether.plugins.code_mode.args:RunCodeArgs"),
+        ModelRef("tether.agent.subagents.task_args:TaskParameters"),
+    ]
 
 
 def argument_models() -> list[type[BaseModel]]:
-    """The built-in tools' argument models, at the built-in plugins' default configuration."""
-    from ..plugins.code_mode.tool import RunCodeArgs
-    from ..plugins.fs.args import EditArgs, WriteArgs, read_args_model
-    from ..plugins.fs.tools import ToolFsConfig
-    from ..plugins.jobs.tools import JobKillParameters, JobListParameters, JobOutputParameters
-    from ..plugins.permissions.plan import PlanParameters
-    from ..plugins.search.args import GlobArgs, grep_args_model
-    from ..plugins.search.tools import SearchToolsConfig
-    from ..plugins.shell.bash import BashBackgroundParameters, ForegroundOnlyParameters
-    from ..plugins.todo.tool import TodoArgs
-    from ..plugins.web.tools import FetchArguments, ToolWebConfig, search_arguments_model
-    from .subagents.task import TaskParameters
-
-    return [
-        BashBackgroundParameters,
-        ForegroundOnlyParameters,
-        JobOutputParameters,
-        JobListParameters,
-        JobKillParameters,
-        read_args_model(ToolFsConfig().read_limit),
-        WriteArgs,
-        EditArgs,
-        grep_args_model(SearchToolsConfig().head_limit),
-        GlobArgs,
-        TodoArgs,
-        FetchArguments,
-        search_arguments_model(ToolWebConfig().search_max_queries),
-        PlanParameters,
-        RunCodeArgs,
-        TaskParameters,
-    ]
+    """The models `argument_refs` name, resolved (pydantic imported, nothing built)."""
+    return [ref.resolve() for ref in argument_refs()]
 
 
 def generate() -> str:
     """The text of `builtin_schemas.json`: each model's fingerprint and pydantic's schema."""
-    table = {
-        schema_key(model): {
-            "fingerprint": fingerprint(model),
-            "schema": model_facing_schema(model),
-        }
-        for model in argument_models()
-    }
+    table: dict[str, object] = {}
+    for ref in argument_refs():
+        model = ref.resolve()
+        table[ref.key] = {"fingerprint": fingerprint(model), "schema": model_facing_schema(model)}
     return json.dumps(table, indent=1, ensure_ascii=False) + "\n"
 
 

@@ -32,6 +32,7 @@ from .execution import ToolExecution as ToolExecution
 from .execution import ToolExecutionInput as ToolExecutionInput
 from .execution import ToolExecutionToken as ToolExecutionToken
 from .execution import ToolRunContext as ToolRunContext
+from .model_ref import ModelRef as ModelRef
 from .pipeline import Dispatched as Dispatched
 from .pipeline import Prepared as Prepared
 from .registry import ToolGuard as ToolGuard
@@ -76,6 +77,7 @@ __all__ = [
     "ErrorDetail",
     "ErrorInfo",
     "JsonSchemaError",
+    "ModelRef",
     "PostToolDecision",
     "PreToolDecision",
     "Prepared",

@@ -6,8 +6,9 @@ built once per definition, on first use (the argument validator at the first cal
 canonicalizer's `TypeAdapter` at the first result: booting defines every tool, most never
 run). `define_tool` validates arguments *inside* the body wrapper, so `INVALID_ARGS` happens
 after policy and wrappers, exactly where the spec puts it. `@tool` infers a parameters model
-from a typed signature. A built-in tool's argument model gets its model-facing schema from
-`tether.tools.precomputed` (recorded from pydantic), so a boot does not build the model.
+from a typed signature. A built-in tool names its argument model with a `ModelRef`: its
+model-facing schema comes from `tether.tools.precomputed` (recorded from pydantic), and the
+model — and pydantic — is imported at the first validation, so a boot imports neither.
 
 The two layers differ on cancellation (issue 38): a raw `ToolDefinition`/`define_tool` body is
 cooperative — never interrupted, it sees only its signal (the seed's contract) — while an async
@@ -23,17 +24,20 @@ import math
 import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, cast, get_type_hints, overload
-
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from typing import TYPE_CHECKING, Any, TypeVar, cast, get_type_hints, overload
 
 from ..core.json import JsonValue
 from ..core.timeout import MAX_TIMER_DELAY_MS
+from ..kernel.config_models import is_pydantic_model
 from .errors import ToolArgsError
 from .execution import ToolExecution, ToolRunContext
-from .precomputed import precomputed_schema
+from .model_ref import ModelRef
+from .precomputed import factory_recorded, precomputed_schema, recorded_schema
 from .results import ContentBlock, ToolExecutionResult, text_content
 from .schema import ValueCanonicalizer, compile_output_schema, model_facing_schema, violations
+
+if TYPE_CHECKING:  # pydantic is imported by a model's first validation, not by a boot
+    from pydantic import BaseModel
 
 __all__ = ["ToolDefinition", "ToolOutput", "define_tool", "render_text", "timeout_too_long", "tool"]
 
@@ -111,16 +115,34 @@ def _frozen_model(model: type[BaseModel]) -> type[BaseModel]:
     """A frozen subclass of the user's model, built once: bodies get immutable arguments."""
     if model.model_config.get("frozen"):
         return model
+    from pydantic import ConfigDict
+
     # built now (the first call), also when the user's model defers its build
     config = ConfigDict(**{**model.model_config, "frozen": True, "defer_build": False})
-    return cast(type[BaseModel], type(model.__name__, (model,), {"model_config": config}))
+    return cast("type[BaseModel]", type(model.__name__, (model,), {"model_config": config}))
+
+
+def _argument_validator(model: type[BaseModel]) -> Callable[[object], object]:
+    """The validator of `model`'s frozen subclass, raising `ToolArgsError` with the violations
+    (`INVALID_ARGS`); built — pydantic imported — when the first call needs it."""
+    from pydantic import ValidationError
+
+    validate_model = _frozen_model(model).__pydantic_validator__.validate_python
+
+    def validated(args: object) -> object:
+        try:
+            return validate_model(args)
+        except ValidationError as exc:
+            raise ToolArgsError(violations(exc, "arguments")) from None
+
+    return validated
 
 
 def define_tool(
     *,
     name: str,
     description: str,
-    parameters: type[BaseModel] | Mapping[str, object],
+    parameters: type[BaseModel] | ModelRef | Mapping[str, object],
     output: ToolOutput,
     execute: Callable[[A, ToolRunContext], Awaitable[object] | object],
     finalize_content: FinalizeContent | None = None,
@@ -130,6 +152,12 @@ def define_tool(
     """Define a tool. With a pydantic `parameters` model, the model-facing schema is derived
     from it and arguments are validated inside the body wrapper (`INVALID_ARGS`); the body gets
     the validated, frozen model. A raw JSON-Schema mapping is passed through unvalidated.
+
+    `parameters=ModelRef("package.module:Model")` (or a factory's, `ModelRef("pkg.mod:make",
+    (2000,))`) is the same model, imported at the first validation: the schema is the one
+    recorded in tether's precomputed table under `ModelRef.key` (the built-in tools' models); a
+    reference the table lacks raises ValueError here. A factory recorded for other arguments (a
+    non-default configuration) is resolved now and its schema made by pydantic.
 
     `timeout_ms` is a budget that a timeout policy enforces (mount
     `tether.plugins.timeout_policy`; without one the registry logs a warning at the tool's first
@@ -154,11 +182,17 @@ def define_tool(
     too_long = None if timeout_ms is None else timeout_too_long(timeout_ms)
     if too_long is not None:
         raise ValueError(f"define_tool({name}): {too_long}")
-    if not (isinstance(parameters, type) and issubclass(parameters, BaseModel)):
+    resolve: Callable[[], type[BaseModel]]
+    if isinstance(parameters, ModelRef):
+        schema, resolve = _referenced(name, parameters)
+    elif is_pydantic_model(parameters):  # never imports pydantic to know
+        model = cast("type[BaseModel]", parameters)
+        schema, resolve = _parameters_schema(model), lambda: model
+    else:
         return ToolDefinition(
             name=name,
             description=description,
-            parameters=parameters,
+            parameters=cast(Mapping[str, object], parameters),
             output=output,
             execute=execute,
             finalize_content=finalize_content,
@@ -166,24 +200,17 @@ def define_tool(
             is_concurrency_safe=is_concurrency_safe,
         )
     body_is_async = inspect.iscoroutinefunction(execute)
-
-    model: type[BaseModel] = parameters
-    validate_model: Callable[[object], object]
+    validated: Callable[[object], object]
 
     def first_validation(args: object) -> object:
-        # The frozen model is built for the first call, not here: a boot defines every tool.
-        nonlocal validate_model
-        validate_model = _frozen_model(model).__pydantic_validator__.validate_python
-        return validate_model(args)
+        # The model is resolved and its frozen subclass built for the first call, not here: a
+        # boot defines every tool.
+        nonlocal validated
+        validated = _argument_validator(resolve())
+        return validated(args)
 
-    validate_model = first_validation
+    validated = first_validation
     body: Callable[[Any, ToolRunContext], Any] = execute
-
-    def validated(args: object) -> object:
-        try:
-            return validate_model(args)
-        except ValidationError as exc:
-            raise ToolArgsError(violations(exc, "arguments")) from None
 
     def run(args: object, exec: ToolRunContext) -> object:
         # A sync body stays sync: the registry runs it in a worker thread (tools.body), the one
@@ -205,21 +232,40 @@ def define_tool(
 
         def classify(args: object) -> bool:
             try:
-                validated = validate_model(args)
-            except ValidationError:
+                valid = validated(args)
+            except ToolArgsError:
                 return False
-            return user_classify(cast(Any, validated)) is True
+            return user_classify(cast(Any, valid)) is True
 
     return ToolDefinition(
         name=name,
         description=description,
-        parameters=_parameters_schema(parameters),
+        parameters=schema,
         output=output,
         execute=start if body_is_async else run,
         finalize_content=finalize_content,
         timeout_ms=timeout_ms,
         is_concurrency_safe=classify,
         check_arguments=check_arguments,
+    )
+
+
+def _referenced(
+    name: str, ref: ModelRef
+) -> tuple[dict[str, object], Callable[[], type[BaseModel]]]:
+    """A reference's recorded schema and its (deferred) resolution; a factory recorded only
+    for other arguments is resolved now and its schema made by pydantic; anything else the
+    table lacks is refused here, never at the first call."""
+    recorded = recorded_schema(ref.key)
+    if recorded is not None:
+        return recorded, ref.resolve
+    if ref.factory is not None and factory_recorded(ref.factory):
+        model = ref.resolve()  # a configured variant: built now, as a model class would be
+        return model_facing_schema(model), lambda: model
+    raise ValueError(
+        f"define_tool({name}): parameters {ref.key!r} has no precomputed schema; add the"
+        " reference to tether.agent.tool_schemas.argument_refs and run"
+        " `python -m tether.agent.tool_schemas`, or pass the model class itself"
     )
 
 
@@ -253,8 +299,10 @@ def _signature_model(fn: Callable[..., object], name: str) -> tuple[type[BaseMod
             raise TypeError(f"@tool({name}): *args/**kwargs cannot become tool parameters")
         default = ... if param.default is param.empty else param.default
         fields[param.name] = (hint, default)
+    from pydantic import ConfigDict, create_model  # a typed signature is a pydantic model
+
     model = create_model(f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
-    return cast(type[BaseModel], model), exec_param
+    return cast("type[BaseModel]", model), exec_param
 
 
 def _always_concurrent(_args: object) -> bool:

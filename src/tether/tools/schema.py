@@ -10,13 +10,14 @@ validation runs (the body wrapper for arguments, canonical success construction 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, cast
-
-from pydantic import BaseModel, TypeAdapter, ValidationError
-from pydantic_core import ErrorDetails
+from typing import TYPE_CHECKING, Any, cast
 
 from ..core.json import JsonValue, snapshot
 from .errors import ToolOutputError
+
+if TYPE_CHECKING:  # pydantic is imported where a value is first validated, not at boot
+    from pydantic import BaseModel, TypeAdapter, ValidationError
+    from pydantic_core import ErrorDetails
 
 __all__ = ["ValueCanonicalizer", "compile_output_schema", "model_facing_schema", "violations"]
 
@@ -121,12 +122,16 @@ def compile_output_schema(schema: object) -> ValueCanonicalizer:
         return compile_json_schema(cast(Mapping[str, object], schema))
     exact = _EXACT_SCALARS.get(schema) if isinstance(schema, type) else None
     adapter: TypeAdapter[Any] | None = None  # built for the first value that needs it
+    invalid: type[Exception] = Exception  # pydantic's ValidationError, imported with the adapter
 
     def canonical(tool_name: str, value: object) -> JsonValue:
-        nonlocal adapter
+        nonlocal adapter, invalid
         if exact is not None and type(value) is exact:
             return value  # type: ignore[return-value]  # already its own canonical JSON form
         if adapter is None:  # not at definition: a boot defines every tool, most never run
+            from pydantic import TypeAdapter, ValidationError
+
+            invalid = ValidationError
             try:
                 adapter = TypeAdapter(cast(Any, schema))
             except Exception as exc:
@@ -136,8 +141,10 @@ def compile_output_schema(schema: object) -> ValueCanonicalizer:
                 ) from None
         try:
             dumped = adapter.dump_python(adapter.validate_python(value), mode="json")
-        except ValidationError as exc:
-            raise ToolOutputError(tool_name, violations(exc, "value")) from None
+        except invalid as exc:
+            raise ToolOutputError(
+                tool_name, violations(cast("ValidationError", exc), "value")
+            ) from None
         return _any_json(tool_name, dumped)
 
     return canonical

@@ -1,9 +1,10 @@
 """The `task` tool: Claude Code's Task — start a subagent of a named type on a prompt.
 
-Owns the definition (parameters `description`, `prompt`, `subagent_type`, `run_in_background`;
-a description listing the types), the checks before a child exists (a known type, a non-empty
-prompt, the depth limit), the foreground run and its outcomes, the concurrency classifier, and
-the value and its rendering. Background runs are `background.py`; the child itself `child.py`.
+Owns the definition (parameters `description`, `prompt`, `subagent_type`, `run_in_background`
+— the model is `task_args.py`, imported by the first call; a description listing the types),
+the checks before a child exists (a known type, a non-empty prompt, the depth limit), the
+foreground run and its outcomes, the concurrency classifier, and the value and its rendering.
+Background runs are `background.py`; the child itself `child.py`.
 
 Outcomes of a foreground call (the child's turn signal is this call's `exec.signal`):
 
@@ -22,9 +23,8 @@ Outcomes of a foreground call (the child's turn signal is this call's `exec.sign
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import Final, Literal, NotRequired
+from typing import TYPE_CHECKING, Final, Literal, NotRequired
 
-from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
 from ...core.json import JsonValue
@@ -32,6 +32,7 @@ from ...tools.definition import ToolDefinition, ToolOutput, define_tool
 from ...tools.errors import ToolCallAborted
 from ...tools.execution import ToolRunContext
 from ...tools.layers import RUN_CODE
+from ...tools.model_ref import ModelRef
 from ...tools.results import ContentBlock, UserMessage, text_content, user_message
 from ..loop import TurnOutcome
 from .agent_types import AgentType
@@ -40,7 +41,20 @@ from .child import Child, Host, caller_of, spawn_child
 from .errors import ChildNotStarted, DelegationTooDeep, SubagentFailed, UnknownSubagentType
 from .readonly import read_only_type
 
+if TYPE_CHECKING:  # imported by the first call, not at boot
+    from .task_args import TaskParameters
+
 __all__ = ["TASK", "TaskParameters", "TaskValue", "aborted_context", "description", "task_tool"]
+
+
+def __getattr__(attribute: str) -> object:
+    """`TaskParameters`, from `task_args`, for code that imports it from here."""
+    if attribute == "TaskParameters":
+        from .task_args import TaskParameters
+
+        return TaskParameters
+    raise AttributeError(f"module {__name__!r} has no attribute {attribute!r}")
+
 
 TASK: Final = "task"
 
@@ -59,18 +73,6 @@ _USAGE: Final = (
     "and stop the agent with job_kill.\n"
     "- The agent's result is not shown to the user: summarize it for them."
 )
-
-
-class TaskParameters(BaseModel):
-    model_config = ConfigDict(defer_build=True)  # built by the first call
-
-    description: str = Field(description="A short (3-5 word) description of the task")
-    prompt: str = Field(description="The task for the agent to perform")
-    subagent_type: str = Field(description="The type of specialized agent to use for this task")
-    run_in_background: bool = Field(
-        default=False,
-        description="Run the agent as a background job: the call returns its job id at once.",
-    )
 
 
 class TaskValue(TypedDict):
@@ -194,7 +196,7 @@ def task_tool(host: Host, described: str) -> ToolDefinition:
     return define_tool(
         name=TASK,
         description=described,
-        parameters=TaskParameters,
+        parameters=ModelRef("tether.agent.subagents.task_args:TaskParameters"),
         output=ToolOutput(schema=TaskValue, render=_render, presentation_meta=_presentation),
         execute=execute,
         is_concurrency_safe=is_concurrency_safe,

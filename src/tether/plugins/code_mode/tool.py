@@ -1,9 +1,9 @@
 """The `run_code` tool (spec §8.3, Python flavor): texts, parameters, rendering and the body.
 
-Owns: the description and parameter texts, `CodeRunFailedError` (`CODE_RUN_FAILED`), how a run's
-`{logs, result?}` is shown to the model, and the body: a bridge per call, `ctx.code_runtime.run`,
-settlement, then the outcome. Does not own the sandbox or the scheduler (`sandbox.py`,
-`bridge.py`).
+Owns: the description, `CodeRunFailedError` (`CODE_RUN_FAILED`), how a run's `{logs, result?}`
+is shown to the model, and the body: a bridge per call, `ctx.code_runtime.run`, settlement, then
+the outcome. The parameters are `tether.plugins.code_mode.args`, imported by the first call.
+Does not own the sandbox or the scheduler (`sandbox.py`, `bridge.py`).
 
 Outcome of an outer abort or timeout: the body re-raises its own signal's abort once every inner
 call has settled, so the registry classifies `run_code` as `ABORTED` (and the timeout policy as
@@ -14,19 +14,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Final
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING, Final
 
 from ...core.errors import HarnessError
 from ...core.json import JsonValue
 from ...kernel import Context
 from ...tools.definition import ToolDefinition, ToolOutput, define_tool
 from ...tools.execution import ToolRunContext
+from ...tools.model_ref import ModelRef
 from ...tools.registry import ToolRuntime
 from ...tools.results import ContentBlock, text_content
 from .bridge import RUN_CODE, DispatchBridge
 from .seam import CODE_RUN_FAILED, CodeRunError, CodeRuntime
+
+if TYPE_CHECKING:  # imported by the first call, not at boot
+    from .args import RunCodeArgs
 
 __all__ = [
     "DESCRIPTION",
@@ -37,6 +39,16 @@ __all__ = [
     "render_value",
     "run_code_tool",
 ]
+
+
+def __getattr__(attribute: str) -> object:
+    """`RunCodeArgs`, from `args`, for code that imports it from here."""
+    if attribute == "RunCodeArgs":
+        from .args import RunCodeArgs
+
+        return RunCodeArgs
+    raise AttributeError(f"module {__name__!r} has no attribute {attribute!r}")
+
 
 DESCRIPTION: Final = (
     "Execute a Python program against the available tools. Takes two required arguments: "
@@ -59,19 +71,6 @@ class CodeRunFailedError(HarnessError):
             message += "\nCaptured output:\n" + "\n".join(logs)
         super().__init__(message, CODE_RUN_FAILED)
         self.kind = error.kind
-
-
-class RunCodeArgs(BaseModel):
-    model_config = ConfigDict(defer_build=True)  # built by the first call
-
-    code: str = Field(description="The program: the body of an async Python function.")
-    description: str = Field(
-        description=(
-            "Clear, concise description of what this program does in active voice, 5-10 words "
-            '(shown in the UI). Examples: "Count TODO markers across packages"; "Read failing '
-            'test and its fixture"; "Rename config key in every cordis.yml".'
-        )
-    )
 
 
 def render_value(value: JsonValue) -> str:
@@ -154,7 +153,7 @@ def run_code_tool(
     return define_tool(
         name=RUN_CODE,
         description=DESCRIPTION,
-        parameters=RunCodeArgs,
+        parameters=ModelRef("tether.plugins.code_mode.args:RunCodeArgs"),
         output=ToolOutput(render=render_run_code),
         execute=run_code,
         timeout_ms=timeout_ms,

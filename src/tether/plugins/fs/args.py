@@ -71,7 +71,7 @@ def read_args_model(read_limit: int) -> type[ReadArgs]:
             return value
 
     MountedReadArgs.__name__ = "ReadArgs"
-    MountedReadArgs.__qualname__ = f"ReadArgs[{read_limit}]"  # its precomputed schema's key
+    MountedReadArgs.__qualname__ = f"ReadArgs[{read_limit}]"  # the configured variant, in reprs
     return MountedReadArgs
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from contextlib import aclosing
-from typing import Annotated, Any, Final, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, cast
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, StrictInt, ValidationInfo
 from pydantic_core import PydanticCustomError
@@ -28,10 +28,10 @@ from ...kernel import Context
 from ...tools.definition import ToolDefinition, ToolOutput, define_tool
 from ...tools.errors import ToolCallAborted
 from ...tools.execution import ToolExecution, ToolRunContext
+from ...tools.model_ref import ModelRef
 from ...tools.results import ContentBlock
 from ..approval.escalation import ask_to_leave_sandbox
 from . import render
-from .args import EditArgs, ReadArgs, WriteArgs, read_args_model
 from .errors import (
     FS_ABORTED,
     FS_NOT_FOUND,
@@ -52,6 +52,9 @@ from .seam import (
     WriteIntent,
 )
 from .window import WindowBuilder
+
+if TYPE_CHECKING:  # the argument models are imported by each tool's first call, not at boot
+    from .args import EditArgs, ReadArgs, WriteArgs
 
 __all__ = [
     "PROMPTS",
@@ -334,7 +337,7 @@ def fs_tools(ctx: Context, fs: FileSystem, config: ToolFsConfig) -> list[ToolDef
         define_tool(
             name="read",
             description="Read a UTF-8 text file and return line-numbered content.",
-            parameters=read_args_model(read_limit),
+            parameters=ModelRef("tether.plugins.fs.args:read_args_model", (read_limit,)),
             output=ToolOutput(schema=ReadValue, render=render_read, presentation_meta=read_meta),
             execute=read,
             is_concurrency_safe=lambda _args: True,
@@ -342,7 +345,7 @@ def fs_tools(ctx: Context, fs: FileSystem, config: ToolFsConfig) -> list[ToolDef
         define_tool(
             name="write",
             description="Create or fully replace a UTF-8 text file.",
-            parameters=WriteArgs,
+            parameters=ModelRef("tether.plugins.fs.args:WriteArgs"),
             output=ToolOutput(
                 schema=WriteValue,
                 render=lambda _a, v: render.write_text(
@@ -355,7 +358,7 @@ def fs_tools(ctx: Context, fs: FileSystem, config: ToolFsConfig) -> list[ToolDef
         define_tool(
             name="edit",
             description="Edit an existing UTF-8 text file by replacing literal text.",
-            parameters=EditArgs,
+            parameters=ModelRef("tether.plugins.fs.args:EditArgs"),
             output=ToolOutput(
                 schema=EditValue,
                 render=lambda a, v: render.edit_text(

@@ -1,6 +1,7 @@
 """The model-facing job controller: `job_output`, `job_list`, `job_kill`.
 
-Owns: the three definitions (parameters, descriptions, values, exact renderings), the public
+Owns: the three definitions (descriptions, values, exact renderings; the parameters are in
+`tether.plugins.jobs.args`, imported by the first call), the public
 snapshot the model sees (`id, kind, label, status, detail?, started_at, finished_at?`: never the
 owner or `reported`), and argument checks. Every call acts as `exec.agent`, so a model only
 reaches its own jobs and unowned ones. None declares `timeout_ms`: `job_output` bounds its own
@@ -13,18 +14,20 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from typing import Any, Literal, NotRequired
+from typing import TYPE_CHECKING, Any, Literal, NotRequired
 
-from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
 from ...core.json import JsonValue
 from ...core.timeout import format_ms
-from ...tools import ToolDefinition, ToolOutput, ToolRunContext, define_tool
+from ...tools import ModelRef, ToolDefinition, ToolOutput, ToolRunContext, define_tool
 from ...tools.results import ContentBlock, text_content
 from .config import JobsConfig
 from .model import JobSnapshot, JobWaitAborted
 from .registry import JobRegistry
+
+if TYPE_CHECKING:  # the argument models (tether.plugins.jobs.args): imported by the first call
+    from .args import JobKillParameters, JobListParameters, JobOutputParameters
 
 __all__ = ["PublicJob", "job_tools", "public_job", "status_line"]
 
@@ -74,35 +77,6 @@ def status_line(job: Any) -> str:
 def _check_job_id(job_id: str) -> None:
     if not job_id.strip():
         raise ValueError(f"invalid job_id: expected a non-empty string, got {json.dumps(job_id)}")
-
-
-class JobOutputParameters(BaseModel):
-    model_config = ConfigDict(defer_build=True)  # built by the first call
-
-    job_id: str = Field(description="Job id returned by the tool that started the background work.")
-    wait: bool = Field(
-        default=False,
-        description="Block until the job finishes or the wait runs out; a wait that runs out "
-        "returns [status: running] and leaves the job alive.",
-    )
-    wait_ms: float | None = Field(
-        default=None,
-        description="Longest wait in milliseconds (default and cap are configured); setting "
-        "it implies wait: true.",
-    )
-
-
-class JobKillParameters(BaseModel):
-    model_config = ConfigDict(defer_build=True)  # built by the first call
-
-    job_id: str = Field(description="Job id returned by the tool that started the background work.")
-    reason: str | None = Field(
-        default=None, description="Why the job is stopped (logged and passed to the job)."
-    )
-
-
-class JobListParameters(BaseModel):
-    model_config = ConfigDict(defer_build=True)  # built by the first call
 
 
 def _render_output(_args: object, value: JsonValue) -> Sequence[ContentBlock]:
@@ -172,7 +146,7 @@ def job_tools(jobs: JobRegistry, config: JobsConfig) -> list[ToolDefinition]:
                 "ends with `[status: ...]`. Reads are non-blocking unless `wait: true`, which "
                 "waits up to the configured cap."
             ),
-            parameters=JobOutputParameters,
+            parameters=ModelRef("tether.plugins.jobs.args:JobOutputParameters"),
             output=ToolOutput(schema=JobOutputValue, render=_render_output),
             execute=job_output,
         ),
@@ -182,7 +156,7 @@ def job_tools(jobs: JobRegistry, config: JobsConfig) -> list[ToolDefinition]:
                 "List your background jobs (running and finished) with their ids, kinds, "
                 "and statuses."
             ),
-            parameters=JobListParameters,
+            parameters=ModelRef("tether.plugins.jobs.args:JobListParameters"),
             output=ToolOutput(schema=list[PublicJob], render=_render_list),
             execute=job_list,
         ),
@@ -192,7 +166,7 @@ def job_tools(jobs: JobRegistry, config: JobsConfig) -> list[ToolDefinition]:
                 "Request cancellation of a running background job by job id. Returns "
                 "immediately; the job settles as killed once its work actually stops."
             ),
-            parameters=JobKillParameters,
+            parameters=ModelRef("tether.plugins.jobs.args:JobKillParameters"),
             output=ToolOutput(schema=JobKillValue, render=_render_kill),
             execute=job_kill,
         ),

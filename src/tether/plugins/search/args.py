@@ -132,7 +132,7 @@ def grep_args_model(default_limit: int) -> type[GrepArgs]:
         )
 
     MountedGrepArgs.__name__ = "GrepArgs"
-    MountedGrepArgs.__qualname__ = f"GrepArgs[{default_limit}]"  # its precomputed schema's key
+    MountedGrepArgs.__qualname__ = f"GrepArgs[{default_limit}]"  # the configured variant, in reprs
     return MountedGrepArgs
 
 

@@ -32,16 +32,18 @@ from ...kernel import Context
 from ...kernel.config_models import ConfigValue
 from ...tools.definition import ToolDefinition, ToolOutput, define_tool
 from ...tools.execution import ToolRunContext
+from ...tools.model_ref import ModelRef
 from ...tools.results import ContentBlock, text_content
 from ..shell.errors import ToolCallAborted
 from ..shell.seam import ShellExecutor
 from . import render, ripgrep
-from .args import GlobArgs, GrepArgs, grep_args_model
 from .errors import SEARCH_FAILED, SEARCH_INVALID_ARGS, SEARCH_NOT_FOUND, SearchError
 from .query import GlobQuery, GrepQuery
 
 if TYPE_CHECKING:  # resolved where a config is validated (tether.kernel.config_models)
     from pydantic import BeforeValidator, Field, PositiveInt
+
+    from .args import GlobArgs, GrepArgs  # imported by each tool's first call, not at boot
 
 __all__ = [
     "GlobValue",
@@ -243,7 +245,7 @@ def search_tools(
         define_tool(
             name="grep",
             description=GREP_DESCRIPTION,
-            parameters=grep_args_model(config.head_limit),
+            parameters=ModelRef("tether.plugins.search.args:grep_args_model", (config.head_limit,)),
             output=ToolOutput(schema=GrepValue, render=render_grep),
             execute=grep,
             timeout_ms=config.timeout_ms,
@@ -252,7 +254,7 @@ def search_tools(
         define_tool(
             name="glob",
             description=GLOB_DESCRIPTION,
-            parameters=GlobArgs,
+            parameters=ModelRef("tether.plugins.search.args:GlobArgs"),
             output=ToolOutput(schema=GlobValue, render=render_glob),
             execute=glob,
             timeout_ms=config.timeout_ms,

@@ -1,7 +1,7 @@
 """The `bash` plugin: the model-facing `bash` tool over `ctx.shell` (and `ctx.jobs` for
 `run_in_background`).
 
-Owns: the parameters and description, value checks with their model-facing texts, building the
+Owns: the description, value checks with their model-facing texts, building the
 request from named fields only (extra model keys such as `env` or `stdin` are never forwarded),
 workdir resolution against the calling agent's `cwd`, foreground runs, background starts as
 `bash` jobs, the value and its rendering. Does not own running or stopping anything (`ctx.shell`)
@@ -14,7 +14,8 @@ so the timeout policy never applies. A background job started by a call that was
 meanwhile is killed (the model never saw its id).
 
 Mount after `shell` and `ToolRuntime`: `await ctx.plugin(tether.plugins.shell.bash)` (entry point
-`bash`); config `enable_run_in_background` (default true).
+`bash`); config `enable_run_in_background` (default true). The argument models live in
+`tether.plugins.shell.bash_args`, imported by the first call (still importable from here).
 """
 
 from __future__ import annotations
@@ -23,16 +24,15 @@ import asyncio
 import os
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, ClassVar, Final, Literal, NotRequired
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, NotRequired, cast
 
-from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
 from ...core.json import JsonValue
 from ...core.timeout import format_ms
 from ...kernel import Context
 from ...kernel.config_models import ConfigValue
-from ...tools import ToolDefinition, ToolOutput, ToolRunContext, define_tool
+from ...tools import ModelRef, ToolDefinition, ToolOutput, ToolRunContext, define_tool
 from ...tools.results import ContentBlock, text_content
 from ..approval.escalation import ask_to_leave_sandbox
 from ..jobs.model import JobHooks, JobOutcome, JobStart, JobStatus
@@ -51,7 +51,33 @@ from .seam import (
     ShellRunResult,
 )
 
-__all__ = ["BashParameters", "Config", "apply", "bash_tool", "inject", "name"]
+if TYPE_CHECKING:  # imported by the first call, not at boot
+    from .bash_args import BashBackgroundParameters, BashParameters, ForegroundOnlyParameters
+
+__all__ = [
+    "BashBackgroundParameters",
+    "BashParameters",
+    "Config",
+    "ForegroundOnlyParameters",
+    "apply",
+    "bash_tool",
+    "inject",
+    "name",
+]
+
+_ARGUMENT_MODELS: Final = frozenset(
+    {"BashParameters", "BashBackgroundParameters", "ForegroundOnlyParameters"}
+)
+
+
+def __getattr__(attribute: str) -> object:
+    """The argument models, from `bash_args`, for code that imports them from here."""
+    if attribute in _ARGUMENT_MODELS:
+        from . import bash_args
+
+        return getattr(bash_args, attribute)
+    raise AttributeError(f"module {__name__!r} has no attribute {attribute!r}")
+
 
 name: Final = "bash"
 inject: Final = ("tools", "shell")
@@ -74,48 +100,16 @@ _BACKGROUND_OFF: Final = (
 )
 
 
+_BACKGROUND_ARGS: Final = ModelRef("tether.plugins.shell.bash_args:BashBackgroundParameters")
+_FOREGROUND_ARGS: Final = ModelRef("tether.plugins.shell.bash_args:ForegroundOnlyParameters")
+
+
 class Config(ConfigValue):
     """`enable_run_in_background`: offer `run_in_background` (needs the `jobs` plugin)."""
 
     __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models
 
     enable_run_in_background: bool = True
-
-
-class BashParameters(BaseModel):
-    model_config = ConfigDict(defer_build=True)  # built by the first call
-
-    command: str = Field(description="The bash command to execute.")
-    description: str = Field(
-        description="Clear, concise description of what this command does in 5-10 words, in "
-        "active voice (e.g. 'List files in current directory', 'Install package "
-        "dependencies'). Shown to the user only."
-    )
-    timeout_ms: float | None = Field(
-        default=None,
-        description="Timeout in milliseconds; the executor applies its default and cap and "
-        "kills the command when it expires.",
-    )
-    workdir: str | None = Field(
-        default=None,
-        description="Working directory; defaults to the session workspace. A relative path is "
-        "resolved against it.",
-    )
-
-
-class BashBackgroundParameters(BashParameters):
-    run_in_background: bool = Field(
-        default=False,
-        description="Return a job id immediately instead of waiting; read the output with "
-        "job_output and stop it with job_kill. No timeout applies.",
-    )
-
-
-# The parameters when background runs are disabled: `run_in_background` is not offered, but a
-# model that sends it anyway gets a clear refusal instead of a foreground run. (No docstring: a
-# model's docstring would become the schema's description.)
-class ForegroundOnlyParameters(BashParameters):
-    model_config = ConfigDict(extra="allow")
 
 
 class ForegroundValue(TypedDict):
@@ -328,8 +322,8 @@ def bash_tool(ctx: Context, config: Config) -> ToolDefinition:
             timeout_ms=args.timeout_ms,
             env=_agent_env(exec.agent),
         )
-        if isinstance(args, BashBackgroundParameters):
-            if args.run_in_background:
+        if background_enabled:  # the arguments are `BashBackgroundParameters`
+            if cast("BashBackgroundParameters", args).run_in_background:
                 return await start_background(request, args.command, exec)
         elif (args.model_extra or {}).get("run_in_background") is True:
             raise ValueError(
@@ -358,7 +352,7 @@ def bash_tool(ctx: Context, config: Config) -> ToolDefinition:
     return define_tool(
         name="bash",
         description=_DESCRIPTION + (_BACKGROUND_ON if background_enabled else _BACKGROUND_OFF),
-        parameters=BashBackgroundParameters if background_enabled else ForegroundOnlyParameters,
+        parameters=_BACKGROUND_ARGS if background_enabled else _FOREGROUND_ARGS,
         output=ToolOutput(schema=BashValue, render=_render, presentation_meta=_presentation),
         execute=execute,
     )

@@ -7,16 +7,25 @@ allowed; a blank `activeForm` is dropped), the `todo/write` session event and th
 Does not own the session log or the `todos` projection (the agent layer): the tool appends
 through the owning agent's session, `agent.session.append("todo/write", {"todos": [...]})`.
 
-Order: the list is validated first, then an owning agent session is required.
+Order: the list is validated first, then an owning agent session is required. The argument
+models live in `tether.plugins.todo.args`, imported by the first call (and importable from here).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import ClassVar, Final, Literal, NotRequired, Protocol, cast, runtime_checkable
+from typing import (
+    TYPE_CHECKING,
+    ClassVar,
+    Final,
+    Literal,
+    NotRequired,
+    Protocol,
+    cast,
+    runtime_checkable,
+)
 
-from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict  # pydantic needs it on Python 3.11
 
 from ...core.errors import HarnessError
@@ -25,14 +34,20 @@ from ...kernel import Context
 from ...kernel.config_models import ConfigValue
 from ...tools.definition import ToolDefinition, ToolOutput, define_tool
 from ...tools.execution import ToolRunContext
+from ...tools.model_ref import ModelRef
 from ...tools.results import ContentBlock, text_content
+
+if TYPE_CHECKING:  # imported by the first call, not at boot
+    from .args import TodoArgs, TodoItem
 
 __all__ = [
     "INVALID_TODOS",
     "NO_SESSION",
     "SessionLog",
+    "TodoArgs",
     "TodoConfig",
     "TodoError",
+    "TodoItem",
     "TodoValue",
     "apply",
     "description",
@@ -40,6 +55,16 @@ __all__ = [
     "name",
     "todo_write",
 ]
+
+
+def __getattr__(attribute: str) -> object:
+    """The argument models, from `args`, for code that imports them from here."""
+    if attribute in ("TodoArgs", "TodoItem"):
+        from . import args
+
+        return getattr(args, attribute)
+    raise AttributeError(f"module {__name__!r} has no attribute {attribute!r}")
+
 
 name: Final = "todo"
 inject: Final = ("tools",)
@@ -82,28 +107,6 @@ class TodoConfig(ConfigValue):
 
 
 Config = TodoConfig
-
-
-class TodoItem(BaseModel):
-    model_config = ConfigDict(extra="forbid", defer_build=True)  # built by the first call
-
-    content: str = Field(description="What the task is — a short imperative line.")
-    status: Status = Field(
-        description="pending (not started) | in_progress (now) | completed (done)."
-    )
-    activeForm: str | None = Field(  # Claude Code's field name
-        default=None,
-        description="The task in the present continuous, shown while it is in progress "
-        '("Running the tests"). Optional.',
-    )
-
-
-class TodoArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid", defer_build=True)  # built by the first call
-
-    todos: list[TodoItem] = Field(
-        description="The COMPLETE task list, replacing any previous list."
-    )
 
 
 class Todo(TypedDict):
@@ -197,7 +200,7 @@ def todo_write(config: TodoConfig) -> ToolDefinition:
     return define_tool(
         name="todo_write",
         description=description(allow_parallel),
-        parameters=TodoArgs,
+        parameters=ModelRef("tether.plugins.todo.args:TodoArgs"),
         output=ToolOutput(schema=TodoValue, render=_render),
         execute=run,
     )

@@ -1,10 +1,11 @@
 """The `tool-web` plugin: the model-facing `web_fetch` and `web_search` tools (spec §2.5).
 
-Owns: the tool names, descriptions, parameter schemas (no timeout knob: budgets are deployment
-policy), value validation, the multi-query fan-out of `web_search`, the prompt texts, and the
-plugin config. `fetch_timeout_ms` / `search_timeout_ms` become the definitions' `timeout_ms`, so
-the timeout policy — not these tools — enforces them and turns expiry into `TOOL_TIMEOUT`. Does
-not own providers, networking or timers: bodies only forward `exec.signal` to `ctx.web`.
+Owns: the tool names, descriptions, parameters (the models are in `tether.plugins.web.args`,
+imported by the first call; no timeout knob: budgets are deployment policy), value validation,
+the multi-query fan-out of `web_search`, the prompt texts, and the plugin config.
+`fetch_timeout_ms` / `search_timeout_ms` become the definitions' `timeout_ms`, so the timeout
+policy — not these tools — enforces them and turns expiry into `TOOL_TIMEOUT`. Does not own
+providers, networking or timers: bodies only forward `exec.signal` to `ctx.web`.
 
 Tools are registered by enablement (`fetch`, `search`), not by provider availability: with no
 usable provider they stay listed and fail with the seam's `WEB_PROVIDER_*` error. A web error
@@ -21,8 +22,6 @@ import asyncio
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, ClassVar, Final
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
-
 from ...core.signals import AbortController, AbortSignal
 from ...core.timeout import MAX_TIMER_DELAY_MS
 from ...kernel import Context
@@ -30,6 +29,7 @@ from ...kernel.config_models import ConfigValue
 from ...tools.definition import ToolDefinition, ToolOutput, define_tool
 from ...tools.errors import ToolCallAborted
 from ...tools.execution import ToolRunContext
+from ...tools.model_ref import ModelRef
 from .errors import WEB_ABORTED, WebError
 from .render import (
     FetchRenderer,
@@ -43,7 +43,10 @@ from .render import (
 )
 from .service import WebService, WebView
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # `Field`: resolved where a config is validated (tether.kernel.config_models)
+    from pydantic import Field
+
+    from .args import FetchArguments, SearchArguments  # imported by the first call, not at boot
     from .vocabulary import WebSearchResult
 
 __all__ = [
@@ -70,8 +73,6 @@ _FETCH_PROMPT: Final = (
     " markdown link when you use its content."
 )
 
-Positive = Annotated[int, Field(strict=True, gt=0)]
-Budget = Annotated[int, Field(strict=True, gt=0, le=MAX_TIMER_DELAY_MS)]
 Web = WebService | WebView
 
 
@@ -82,11 +83,11 @@ class ToolWebConfig(ConfigValue):
 
     search: bool = True
     fetch: bool = True
-    search_max_results: Positive = 8
-    search_max_queries: Positive = 4
-    fetch_timeout_ms: Budget = 30_000
-    search_timeout_ms: Budget = 30_000
-    fetch_max_output_chars: Positive = 200_000
+    search_max_results: Annotated[int, Field(strict=True, gt=0)] = 8
+    search_max_queries: Annotated[int, Field(strict=True, gt=0)] = 4
+    fetch_timeout_ms: Annotated[int, Field(strict=True, gt=0, le=MAX_TIMER_DELAY_MS)] = 30_000
+    search_timeout_ms: Annotated[int, Field(strict=True, gt=0, le=MAX_TIMER_DELAY_MS)] = 30_000
+    fetch_max_output_chars: Annotated[int, Field(strict=True, gt=0)] = 200_000
 
 
 def _forwarded(error: WebError, signal: AbortSignal) -> Exception:
@@ -101,12 +102,6 @@ def _always(_args: object) -> bool:
 
 
 # -- web_fetch ---------------------------------------------------------------------------------
-
-
-class FetchArguments(BaseModel):
-    model_config = ConfigDict(extra="forbid", defer_build=True)  # built by the first call
-
-    url: str = Field(description="The HTTP(S) URL to fetch.")
 
 
 def fetch_tool(web: Web, config: ToolWebConfig) -> ToolDefinition:
@@ -127,7 +122,7 @@ def fetch_tool(web: Web, config: ToolWebConfig) -> ToolDefinition:
     return define_tool(
         name="web_fetch",
         description=FETCH_DESCRIPTION,
-        parameters=FetchArguments,
+        parameters=ModelRef("tether.plugins.web.args:FetchArguments"),
         output=ToolOutput(
             schema=WebFetchValue, render=renderer.render, presentation_meta=renderer.meta
         ),
@@ -138,26 +133,6 @@ def fetch_tool(web: Web, config: ToolWebConfig) -> ToolDefinition:
 
 
 # -- web_search --------------------------------------------------------------------------------
-
-
-class SearchArguments(BaseModel):
-    model_config = ConfigDict(extra="forbid", defer_build=True)  # built by the first call
-
-    queries: list[str]
-
-
-def search_arguments_model(max_queries: int) -> type[SearchArguments]:
-    """`SearchArguments` whose `queries` description names the configured maximum."""
-    described = Field(
-        description=(
-            f"Required search queries; accepts 1–{max_queries} items and merges their results."
-        )
-    )
-    model: type[SearchArguments] = create_model(
-        "SearchArguments", __base__=SearchArguments, queries=(list[str], described)
-    )
-    model.__qualname__ = f"SearchArguments[{max_queries}]"  # its precomputed schema's key
-    return model
 
 
 def _checked_queries(queries: Sequence[str], max_queries: int) -> list[str]:
@@ -230,7 +205,7 @@ def search_tool(web: Web, config: ToolWebConfig) -> ToolDefinition:
             f"{max_queries} queries in the required queries array. Returns an optional summary"
             " answer and a list of source URLs."
         ),
-        parameters=search_arguments_model(max_queries),
+        parameters=ModelRef("tether.plugins.web.args:search_arguments_model", (max_queries,)),
         output=ToolOutput(
             schema=WebSearchValue, render=render_search, presentation_meta=search_meta
         ),
