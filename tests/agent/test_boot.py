@@ -41,5 +41,4 @@ def test_the_builtins_whose_config_is_still_a_pydantic_model_are_these() -> None
     assert pydantic_configs == {
         "shell",
         "fs",
-        "mcp",
     }
