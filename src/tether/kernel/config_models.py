@@ -17,16 +17,17 @@ A `Config` is either
 but its methods are generic, not generated: a 3.11 `@dataclass(frozen=True)` compiles six
 methods per class, which costs more than pydantic building the model (bench/README, issue 36,
 third pass). A field's default is shared by every instance: make it immutable (a tuple, not a
-list).
+list), or never mutate it where the declared type is a list or a dict.
 
-A `ConfigValue` records which fields it was given (`fields_given`, pydantic's `model_fields_set`),
-may be a field of another config (validated there by its derived model, an instance passing as
-is), has pydantic's `model_validate`, and with `__config_validate__ = True` validates its constructor's values as a pydantic model
-does (the same `ValidationError`, the same conversions): values that are exactly of a plain
-declared type (`str`, `bool`, `int`, `float`, optionally `| None`, with no constraint) are taken
-as they are, anything else goes through the derived model, so `Name(project_dir="/w")` needs no
-pydantic and `Name(api_key="x")` gets its `SecretStr`. A name an annotation uses that its module
-provides lazily (PEP 562 `__getattr__`) is resolved through that when the model is derived.
+A `ConfigValue` records which fields it was given (`fields_given`, pydantic's
+`model_fields_set`), may be a field of another config (validated there by its derived model, an
+instance passing as is) and has pydantic's `model_validate`. With `__config_validate__ = True`
+its constructor validates as a pydantic model does (the same `ValidationError`, the same
+conversions): values exactly of a plain declared type (`str`, `bool`, `int`, `float`, optionally
+`| None`: no constraint) are taken as they are, anything else goes through the derived model, so
+`Name(project_dir="/w")` needs no pydantic and `Name(api_key="x")` gets its `SecretStr`. A name an
+annotation uses that its module provides lazily (PEP 562 `__getattr__`) is resolved through it
+when the model is derived.
 
 Either way an instance of the `Config` given where a mapping is expected is already valid and is
 handed to the plugin as is, and pydantic is imported only when a mapping must be validated: an
@@ -43,6 +44,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import sys
+import types
 import typing
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
@@ -215,8 +217,8 @@ def _plain(model: type, values: Mapping[str, Any]) -> bool:
         if klass is not object and issubclass(klass, ConfigValue):
             annotations.update(_own_annotations(klass))
     for name, value in values.items():
-        annotation = annotations.get(name)
-        if not isinstance(annotation, str):
+        annotation = _written(annotations.get(name))
+        if annotation is None:
             return False
         plain, _, optional = annotation.partition(" | ")
         if value is None and optional == "None":
@@ -224,6 +226,20 @@ def _plain(model: type, values: Mapping[str, Any]) -> bool:
         if (optional not in ("", "None")) or type(value) not in _PLAIN.get(plain, ()):
             return False
     return True
+
+
+def _written(annotation: object) -> str | None:
+    """A plain annotation as written (`"str | None"`), also when it was evaluated (a module
+    without `from __future__ import annotations`); None for any other."""
+    if isinstance(annotation, str):
+        return annotation
+    plain = {str: "str", bool: "bool", int: "int", float: "float"}
+    if annotation in plain:
+        return plain[annotation]
+    parts = typing.get_args(annotation) if isinstance(annotation, types.UnionType) else ()
+    if len(parts) == 2 and parts[1] is type(None) and parts[0] in plain:
+        return f"{plain[parts[0]]} | None"
+    return None
 
 
 def _own_annotations(cls: type) -> dict[str, object]:
