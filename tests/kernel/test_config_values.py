@@ -165,6 +165,22 @@ def test_a_validating_constructor_converts_as_pydantic_does() -> None:
     assert fields_given(made) == {"size", "ratio", "tags", "inner"}
 
 
+def test_a_validating_constructor_says_a_required_field_is_missing_as_pydantic_does() -> None:
+    class Named(ConfigValue):
+        __config_validate__: ClassVar = True
+
+        name: str
+        size: int = 1
+
+    for values in ({}, {"size": 2}):
+        with pytest.raises(ValidationError) as caught:
+            Named(**values)  # type: ignore[arg-type]
+
+        assert [(e["loc"], e["msg"]) for e in caught.value.errors()] == [
+            (("name",), "Field required")
+        ]
+
+
 def test_a_validating_constructor_runs_the_check_of_the_whole() -> None:
     class Window(ConfigValue):
         __config_check__: ClassVar = staticmethod(_ordered)

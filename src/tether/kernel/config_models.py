@@ -102,7 +102,7 @@ class ConfigValue:
     """Whether the constructor validates its values (see the module note)."""
 
     def __init__(self, **values: Any) -> None:
-        if not (self.__config_validate__ and values):
+        if not self.__config_validate__:
             self._fill(values)
         elif _plain(type(self), values):
             self._fill(dict(values))
@@ -209,9 +209,18 @@ _PLAIN: dict[str, tuple[type, ...]] = {
 }
 
 
-def _plain(model: type, values: Mapping[str, Any]) -> bool:
+_PLAIN_SETTINGS = frozenset({"extra", "frozen", "populate_by_name"})
+"""The model settings that leave a plain value as it is."""
+
+
+def _plain(model: type[ConfigValue], values: Mapping[str, Any]) -> bool:
     """Whether every one of `values` is exactly of its field's plain declared type, so pydantic
-    would take it unchanged (a field with a constraint or validator is `Annotated`: not plain)."""
+    would take it unchanged (a field with a constraint or validator is `Annotated`: not plain),
+    and every required field is among them (else pydantic says which is missing)."""
+    if set(getattr(model, "__pydantic_config__", {})) - _PLAIN_SETTINGS:
+        return False  # a setting such as str_strip_whitespace changes plain values too
+    if any(default is _MISSING and name not in values for name, default in model.__config_fields__):
+        return False
     annotations: dict[str, object] = {}
     for klass in reversed(model.__mro__):
         if klass is not object and issubclass(klass, ConfigValue):

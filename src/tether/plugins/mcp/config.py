@@ -10,6 +10,7 @@ here lazily (PEP 562). Imports nothing from the `mcp` SDK.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -29,12 +30,24 @@ __all__ = [
     "McpConfigError",
     "OAuthSettings",
     "ServerConfig",
+    "expand_variables",
     "load_mcp_json",
 ]
 
 DEFAULT_CANCEL_GRACE_MS: Final = 2000.0
-_SERVER_NAME: Final = re.compile(r"^[A-Za-z0-9_-]+$")
-_ENV_REF: Final = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+@functools.cache
+def _server_name() -> re.Pattern[str]:
+    """What a server name may be (compiled when a name is first checked: a boot without
+    servers checks none)."""
+    return re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+@functools.cache
+def _env_ref() -> re.Pattern[str]:
+    """`${VAR}` / `${VAR:-default}` (compiled at the first expansion)."""
+    return re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
 class McpConfigError(ValueError):
@@ -75,7 +88,7 @@ class McpConfig(ConfigValue):
 
 
 def _check_name(name: str) -> None:
-    if not _SERVER_NAME.match(name):
+    if not _server_name().match(name):
         raise ValueError(
             f'server name "{name}" must use only letters, digits, "_" and "-"'
             " (it becomes part of the tool names mcp__<server>__<tool>)"
@@ -128,7 +141,7 @@ def expand_variables(text: str) -> str:
             return default
         raise McpConfigError(f"${{{name}}} is not set and has no default (write ${{{name}:-x}})")
 
-    return _ENV_REF.sub(one, text)
+    return _env_ref().sub(one, text)
 
 
 def __getattr__(name: str) -> object:
