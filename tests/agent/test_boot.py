@@ -70,7 +70,7 @@ def test_an_override_keeps_a_builtins_config_a_mapping_to_validate(tmp_path: Pat
     )
 
 
-_DEFAULT_BOOT = """
+_DEFAULT_AGENT_BOOT = """
 import asyncio, sys
 from pathlib import Path
 from tether.agent.boot import start
@@ -104,7 +104,7 @@ def test_a_default_agent_boot_validates_none_of_these_builtins_configs(tmp_path:
         "tether.plugins.mcp.config",
     ]
     done = subprocess.run(
-        [sys.executable, "-c", _DEFAULT_BOOT, str(tmp_path), *modules],
+        [sys.executable, "-c", _DEFAULT_AGENT_BOOT, str(tmp_path), *modules],
         cwd=tmp_path,
         env={"HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"},
         capture_output=True,

@@ -135,16 +135,21 @@ class ConfigValue:
         return made
 
     @classmethod
+    def __config_from_model__(cls, model: BaseModel) -> Self:
+        """The instance a derived model's validated instance holds, with the fields it was
+        given (`make_config`)."""
+        made: Self = cls._from_valid(
+            {name: getattr(model, name) for name in model.model_fields_set}
+        )
+        return made
+
+    @classmethod
     def model_validate(cls, obj: object) -> Self:
         """`obj` (a mapping, or an instance: as is) validated by the derived model, as a
         pydantic model's `model_validate` (raises pydantic's `ValidationError`)."""
         if isinstance(obj, cls):
             return obj
-        validated = _derived(cls).model_validate(obj)
-        made: Self = cls._from_valid(
-            {name: getattr(validated, name) for name in validated.model_fields_set}
-        )
-        return made
+        return cls.__config_from_model__(_derived(cls).model_validate(obj))
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
@@ -155,12 +160,7 @@ class ConfigValue:
         derived = _derived(cls)
 
         def validate(value: Any, inner: Any) -> Any:
-            if isinstance(value, cls):
-                return value
-            validated = inner(value)
-            return cls._from_valid(
-                {name: getattr(validated, name) for name in validated.model_fields_set}
-            )
+            return value if isinstance(value, cls) else cls.__config_from_model__(inner(value))
 
         return core_schema.no_info_wrap_validator_function(
             validate, handler.generate_schema(derived)
@@ -192,12 +192,12 @@ def fields_given(config: object) -> frozenset[str]:
     """The fields `config` was given (not left at their defaults): a pydantic model's
     `model_fields_set`, what a `ConfigValue` was made with (from a mapping: its keys), and every
     field of a dataclass (which does not record it)."""
-    if isinstance(config, ConfigValue):
-        given: frozenset[str] = object.__getattribute__(config, "_config_given")
-        return given
     fields_set = getattr(config, "model_fields_set", None)
     if fields_set is not None:
         return frozenset(fields_set)
+    if isinstance(config, ConfigValue):
+        given: frozenset[str] = object.__getattribute__(config, "_config_given")
+        return given
     return frozenset(name for name, _, _ in _fields(type(config)))
 
 
@@ -321,9 +321,8 @@ def make_config(plugin: str, model: type[T], config: object) -> T:
         ) from error
     if validator is model:
         return cast(T, validated)
-    if issubclass(model, ConfigValue):
-        given = {name: getattr(validated, name) for name in validated.model_fields_set}
-        return cast(T, model._from_valid(given))
+    if (made := getattr(model, "__config_from_model__", None)) is not None:
+        return cast(T, made(validated))  # a ConfigValue: as validated, with the fields given
     return model(**{name: getattr(validated, name) for name in type(validated).model_fields})
 
 
