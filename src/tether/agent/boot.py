@@ -26,7 +26,9 @@ from ..kernel import (
     load_config,
     tether_home,
 )
+from ..kernel.boot import resolve_plugin
 from ..kernel.errors import describe_validation_error
+from ..kernel.plugins import describe_plugin
 from ..plugins.sandbox.policy import SandboxMode, SandboxPolicy, SandboxSettings
 from ..plugins.sandbox.probe import kernel_support
 from ..tools import ToolRuntime
@@ -84,6 +86,13 @@ BUILTIN_CONFIG: dict[str, dict[str, object]] = {
     "todo": {"allow_parallel_in_progress": False},
 }
 """Config the built-ins start from (the `fs` root and such are filled in from `cwd`)."""
+
+_AS_VALUES: frozenset[str] = frozenset(
+    {"todo", "hooks-claude-code", "permissions", "llm", "subagents", "mcp"}
+)
+"""Built-ins handed their config as a value (`PluginEntry.value`): their `Config` made here from
+the plain values above, which it takes without validating, so a default boot imports no pydantic
+for them (issue 36). With an override the mapping is validated, as a config file's is."""
 
 _CORE: frozenset[str] = frozenset({"tools", "timeout-policy"})
 """What `start(builtins=False)` keeps: the registry, and the policy that enforces `timeout_ms`."""
@@ -177,6 +186,9 @@ def builtin_entries(
                 config["sandbox"] = sandbox.model_dump()
         if overrides is not None and plugin_id in overrides:
             config = _merged(config, overrides[plugin_id])
+        elif plugin_id in _AS_VALUES:
+            entries.append(_value_entry(plugin_id, module, config))
+            continue
         entries.append(PluginEntry(id=plugin_id, name=module, config=config, origin="built-in"))
     return entries
 
@@ -284,6 +296,18 @@ async def _start(
     entries = [entry for entry in entries if entry.id not in without]
     await boot(ctx, config, builtins=entries)
     return ctx
+
+
+def _value_entry(plugin_id: str, module: str, config: Mapping[str, object]) -> PluginEntry:
+    """The built-in entry with its `Config` made from `config` (see `_AS_VALUES`); a module that
+    does not load keeps the mapping, so the boot reports it as it reports any plugin."""
+    try:
+        model = describe_plugin(resolve_plugin(module, entry_points=())).config_model
+    except Exception:
+        model = None
+    if model is None:
+        return PluginEntry(id=plugin_id, name=module, config=config, origin="built-in")
+    return PluginEntry(id=plugin_id, name=module, value=model(**config), origin="built-in")
 
 
 def _merged(base: Mapping[str, object], extra: Mapping[str, object]) -> dict[str, object]:

@@ -22,6 +22,11 @@ def test_a_hooks_config_with_a_sandbox_env_policy_is_refused() -> None:
         Config.model_validate({"sandbox": {"env": {"include": ["X"]}}})
 
 
+def test_a_hooks_config_made_with_a_sandbox_env_policy_is_refused_too() -> None:
+    with pytest.raises(ValidationError, match="hooks get the shell's environment policy"):
+        Config(sandbox={"env": {"include": ["X"]}})  # type: ignore[arg-type]
+
+
 def test_a_hooks_config_with_a_sandbox_mode_only_is_accepted() -> None:
     assert Config.model_validate({"sandbox": "read-only"}).sandbox.mode == "read-only"
 

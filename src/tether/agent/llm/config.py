@@ -1,8 +1,9 @@
 """Where model requests go: the `llm` plugin config and the route it resolves to.
 
-Owns: `LlmConfig` (pydantic), `LlmRoute` (the resolved, frozen target: provider label, base URL,
-model, credential and stream options) and `resolve_route`, which reads the environment once.
-Does not own sending anything (`tether.agent.llm.openai`).
+Owns: `LlmConfig` (a `ConfigValue` whose constructor validates as the pydantic model it was),
+`LlmRoute` (the resolved, frozen target: provider label, base URL, model, credential and stream
+options) and `resolve_route`, which reads the environment once. Does not own sending anything
+(`tether.agent.llm.openai`).
 
 Resolution (explicit config wins over the environment):
 
@@ -22,14 +23,16 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Final, Literal, cast
-
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from typing import TYPE_CHECKING, Annotated, ClassVar, Final, Literal, cast
 
 from ...core.json import FrozenDict, JsonValue, snapshot
 from ...core.timeout import MAX_TIMER_DELAY_MS
+from ...kernel.config_models import ConfigValue
 from .prices import PriceConfig
 from .retry import RetryPolicy
+
+if TYPE_CHECKING:
+    from pydantic import Field, SecretStr
 
 __all__ = [
     "DEEPSEEK_BASE_URL",
@@ -45,27 +48,29 @@ OPENAI_BASE_URL: Final = "https://api.openai.com/v1"
 DEFAULT_STREAM_IDLE_TIMEOUT_MS: Final = 300_000
 
 
-class LlmConfig(BaseModel):
-    """The `llm` plugin config. Every field is optional; see the module docstring."""
+class LlmConfig(ConfigValue):
+    """The `llm` plugin config. Every field is optional; see the module docstring. Made with
+    values, it validates them as a pydantic model does (raising its `ValidationError`)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    __pydantic_config__: ClassVar = {"extra": "forbid", "frozen": True}
+    __config_validate__: ClassVar = True
 
     provider: Literal["auto", "deepseek", "openai"] = "auto"
-    base_url: str | None = Field(default=None, min_length=1)
-    model: str | None = Field(default=None, min_length=1)
-    api_key_env: str | None = Field(default=None, min_length=1)
+    base_url: Annotated[str | None, Field(min_length=1)] = None
+    model: Annotated[str | None, Field(min_length=1)] = None
+    api_key_env: Annotated[str | None, Field(min_length=1)] = None
     api_key: SecretStr | None = None  # prefer api_key_env: config files get committed
-    stream_idle_timeout_ms: float = Field(
-        default=DEFAULT_STREAM_IDLE_TIMEOUT_MS, gt=0, le=MAX_TIMER_DELAY_MS
+    stream_idle_timeout_ms: Annotated[float, Field(gt=0, le=MAX_TIMER_DELAY_MS)] = (
+        DEFAULT_STREAM_IDLE_TIMEOUT_MS
     )
-    connect_timeout_ms: float = Field(default=30_000, gt=0, le=MAX_TIMER_DELAY_MS)
-    max_tokens: int | None = Field(default=None, ge=1)
+    connect_timeout_ms: Annotated[float, Field(gt=0, le=MAX_TIMER_DELAY_MS)] = 30_000
+    max_tokens: Annotated[int | None, Field(ge=1)] = None
     temperature: float | None = None
     replay_reasoning: bool | None = None  # default: True for deepseek, False for openai
-    headers: dict[str, str] = Field(default_factory=dict)
-    extra_body: dict[str, object] = Field(default_factory=dict)
-    retry: RetryPolicy = Field(default_factory=RetryPolicy)
-    prices: dict[str, PriceConfig] = Field(default_factory=dict)  # tether.agent.llm.prices
+    headers: dict[str, str] = {}  # noqa: RUF012 (a shared default: never mutated)
+    extra_body: dict[str, object] = {}  # noqa: RUF012
+    retry: RetryPolicy = RetryPolicy()
+    prices: dict[str, PriceConfig] = {}  # noqa: RUF012 (tether.agent.llm.prices)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -19,11 +19,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Final
+from typing import TYPE_CHECKING, Annotated, ClassVar, Final
 
-from pydantic import BaseModel, ConfigDict, Field
-
+from ...kernel.config_models import ConfigValue
 from ..messages import TokenUsage
+
+if TYPE_CHECKING:
+    from pydantic import Field
 
 __all__ = ["DEFAULT_PRICES", "ModelPrice", "PriceConfig", "cost_usd", "price_table"]
 
@@ -38,15 +40,16 @@ class ModelPrice:
     cache_write: float | None = None
 
 
-class PriceConfig(BaseModel):
-    """One `prices:` entry of the `llm` plugin config."""
+class PriceConfig(ConfigValue):
+    """One `prices:` entry of the `llm` plugin config (validated as a pydantic model)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    __pydantic_config__: ClassVar = {"extra": "forbid", "frozen": True}
+    __config_validate__: ClassVar = True
 
-    input: float = Field(ge=0)
-    output: float = Field(ge=0)
-    cached_input: float | None = Field(default=None, ge=0)
-    cache_write: float | None = Field(default=None, ge=0)
+    input: Annotated[float, Field(ge=0)]
+    output: Annotated[float, Field(ge=0)]
+    cached_input: Annotated[float | None, Field(ge=0)] = None
+    cache_write: Annotated[float | None, Field(ge=0)] = None
 
     def price(self) -> ModelPrice:
         return ModelPrice(self.input, self.output, self.cached_input, self.cache_write)

@@ -1,6 +1,7 @@
 """The model-request retry policy (spec §9.9): which failures are retried and how long to wait.
 
-Owns: `RetryPolicy` (a pydantic model, so it sits in the `llm` plugin config as `retry:`), its
+Owns: `RetryPolicy` (a `ConfigValue` validated as a pydantic model, so it sits in the `llm`
+plugin config as `retry:`), its
 backoff formula, and `sleep_unless_aborted`, the only way a retry waits. Does not own the retry
 loop itself (`Llm.generate`, or the agent loop's own) nor logging `llm/retry` events.
 
@@ -14,19 +15,26 @@ import asyncio
 import json
 import random as _random
 from collections.abc import Callable
-from typing import Literal, Self
-
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
 
 from ...core.signals import AbortSignal
 from ...core.timeout import MAX_TIMER_DELAY_MS
+from ...kernel.config_models import ConfigValue
 from ..messages import LlmFailure
 from .errors import ABORTED, RETRYABLE_CODES
+
+if TYPE_CHECKING:
+    from pydantic import Field
 
 __all__ = ["RetryPolicy", "sleep_unless_aborted"]
 
 
-class RetryPolicy(BaseModel):
+def _ordered(policy: RetryPolicy) -> None:
+    if policy.initial_delay_ms > policy.max_delay_ms:
+        raise ValueError("initial_delay_ms must be less than or equal to max_delay_ms")
+
+
+class RetryPolicy(ConfigValue):
     """When and how long to wait before re-issuing a failed model request.
 
     `normal` retries the `retryable_codes` up to `max_retries` times; `always` retries every
@@ -35,20 +43,16 @@ class RetryPolicy(BaseModel):
     within `max_delay_ms` is used verbatim (over it, `normal` gives up, `always` backs off).
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    __pydantic_config__: ClassVar = {"extra": "forbid", "frozen": True}
+    __config_check__: ClassVar = staticmethod(_ordered)
+    __config_validate__: ClassVar = True
 
     mode: Literal["normal", "always", "off"] = "normal"
-    max_retries: int = Field(default=5, ge=0)
+    max_retries: Annotated[int, Field(ge=0)] = 5
     retryable_codes: tuple[str, ...] = RETRYABLE_CODES
-    initial_delay_ms: float = Field(default=500, gt=0, le=MAX_TIMER_DELAY_MS)
-    max_delay_ms: float = Field(default=10_000, gt=0, le=MAX_TIMER_DELAY_MS)
-    jitter_ratio: float = Field(default=0.1, ge=0, le=1)
-
-    @model_validator(mode="after")
-    def _ordered(self) -> Self:
-        if self.initial_delay_ms > self.max_delay_ms:
-            raise ValueError("initial_delay_ms must be less than or equal to max_delay_ms")
-        return self
+    initial_delay_ms: Annotated[float, Field(gt=0, le=MAX_TIMER_DELAY_MS)] = 500
+    max_delay_ms: Annotated[float, Field(gt=0, le=MAX_TIMER_DELAY_MS)] = 10_000
+    jitter_ratio: Annotated[float, Field(ge=0, le=1)] = 0.1
 
     @property
     def key(self) -> str:

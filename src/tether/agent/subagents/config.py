@@ -25,12 +25,15 @@ type of the same name). Does not own parsing files (`claude_agents.py`).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
+from ...kernel.config_models import ConfigValue
 from .agent_types import GENERAL_PURPOSE, INHERIT_MODEL, AgentCatalog, AgentType, tether_tool_names
 from .claude_agents import load_agent_dir
 from .readonly import READ_ONLY_TOOLS
+
+if TYPE_CHECKING:
+    from pydantic import BeforeValidator, Field
 
 __all__ = ["DEFAULT_MAX_DEPTH", "AgentConfig", "SubagentsConfig", "build_catalog"]
 
@@ -43,35 +46,35 @@ def _names(value: object) -> object:
     return value
 
 
-class AgentConfig(BaseModel):
-    """One type under `agents:` (Claude Code's `--agents` JSON shape)."""
+class AgentConfig(ConfigValue):
+    """One type under `agents:` (Claude Code's `--agents` JSON shape). Its constructor
+    validates as the mapping path does."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    __pydantic_config__: ClassVar = {"extra": "forbid", "frozen": True, "populate_by_name": True}
+    __config_validate__: ClassVar = True
 
-    description: str = Field(min_length=1)
+    description: Annotated[str, Field(min_length=1)]
     prompt: str = ""
-    tools: list[str] | None = None
-    disallowed_tools: list[str] = Field(default_factory=list, alias="disallowedTools")
+    tools: Annotated[list[str] | None, BeforeValidator(_names)] = None
+    disallowed_tools: Annotated[
+        list[str], BeforeValidator(_names), Field(alias="disallowedTools")
+    ] = []  # noqa: RUF012 (a shared default: never mutated)
     model: str | None = None
 
-    @field_validator("tools", "disallowed_tools", mode="before")
-    @classmethod
-    def _split(cls, value: object) -> object:
-        return _names(value)
 
+class SubagentsConfig(ConfigValue):
+    """See the module note. Its constructor validates as the mapping path does."""
 
-class SubagentsConfig(BaseModel):
-    """See the module note."""
+    __pydantic_config__: ClassVar = {"extra": "forbid", "frozen": True}
+    __config_validate__: ClassVar = True
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    agents: dict[str, AgentConfig] = Field(default_factory=dict)
-    max_depth: int = Field(default=DEFAULT_MAX_DEPTH, ge=1, le=100)
+    agents: dict[str, AgentConfig] = {}  # noqa: RUF012 (a shared default: never mutated)
+    max_depth: Annotated[int, Field(ge=1, le=100)] = DEFAULT_MAX_DEPTH
     discover: bool = True
     project_dir: str | None = None
     user_agents_dir: str | None = None
     """Where user-level agent files are (default `~/.claude/agents`)."""
-    read_only_tools: list[str] = Field(default_factory=lambda: sorted(READ_ONLY_TOOLS))
+    read_only_tools: list[str] = sorted(READ_ONLY_TOOLS)  # a shared default: never mutated
     """Tools that change nothing: children limited to them run in parallel (`readonly.py`)."""
 
 

@@ -13,63 +13,64 @@ import logging
 import math
 import os
 from pathlib import Path
-
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from typing import TYPE_CHECKING, Annotated, ClassVar
 
 from ...core.timeout import MAX_TIMER_DELAY_MS
+from ...kernel.config_models import ConfigValue, fields_given
 from ..sandbox.policy import SandboxMode, SandboxSettings
 from .claude_config import ClaudeHookSet, HookConfigError, parse_claude_hooks, unsupported_events
 from .environment import settings_env
 from .names import DEFAULT_TOOL_NAMES
 from .settings import claude_settings_paths, load_settings, settings_error
 
+if TYPE_CHECKING:
+    from pydantic import AfterValidator
+
 __all__ = ["Config", "load_hook_set", "load_settings_env"]
 
 _log = logging.getLogger("tether.plugins.hooks")
 
 
-class Config(BaseModel):
-    """See the module note."""
+def _timeout(value: float) -> float:
+    if not (math.isfinite(value) and 0 < value <= MAX_TIMER_DELAY_MS):
+        raise ValueError(
+            "hooks-claude-code: default_timeout_ms must be a positive finite number no "
+            f"greater than {MAX_TIMER_DELAY_MS}"
+        )
+    return value
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+
+def _no_env_policy(value: SandboxSettings) -> SandboxSettings:
+    if "env" in fields_given(value):  # hooks run through the shell, with its policy
+        raise ValueError(
+            "hooks-claude-code: sandbox.env is not used here; hooks get the shell's "
+            "environment policy (tether.yml's sandbox.env) and the settings files' env"
+        )
+    return value
+
+
+def _summary(value: int) -> int:
+    if value < 1:
+        raise ValueError("hooks-claude-code: stderr_summary_max_chars must be a positive integer")
+    return value
+
+
+class Config(ConfigValue):
+    """See the module note. Its constructor validates as the mapping path does."""
+
+    __pydantic_config__: ClassVar = {"extra": "forbid", "frozen": True}
+    __config_validate__: ClassVar = True
 
     config_path: str | list[str] | None = None
     discover: bool = True
     project_dir: str | None = None
     plugin_root: str | None = None
-    default_timeout_ms: float = 600_000
-    stderr_summary_max_chars: int = 500
-    tool_names: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_TOOL_NAMES))
-    sandbox: SandboxSettings = SandboxSettings(mode=SandboxMode.DANGER_FULL_ACCESS.value)
-
-    @field_validator("default_timeout_ms")
-    @classmethod
-    def _timeout(cls, value: float) -> float:
-        if not (math.isfinite(value) and 0 < value <= MAX_TIMER_DELAY_MS):
-            raise ValueError(
-                "hooks-claude-code: default_timeout_ms must be a positive finite number no "
-                f"greater than {MAX_TIMER_DELAY_MS}"
-            )
-        return value
-
-    @field_validator("sandbox")
-    @classmethod
-    def _no_env_policy(cls, value: SandboxSettings) -> SandboxSettings:
-        if "env" in value.model_fields_set:  # hooks run through the shell, with its policy
-            raise ValueError(
-                "hooks-claude-code: sandbox.env is not used here; hooks get the shell's "
-                "environment policy (tether.yml's sandbox.env) and the settings files' env"
-            )
-        return value
-
-    @field_validator("stderr_summary_max_chars")
-    @classmethod
-    def _summary(cls, value: int) -> int:
-        if value < 1:
-            raise ValueError(
-                "hooks-claude-code: stderr_summary_max_chars must be a positive integer"
-            )
-        return value
+    default_timeout_ms: Annotated[float, AfterValidator(_timeout)] = 600_000
+    stderr_summary_max_chars: Annotated[int, AfterValidator(_summary)] = 500
+    tool_names: dict[str, str] = dict(DEFAULT_TOOL_NAMES)  # noqa: RUF012 (shared, never mutated)
+    sandbox: Annotated[SandboxSettings, AfterValidator(_no_env_policy)] = SandboxSettings(
+        mode=SandboxMode.DANGER_FULL_ACCESS.value
+    )
 
 
 def _config_paths(config: Config, project_dir: Path, home: Path | None) -> list[tuple[Path, bool]]:

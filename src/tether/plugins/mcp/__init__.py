@@ -17,10 +17,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from ...kernel import Context
-from .config import McpConfig, ServerConfig
+from .config import McpConfig
 
 if TYPE_CHECKING:
     from .client import McpClients
+    from .server_config import ServerConfig
 
 __all__ = ["Config", "McpConfig", "ServerConfig", "apply", "inject", "name"]
 
@@ -46,3 +47,13 @@ async def apply(ctx: Context, config: McpConfig) -> None:
     ctx.effect(clients.stop)
     await clients.start()
     ctx.provide("mcp", clients)
+
+
+def __getattr__(name: str) -> object:
+    """`ServerConfig`, imported at first use (a pydantic model: only a configured server needs
+    it)."""
+    if name == "ServerConfig":
+        from .server_config import ServerConfig
+
+        return ServerConfig
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

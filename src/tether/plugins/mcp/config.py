@@ -1,27 +1,28 @@
 """What the `mcp` plugin is configured with: one entry per server, in Claude Code's format.
 
-Owns `ServerConfig` (a `.mcp.json` / `mcpServers` entry, read unchanged: `command`/`args`/`env`/
-`cwd` for stdio, `type: "http"` + `url`/`headers` for Streamable HTTP, `type: "sdk"` for a Claude
-Agent SDK application's in-process server (served over its control channel:
-`tether.plugins.mcp.channel`), plus tether's own keys),
-`McpConfig` (the plugin config: `servers`, and which `.mcp.json` files to read) and
-`load_mcp_json` (one file's `mcpServers` as `ServerConfig`s; a bad file is one clear line).
-Imports nothing from the `mcp` SDK.
+Owns `McpConfig` (the plugin config: `servers`, and which `.mcp.json` files to read; a
+`ConfigValue`, so a boot without MCP servers imports no pydantic) and `load_mcp_json` (one file's
+`mcpServers` as `ServerConfig`s; a bad file is one clear line). `ServerConfig` (a `.mcp.json` /
+`mcpServers` entry; an SDK application's in-process server is served over its control channel:
+`tether.plugins.mcp.channel`) and `OAuthSettings` are pydantic models in `server_config.py`, named
+here lazily (PEP 562). Imports nothing from the `mcp` SDK.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Final, Literal
+from typing import TYPE_CHECKING, ClassVar, Final
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-
+from ...kernel.config_models import ConfigValue
 from ...kernel.errors import describe_validation_error
-from ..sandbox.policy import SandboxMode, SandboxSettings
+
+if TYPE_CHECKING:
+    from .server_config import OAuthSettings, ServerConfig
 
 __all__ = [
     "DEFAULT_CANCEL_GRACE_MS",
@@ -29,132 +30,48 @@ __all__ = [
     "McpConfigError",
     "OAuthSettings",
     "ServerConfig",
+    "expand_variables",
     "load_mcp_json",
 ]
 
 DEFAULT_CANCEL_GRACE_MS: Final = 2000.0
-_SERVER_NAME: Final = re.compile(r"^[A-Za-z0-9_-]+$")
-_ENV_REF: Final = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+@functools.cache
+def _server_name() -> re.Pattern[str]:
+    """What a server name may be (compiled when a name is first checked: a boot without
+    servers checks none)."""
+    return re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+@functools.cache
+def _env_ref() -> re.Pattern[str]:
+    """`${VAR}` / `${VAR:-default}` (compiled at the first expansion)."""
+    return re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
 class McpConfigError(ValueError):
     """A `.mcp.json` or server entry tether cannot use; the message is one line."""
 
 
-class OAuthSettings(BaseModel):
-    """An http server's `oauth` entry: a pre-registered client (else tether registers itself
-    dynamically, or uses its client id metadata document's URL), the scopes to ask for, the
-    callback port `tether mcp login` listens on (0: one the kernel picks; a pre-registered
-    client's redirect URI usually fixes it). Claude Code's camelCase keys are read too."""
-
-    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
-
-    client_id: str | None = Field(default=None, alias="clientId")
-    client_secret: str | None = Field(default=None, alias="clientSecret")
-    scope: str | None = None
-    callback_port: int = Field(default=0, ge=0, le=65535, alias="callbackPort")
-    token_endpoint_auth_method: (
-        Literal["none", "client_secret_basic", "client_secret_post"] | None
-    ) = Field(default=None, alias="tokenEndpointAuthMethod")
-    client_metadata_url: str | None = Field(default=None, alias="clientMetadataUrl")
-    """An HTTPS URL where tether's client metadata document is published (CIMD, SEP-991): used
-    as the client id where the authorization server supports it, instead of registering."""
+def _names(config: McpConfig) -> None:
+    for name in config.servers:
+        _check_name(name)
 
 
-class ServerConfig(BaseModel):
-    """One MCP server. Unknown keys are ignored, as Claude Code does, so a `.mcp.json` written
-    for it is read unchanged."""
+class McpConfig(ConfigValue):
+    """The plugin config. `servers` wins over a `.mcp.json` server of the same name. Its
+    constructor validates as the mapping path does."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    __pydantic_config__: ClassVar = {"extra": "forbid", "frozen": True}
+    __config_check__: ClassVar = staticmethod(_names)
+    __config_validate__: ClassVar = True
 
-    type: Literal["stdio", "http", "streamable-http", "sse", "sdk"] | None = None
-    command: str | None = None
-    args: tuple[str, ...] = ()
-    env: Mapping[str, str] | None = None
-    cwd: str | None = None
-    url: str | None = None
-    headers: Mapping[str, str] | None = None
-    """Sent with every request: a static token goes here (`"Authorization": "Bearer ${TOKEN}"`);
-    with an `Authorization` header tether does no OAuth for the server."""
-    oauth: OAuthSettings | None = None
-    disabled: bool = False
-    tool_timeout_ms: float | None = Field(default=None, gt=0)
-    """Put on every tool's `timeout_ms`: the timeout policy turns its expiry into TOOL_TIMEOUT."""
-    startup_timeout_ms: float = Field(default=10_000.0, gt=0)
-    cancel_grace_ms: float = Field(default=DEFAULT_CANCEL_GRACE_MS, ge=0)
-    on_unconfirmed_cancel: Literal["keep", "restart"] = "keep"
-    progress_timeout_ms: float | None = Field(default=None, gt=0)
-    """With it, a call ends MCP_PROGRESS_TIMEOUT after this long without progress or answer."""
-    sandbox: SandboxSettings = SandboxSettings(mode=SandboxMode.DANGER_FULL_ACCESS.value)
-    """A stdio server is always contained; by default not sandboxed (docs/sandbox.md)."""
-
-    @model_validator(mode="after")
-    def _transport(self) -> ServerConfig:
-        if self.transport == "stdio" and not self.command:
-            raise ValueError('a stdio server needs "command" (or "type": "http" with "url")')
-        if self.transport == "http" and not self.url:
-            raise ValueError('an http server needs "url"')
-        if "env" in self.sandbox.model_fields_set:  # the SDK passes only its own few variables
-            raise ValueError(
-                'a server gets its "env" and HOME, LOGNAME, PATH, SHELL, TERM, USER; '
-                '"sandbox.env" is for the shell\'s commands: put the variables in "env"'
-            )
-        return self
-
-    @property
-    def transport(self) -> Literal["stdio", "http", "sse", "sdk"]:
-        if self.type == "sse":
-            return "sse"
-        if self.type == "sdk":
-            return "sdk"
-        if self.type in ("http", "streamable-http"):
-            return "http"
-        if self.type is None and self.command is None and self.url is not None:
-            return "http"
-        return "stdio"
-
-    def expanded(self) -> ServerConfig:
-        """A copy with `${VAR}` / `${VAR:-default}` expanded in command, args, env, url and
-        headers (Claude Code's `.mcp.json` expansion); an unset variable without a default is an
-        error naming it."""
-        return self.model_copy(
-            update={
-                "command": None if self.command is None else _expand(self.command),
-                "args": tuple(_expand(arg) for arg in self.args),
-                "env": None if self.env is None else {k: _expand(v) for k, v in self.env.items()},
-                "url": None if self.url is None else _expand(self.url),
-                "headers": None
-                if self.headers is None
-                else {k: _expand(v) for k, v in self.headers.items()},
-                "oauth": None
-                if self.oauth is None
-                else self.oauth.model_copy(
-                    update={
-                        "client_secret": None
-                        if self.oauth.client_secret is None
-                        else _expand(self.oauth.client_secret)
-                    }
-                ),
-            }
-        )
-
-
-class McpConfig(BaseModel):
-    """The plugin config. `servers` wins over a `.mcp.json` server of the same name."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    servers: Mapping[str, ServerConfig] = Field(default_factory=dict)
+    servers: Mapping[str, ServerConfig] = {}  # a shared default: never mutated
     project_dir: str | None = None
     """Where `.mcp.json` is looked for (the workspace); None reads no `.mcp.json`."""
     mcp_json: tuple[str, ...] = ()
     """More `.mcp.json` files (or files with `mcpServers`) to read, in order."""
-
-    @model_validator(mode="after")
-    def _names(self) -> McpConfig:
-        for name in self.servers:
-            _check_name(name)
-        return self
 
     def all_servers(self) -> dict[str, ServerConfig]:
         """Every configured server: the `.mcp.json` files in order, then `servers`."""
@@ -171,7 +88,7 @@ class McpConfig(BaseModel):
 
 
 def _check_name(name: str) -> None:
-    if not _SERVER_NAME.match(name):
+    if not _server_name().match(name):
         raise ValueError(
             f'server name "{name}" must use only letters, digits, "_" and "-"'
             " (it becomes part of the tool names mcp__<server>__<tool>)"
@@ -194,6 +111,10 @@ def load_mcp_json(path: Path) -> dict[str, ServerConfig]:
     servers = document.get("mcpServers") if isinstance(document, dict) else None
     if not isinstance(servers, dict):
         raise McpConfigError(f'{path}: needs an object "mcpServers" mapping names to servers')
+    from pydantic import ValidationError
+
+    from .server_config import ServerConfig
+
     out: dict[str, ServerConfig] = {}
     for name, entry in servers.items():
         try:
@@ -207,7 +128,10 @@ def load_mcp_json(path: Path) -> dict[str, ServerConfig]:
     return out
 
 
-def _expand(text: str) -> str:
+def expand_variables(text: str) -> str:
+    """`text` with `${VAR}` / `${VAR:-default}` expanded from the environment (Claude Code's
+    `.mcp.json` expansion). Raises McpConfigError naming an unset variable without a default."""
+
     def one(match: re.Match[str]) -> str:
         name, default = match.group(1), match.group(2)
         value = os.environ.get(name)
@@ -217,4 +141,13 @@ def _expand(text: str) -> str:
             return default
         raise McpConfigError(f"${{{name}}} is not set and has no default (write ${{{name}:-x}})")
 
-    return _ENV_REF.sub(one, text)
+    return _env_ref().sub(one, text)
+
+
+def __getattr__(name: str) -> object:
+    """`ServerConfig` and `OAuthSettings`, imported at first use (they import pydantic)."""
+    if name in ("ServerConfig", "OAuthSettings"):
+        from . import server_config
+
+        return getattr(server_config, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

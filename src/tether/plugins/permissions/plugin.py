@@ -44,19 +44,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
-
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from typing import TYPE_CHECKING, Annotated, ClassVar
 
 from ...core.json import JsonValue
 from ...kernel import Service
+from ...kernel.config_models import ConfigValue, fields_given
 from ...tools.decisions import Deny, PreToolDecision
 from ...tools.execution import ToolExecution
 from ..hooks.names import DEFAULT_TOOL_NAMES, ToolNames
 from ..hooks.precedence import strictest
 from ..hooks.settings import claude_settings_paths, load_settings, read_settings, settings_error
 from .modes import PLAN_TOOL
-from .plan import plan_tool
 from .policy import (
     DEFAULT_READ_ONLY_TOOLS,
     MODE_ALIASES,
@@ -68,6 +66,8 @@ from .rules import PermissionRule, parse_rule
 from .saved import LOCAL_SETTINGS, save_allow_rules, save_rules, unsave_rule
 
 if TYPE_CHECKING:
+    from pydantic import AfterValidator
+
     from ...kernel import Context
 
 __all__ = ["Permissions", "PermissionsConfig"]
@@ -86,43 +86,40 @@ def _check_rules(values: list[str], kind: str) -> list[str]:
     return values
 
 
-class PermissionsConfig(BaseModel):
-    """See the module note."""
+def _mode(value: str) -> str:
+    if value not in MODE_ALIASES:
+        known = ", ".join(MODE_ALIASES)
+        raise ValueError(f'permissions: unknown mode "{value}" (one of: {known})')
+    return value
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
-    mode: str = "default"
-    allow: list[str] = Field(default_factory=list)
-    ask: list[str] = Field(default_factory=list)
-    deny: list[str] = Field(default_factory=list)
-    read_only_tools: list[str] = Field(default_factory=lambda: list(DEFAULT_READ_ONLY_TOOLS))
+def _allow(value: list[str]) -> list[str]:
+    return _check_rules(value, "allow")
+
+
+def _ask(value: list[str]) -> list[str]:
+    return _check_rules(value, "ask")
+
+
+def _deny(value: list[str]) -> list[str]:
+    return _check_rules(value, "deny")
+
+
+class PermissionsConfig(ConfigValue):
+    """See the module note. Its constructor validates as the mapping path does."""
+
+    __pydantic_config__: ClassVar = {"extra": "forbid", "frozen": True}
+    __config_validate__: ClassVar = True
+
+    mode: Annotated[str, AfterValidator(_mode)] = "default"
+    allow: Annotated[list[str], AfterValidator(_allow)] = []  # noqa: RUF012 (a shared default: never mutated)
+    ask: Annotated[list[str], AfterValidator(_ask)] = []  # noqa: RUF012
+    deny: Annotated[list[str], AfterValidator(_deny)] = []  # noqa: RUF012
+    read_only_tools: list[str] = list(DEFAULT_READ_ONLY_TOOLS)  # noqa: RUF012
     read_only_commands: bool = True
     workspace: str | None = None
     claude_settings: bool = True
-    tool_names: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_TOOL_NAMES))
-
-    @field_validator("mode")
-    @classmethod
-    def _mode(cls, value: str) -> str:
-        if value not in MODE_ALIASES:
-            known = ", ".join(MODE_ALIASES)
-            raise ValueError(f'permissions: unknown mode "{value}" (one of: {known})')
-        return value
-
-    @field_validator("allow")
-    @classmethod
-    def _allow(cls, value: list[str]) -> list[str]:
-        return _check_rules(value, "allow")
-
-    @field_validator("ask")
-    @classmethod
-    def _ask(cls, value: list[str]) -> list[str]:
-        return _check_rules(value, "ask")
-
-    @field_validator("deny")
-    @classmethod
-    def _deny(cls, value: list[str]) -> list[str]:
-        return _check_rules(value, "deny")
+    tool_names: dict[str, str] = dict(DEFAULT_TOOL_NAMES)  # noqa: RUF012
 
 
 class Permissions(Service):
@@ -147,7 +144,7 @@ class Permissions(Service):
             for path in claude_settings_paths(workspace):
                 found = _import_settings(path, lists, names, workspace)
                 settings_mode = _preferred_mode(settings_mode, found, path)
-        if "mode" not in cfg.model_fields_set and settings_mode is not None:
+        if "mode" not in fields_given(cfg) and settings_mode is not None:
             mode = canonical_mode(settings_mode)
         for rule in (r for rules in lists.values() for r in rules):
             if rule.ignored is not None:
@@ -180,6 +177,8 @@ class Permissions(Service):
         if self.ctx.get("tools") is None:  # no registry: no calls to police, no tool to add
             return
         if self.ctx.tools.get(PLAN_TOOL) is None:
+            from .plan import plan_tool  # its argument model is pydantic: only plan mode needs it
+
             self.ctx.tools.register(plan_tool(self))
         self._plan_registered = True
 
