@@ -174,7 +174,7 @@ def builtin_entries(
             else:
                 config["spill_dir"] = str(shell_spill)
             if sandbox is not None:
-                config["sandbox"] = sandbox.model_dump()
+                config["sandbox"] = sandbox
         if overrides is not None and plugin_id in overrides:
             config = _merged(config, overrides[plugin_id])
         entries.append(PluginEntry(id=plugin_id, name=module, config=config, origin="built-in"))
@@ -281,9 +281,29 @@ async def _start(
     )
     if not builtins:
         entries = [entry for entry in entries if entry.id in _CORE]
-    entries = [entry for entry in entries if entry.id not in without]
+    entries = [
+        entry if overrides is not None and entry.key in overrides else _as_value(entry)
+        for entry in entries
+        if entry.id not in without
+    ]
     await boot(ctx, config, builtins=entries)
     return ctx
+
+
+def _as_value(entry: PluginEntry) -> PluginEntry:
+    """The `shell` and `fs` built-ins with their config made here, as a value: the boot hands it
+    to the plugin as is, so a boot without a file naming them needs no pydantic (issue 36). What
+    this module fills in is always valid; overrides keep the mapping, whose errors name the
+    entry."""
+    if entry.key == "shell":
+        from ..plugins.shell.config import ShellConfig  # the boot imports it next
+
+        return replace(entry, config={}, value=ShellConfig.model_validate(entry.config))
+    if entry.key == "fs":
+        from ..plugins.fs.plugin import FsConfig
+
+        return replace(entry, config={}, value=FsConfig.model_validate(entry.config))
+    return entry
 
 
 def _merged(base: Mapping[str, object], extra: Mapping[str, object]) -> dict[str, object]:

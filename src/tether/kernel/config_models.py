@@ -192,6 +192,8 @@ def make_config(plugin: str, model: type[T], config: object) -> T:
         ) from error
     if validator is model:
         return cast(T, validated)
+    if (made := getattr(model, "__config_from_model__", None)) is not None:
+        return cast(T, made(validated))  # a ModelValue (model_values.py): as validated
     return model(**{name: getattr(validated, name) for name in type(validated).model_fields})
 
 
