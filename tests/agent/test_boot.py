@@ -58,9 +58,7 @@ from tether.agent.boot import start
 from tether.kernel.config_models import _DERIVED
 
 async def main() -> None:
-    # the hooks' and MCP's configs are pydantic models with a SandboxSettings field (for now)
-    others = frozenset({"hooks-claude-code", "mcp"})
-    ctx = await start(cwd=Path.cwd(), home=Path.cwd() / "home", sandbox="read-only", without=others)
+    ctx = await start(cwd=Path.cwd(), home=Path.cwd() / "home", sandbox="read-only")
     print(ctx.shell.config.sandbox.mode, ctx.fs.root == str(Path.cwd()))
     await ctx.dispose()
 

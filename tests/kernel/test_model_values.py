@@ -19,6 +19,7 @@ import pytest
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from tether.kernel import Context
+from tether.kernel.config_models import _DERIVED
 from tether.kernel.model_values import SLOW, ModelValue, exactly, strings
 
 PATIENCE_S = 60.0
@@ -162,6 +163,20 @@ def test_as_a_field_of_a_pydantic_model_an_instance_is_kept_and_a_mapping_valida
     assert [(error["loc"], error["msg"]) for error in caught.value.errors()] == [
         (("outer", "inner", "names"), "Value error, a name is empty")
     ]
+
+
+def test_a_pydantic_model_with_such_a_field_is_defined_without_deriving_a_model() -> None:
+    class Lazy(ModelValue):
+        __config_fast__: ClassVar = {"size": exactly(int)}
+
+        size: int = 1
+
+    class LazyHolder(BaseModel):
+        lazy: Lazy = Lazy()
+
+    assert LazyHolder(lazy=Lazy(size=2)).lazy == Lazy(size=2)
+    assert Lazy not in _DERIVED
+    assert LazyHolder.model_validate({"lazy": {"size": "3"}}).lazy == Lazy(size=3)
 
 
 async def test_a_plugin_config_made_from_a_mapping_keeps_what_was_given() -> None:

@@ -18,9 +18,10 @@ It keeps what of `BaseModel`'s API its users call: `model_validate`, `model_fiel
 fields given, not defaulted), `model_dump(exclude_unset=...)`, `model_copy(update=...)` (like
 pydantic's, not validated), iterating as `(name, value)` pairs, and
 `__get_pydantic_core_schema__`, so it may be the type of a field of a pydantic model or of a
-`ConfigValue` (an instance is kept as is; a mapping is validated with the locations of the
-enclosing model). `__config_before__` may rewrite an input before the
-mapping path (a bare `"read-only"` for a sandbox), as a pydantic "before" model validator.
+`ConfigValue` (an instance is kept as is; a mapping is validated as `model_validate` does, its
+errors at the locations of the enclosing model; defining that model derives nothing).
+`__config_before__` may rewrite an input before the mapping path (a bare `"read-only"` for a
+sandbox), as a pydantic "before" model validator.
 
 Owns: that base. Does not own: the derived model (config_models.py) or any config's fields.
 """
@@ -33,7 +34,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final, Self
 from .config_models import ConfigValue, _derived
 
 if TYPE_CHECKING:
-    from pydantic import BaseModel, GetCoreSchemaHandler
+    from pydantic import BaseModel, GetCoreSchemaHandler, GetJsonSchemaHandler
+    from pydantic.json_schema import JsonSchemaValue
     from pydantic_core import CoreSchema
 
 __all__ = ["SLOW", "ModelValue", "exactly", "strings"]
@@ -183,21 +185,24 @@ class ModelValue(ConfigValue):
     def __get_pydantic_core_schema__(
         cls, source: type[Any], handler: GetCoreSchemaHandler
     ) -> CoreSchema:
-        """Validate as the derived model does; an instance passes as is; dump with
-        `model_dump`."""
+        """Validate with `model_validate` (a `ValidationError` it raises is reported at the
+        field's location) and dump with `model_dump`; the derived model is made only when a value
+        needs it, not when the enclosing model is."""
         from pydantic_core import core_schema
 
-        def validate(value: object, model: Callable[[object], BaseModel]) -> object:
-            value = cls.__config_before__(value)
-            return value if isinstance(value, cls) else cls._from_model(model(value))
-
-        return core_schema.no_info_wrap_validator_function(
-            validate,
-            handler.generate_schema(_derived(cls)),
+        return core_schema.no_info_plain_validator_function(
+            cls.model_validate,
             serialization=core_schema.plain_serializer_function_ser_schema(
                 lambda value: value.model_dump() if isinstance(value, ModelValue) else value
             ),
         )
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        """The derived model's JSON schema."""
+        return handler(_derived(cls).__pydantic_core_schema__)
 
 
 def _given(config: ModelValue) -> frozenset[str]:
