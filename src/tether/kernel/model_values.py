@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from pydantic.json_schema import JsonSchemaValue
     from pydantic_core import CoreSchema
 
-__all__ = ["SLOW", "ModelValue", "exactly", "strings"]
+__all__ = ["SLOW", "ModelValue", "exactly", "optional", "string_tuple", "strings"]
 
 
 class _Slow:
@@ -71,6 +71,21 @@ def strings(value: object) -> tuple[str, ...] | None:
     if all(type(item) is str for item in items):
         return tuple(items)  # type: ignore[arg-type]
     return None
+
+
+def string_tuple(value: object) -> object:
+    """The fast check of a `tuple[str, ...]` field with no check of its own (see `strings`)."""
+    found = strings(value)
+    return SLOW if found is None else found
+
+
+def optional(check: Callable[[object], object]) -> Callable[[object], object]:
+    """The fast check of a field that may also be None."""
+
+    def checked(value: object) -> object:
+        return None if value is None else check(value)
+
+    return checked
 
 
 class ModelValue(ConfigValue):

@@ -24,7 +24,7 @@ from typing import BinaryIO, ClassVar, Final
 
 from ...core.signals import AbortSignal
 from ...kernel import Context, Service
-from ...kernel.model_values import SLOW, ModelValue, exactly, strings
+from ...kernel.model_values import ModelValue, exactly, optional, string_tuple
 from ..sandbox.boundary import WriteCheck, check_write
 from ..sandbox.policy import SandboxPolicy, SandboxSettings
 from .errors import (
@@ -55,14 +55,6 @@ __all__ = ["LocalFileSystem", "LocalFsConfig", "is_binary", "version_of"]
 _CHUNK: Final = 1024 * 1024
 
 
-def _fast_strings(value: object) -> object:
-    return SLOW if (paths := strings(value)) is None else paths
-
-
-def _fast_sandbox(value: object) -> object:
-    return None if value is None else SandboxSettings.fast_check(value)
-
-
 class LocalFsConfig(ModelValue):
     """`root`: the workspace (default: the process cwd at mount); `confine`: refuse any path
     whose real location is outside it, except under a `directories` entry (directories the user
@@ -78,9 +70,9 @@ class LocalFsConfig(ModelValue):
     __config_fast__: ClassVar = {
         "root": exactly(str, None),
         "confine": exactly(bool),
-        "directories": _fast_strings,
-        "readable": _fast_strings,
-        "sandbox": _fast_sandbox,
+        "directories": string_tuple,
+        "readable": string_tuple,
+        "sandbox": optional(SandboxSettings.fast_check),
     }
 
     root: str | None = None

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated, ClassVar, Final
 
 from ...kernel import Context
-from ...kernel.model_values import SLOW, ModelValue, exactly, strings
+from ...kernel.model_values import SLOW, ModelValue, exactly, optional, string_tuple
 from ..sandbox.policy import SandboxSettings
 from . import observation, tools
 from .local import LocalFileSystem, LocalFsConfig
@@ -49,14 +49,6 @@ def _fast_count(value: object) -> object:
     return value if type(value) is int and value >= 1 else SLOW
 
 
-def _fast_strings(value: object) -> object:
-    return SLOW if (paths := strings(value)) is None else paths
-
-
-def _fast_sandbox(value: object) -> object:
-    return None if value is None else SandboxSettings.fast_check(value)
-
-
 class FsConfig(ModelValue):
     """The `fs` plugin's config (see the module note). Validated when made, without pydantic
     when every value is plainly valid (`tether.kernel.model_values`); the `read_*` limits give
@@ -66,9 +58,9 @@ class FsConfig(ModelValue):
     __config_fast__: ClassVar = {
         "root": exactly(str, None),
         "confine": exactly(bool),
-        "directories": _fast_strings,
-        "readable": _fast_strings,
-        "sandbox": _fast_sandbox,
+        "directories": string_tuple,
+        "readable": string_tuple,
+        "sandbox": optional(SandboxSettings.fast_check),
         "observation_policy": exactly(bool),
         "read_limit": _fast_count,
         "read_max_line_length": _fast_count,
