@@ -88,7 +88,7 @@ BUILTIN_CONFIG: dict[str, dict[str, object]] = {
 """Config the built-ins start from (the `fs` root and such are filled in from `cwd`)."""
 
 _AS_VALUES: frozenset[str] = frozenset(
-    {"todo", "hooks-claude-code", "permissions", "llm", "subagents", "mcp"}
+    {"shell", "fs", "todo", "hooks-claude-code", "permissions", "llm", "subagents", "mcp"}
 )
 """Built-ins handed their config as a value (`PluginEntry.value`): their `Config` made here from
 the plain values above, which it takes without validating, so a default boot imports no pydantic
@@ -183,7 +183,7 @@ def builtin_entries(
             else:
                 config["spill_dir"] = str(shell_spill)
             if sandbox is not None:
-                config["sandbox"] = sandbox.model_dump()
+                config["sandbox"] = sandbox
         if overrides is not None and plugin_id in overrides:
             config = _merged(config, overrides[plugin_id])
         elif plugin_id in _AS_VALUES:

@@ -322,7 +322,7 @@ def make_config(plugin: str, model: type[T], config: object) -> T:
     if validator is model:
         return cast(T, validated)
     if (made := getattr(model, "__config_from_model__", None)) is not None:
-        return cast(T, made(validated))  # a ConfigValue: as validated, with the fields given
+        return cast(T, made(validated))  # as validated, with the fields given
     return model(**{name: getattr(validated, name) for name in type(validated).model_fields})
 
 

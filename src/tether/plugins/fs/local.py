@@ -22,10 +22,9 @@ import weakref
 from collections.abc import AsyncGenerator
 from typing import BinaryIO, ClassVar, Final
 
-from pydantic import BaseModel, ConfigDict
-
 from ...core.signals import AbortSignal
 from ...kernel import Context, Service
+from ...kernel.model_values import ModelValue, exactly, optional, string_tuple
 from ..sandbox.boundary import WriteCheck, check_write
 from ..sandbox.policy import SandboxPolicy, SandboxSettings
 from .errors import (
@@ -56,7 +55,7 @@ __all__ = ["LocalFileSystem", "LocalFsConfig", "is_binary", "version_of"]
 _CHUNK: Final = 1024 * 1024
 
 
-class LocalFsConfig(BaseModel):
+class LocalFsConfig(ModelValue):
     """`root`: the workspace (default: the process cwd at mount); `confine`: refuse any path
     whose real location is outside it, except under a `directories` entry (directories the user
     added, `--add-dir`: as the workspace, read and written — a write still needs the sandbox's
@@ -64,9 +63,17 @@ class LocalFsConfig(BaseModel):
     them) and that files under a `readable` directory may be read (never written or edited:
     the agent boot lists where tether keeps spilled outputs, so the `read` a spill notice
     suggests works); `sandbox`: the policy writes obey (default: the `shell` service's, else
-    `workspace-write` over `root`; see the module note)."""
+    `workspace-write` over `root`; see the module note). Validated when made, without
+    pydantic when every value is plainly valid (`tether.kernel.model_values`)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models
+    __config_fast__: ClassVar = {
+        "root": exactly(str, None),
+        "confine": exactly(bool),
+        "directories": string_tuple,
+        "readable": string_tuple,
+        "sandbox": optional(SandboxSettings.fast_check),
+    }
 
     root: str | None = None
     confine: bool = True
@@ -101,7 +108,7 @@ class LocalFileSystem(Service):
     """`ctx.fs` for the local disk. Mount: `await ctx.plugin(LocalFileSystem, {"root": ...})`."""
 
     name: ClassVar[str] = "fs"
-    Config: ClassVar[type[BaseModel]] = LocalFsConfig
+    Config: ClassVar[type[LocalFsConfig]] = LocalFsConfig
 
     def __init__(self, ctx: Context, config: object = None) -> None:
         super().__init__(ctx, config)

@@ -18,15 +18,16 @@ One entry point for the usual composition; each part is also a plugin of its own
 
 from __future__ import annotations
 
-from typing import Final
-
-from pydantic import BaseModel, ConfigDict
+from typing import TYPE_CHECKING, Annotated, ClassVar, Final
 
 from ...kernel import Context
+from ...kernel.model_values import SLOW, ModelValue, exactly, optional, string_tuple
 from ..sandbox.policy import SandboxSettings
 from . import observation, tools
-from .local import LocalFileSystem
-from .tools import Count
+from .local import LocalFileSystem, LocalFsConfig
+
+if TYPE_CHECKING:  # resolved where a mapping is validated (tether.kernel.config_models)
+    from pydantic import AfterValidator, StrictInt, ValidationInfo
 
 __all__ = ["FsConfig", "apply", "inject", "name"]
 
@@ -34,8 +35,38 @@ name: Final = "fs"
 inject: Final = ("tools",)
 
 
-class FsConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+def _positive(value: int, info: ValidationInfo) -> int:
+    if value < 1:
+        from pydantic_core import PydanticCustomError  # a mapping is being validated
+
+        raise PydanticCustomError(
+            "value_error", f"tool-fs: {info.field_name} must be a positive integer"
+        )
+    return value
+
+
+def _fast_count(value: object) -> object:
+    return value if type(value) is int and value >= 1 else SLOW
+
+
+class FsConfig(ModelValue):
+    """The `fs` plugin's config (see the module note). Validated when made, without pydantic
+    when every value is plainly valid (`tether.kernel.model_values`); the `read_*` limits give
+    `tool-fs: <key> must be a positive integer`, as `tool-fs`'s own config."""
+
+    __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models
+    __config_fast__: ClassVar = {
+        "root": exactly(str, None),
+        "confine": exactly(bool),
+        "directories": string_tuple,
+        "readable": string_tuple,
+        "sandbox": optional(SandboxSettings.fast_check),
+        "observation_policy": exactly(bool),
+        "read_limit": _fast_count,
+        "read_max_line_length": _fast_count,
+        "read_max_bytes": _fast_count,
+        "read_stream_min_size": _fast_count,
+    }
 
     root: str | None = None
     confine: bool = True
@@ -43,10 +74,10 @@ class FsConfig(BaseModel):
     readable: tuple[str, ...] = ()
     sandbox: SandboxSettings | None = None
     observation_policy: bool = True
-    read_limit: Count = 2000
-    read_max_line_length: Count = 2000
-    read_max_bytes: Count = 51200
-    read_stream_min_size: Count = 10 * 1024 * 1024
+    read_limit: Annotated[StrictInt, AfterValidator(_positive)] = 2000
+    read_max_line_length: Annotated[StrictInt, AfterValidator(_positive)] = 2000
+    read_max_bytes: Annotated[StrictInt, AfterValidator(_positive)] = 51200
+    read_stream_min_size: Annotated[StrictInt, AfterValidator(_positive)] = 10 * 1024 * 1024
 
 
 Config = FsConfig
@@ -54,25 +85,26 @@ Config = FsConfig
 
 async def apply(ctx: Context, config: FsConfig) -> None:
     """Mount the seam, then the policy (when enabled), then the tools — each owned by this
-    plugin and disposed with it, last mounted first."""
+    plugin and disposed with it, last mounted first. Each is given its config as a value (made
+    from this one's, already valid), so none is validated again."""
     await ctx.plugin(
         LocalFileSystem,
-        {
-            "root": config.root,
-            "confine": config.confine,
-            "directories": config.directories,
-            "readable": config.readable,
-            "sandbox": config.sandbox,
-        },
+        LocalFsConfig(
+            root=config.root,
+            confine=config.confine,
+            directories=config.directories,
+            readable=config.readable,
+            sandbox=config.sandbox,
+        ),
     )
     if config.observation_policy:
         await ctx.plugin(observation)
     await ctx.plugin(
         tools,
-        {
-            "read_limit": config.read_limit,
-            "read_max_line_length": config.read_max_line_length,
-            "read_max_bytes": config.read_max_bytes,
-            "read_stream_min_size": config.read_stream_min_size,
-        },
+        tools.ToolFsConfig(
+            read_limit=config.read_limit,
+            read_max_line_length=config.read_max_line_length,
+            read_max_bytes=config.read_max_bytes,
+            read_stream_min_size=config.read_stream_min_size,
+        ),
     )

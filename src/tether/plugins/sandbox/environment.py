@@ -34,9 +34,12 @@ import fnmatch
 import functools
 import re
 from collections.abc import Mapping, Sequence
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Annotated, ClassVar, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from ...kernel.model_values import SLOW, ModelValue, strings
+
+if TYPE_CHECKING:  # resolved where a mapping is validated (tether.kernel.config_models)
+    from pydantic import AfterValidator
 
 __all__ = ["CORE_VARIABLES", "DEFAULT_ENV_POLICY", "EnvPolicy", "credential_reason", "inherited"]
 
@@ -99,7 +102,44 @@ def _matches(name: str, globs: Sequence[str]) -> bool:
     return any(fnmatch.fnmatchcase(upper, glob.upper()) for glob in globs)
 
 
-class EnvPolicy(BaseModel):
+_INHERIT: Final = ("all", "core", "none")
+
+
+def _globs(globs: Sequence[str]) -> tuple[str, ...]:
+    for glob in globs:
+        if not glob.strip():
+            raise ValueError("an entry is empty; give a variable name or a glob like AWS_*")
+    return tuple(globs)
+
+
+def _names(values: Mapping[str, str]) -> Mapping[str, str]:
+    for name in values:
+        if not name or "=" in name or "\0" in name:
+            raise ValueError(f"{name!r} is not a variable name (no '=', not empty)")
+    return dict(values)
+
+
+def _fast_inherit(value: object) -> object:
+    return value if type(value) is str and value in _INHERIT else SLOW
+
+
+def _fast_globs(value: object) -> object:
+    globs = strings(value)
+    return globs if globs is not None and all(glob.strip() for glob in globs) else SLOW
+
+
+def _fast_set(value: object) -> object:
+    if type(value) is not dict:
+        return SLOW
+    for name, each in value.items():
+        if type(name) is not str or type(each) is not str:
+            return SLOW
+        if not name or "=" in name or "\0" in name:
+            return SLOW
+    return dict(value)
+
+
+class EnvPolicy(ModelValue):
     """`sandbox: {env: ...}` in `tether.yml` (see the module note for the order):
 
     ```yaml
@@ -110,30 +150,22 @@ class EnvPolicy(BaseModel):
         exclude: ["INTERNAL_*"]         # never passed
         set: {CI: "1"}                  # always passed with this value
     ```
-    """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    Validated when made (a bad value raises pydantic's `ValidationError`), without importing
+    pydantic when every value is plainly valid (`tether.kernel.model_values`)."""
+
+    __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models
+    __config_fast__: ClassVar = {
+        "inherit": _fast_inherit,
+        "include": _fast_globs,
+        "exclude": _fast_globs,
+        "set": _fast_set,
+    }
 
     inherit: Literal["all", "core", "none"] = "all"
-    include: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
-    set: Mapping[str, str] = {}
-
-    @field_validator("include", "exclude")
-    @classmethod
-    def _globs(cls, globs: Sequence[str]) -> tuple[str, ...]:
-        for glob in globs:
-            if not glob.strip():
-                raise ValueError("an entry is empty; give a variable name or a glob like AWS_*")
-        return tuple(globs)
-
-    @field_validator("set")
-    @classmethod
-    def _names(cls, values: Mapping[str, str]) -> Mapping[str, str]:
-        for name in values:
-            if not name or "=" in name or "\0" in name:
-                raise ValueError(f"{name!r} is not a variable name (no '=', not empty)")
-        return dict(values)
+    include: Annotated[tuple[str, ...], AfterValidator(_globs)] = ()
+    exclude: Annotated[tuple[str, ...], AfterValidator(_globs)] = ()
+    set: Annotated[Mapping[str, str], AfterValidator(_names)] = {}
 
 
 DEFAULT_ENV_POLICY: Final = EnvPolicy()

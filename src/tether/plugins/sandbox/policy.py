@@ -1,8 +1,8 @@
 """What a sandbox allows: the three modes, a policy value, and how config and flags spell them.
 
 Owns `SandboxMode` (`read-only | workspace-write | danger-full-access`), `SandboxPolicy` (a mode,
-the extra `writable_roots` and `network_access`) and `SandboxSettings` (the same as a pydantic
-model for `tether.yml`'s `sandbox:` and the shell plugin's config, where a bare mode string is
+the extra `writable_roots` and `network_access`) and `SandboxSettings` (the same as a checked value
+for `tether.yml`'s `sandbox:` and the shell plugin's config, where a bare mode string is
 accepted too, with the environment policy of the shell's processes, `env`). Does not own how a
 policy is enforced (`bwrap.py`, `plan.py`), what is protected (`protected.py`) or which variables
 pass (`environment.py`).
@@ -22,12 +22,14 @@ import enum
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Annotated, ClassVar, Final
 
-from pydantic import BaseModel, ConfigDict, field_validator, model_validator
-
+from ...kernel.model_values import SLOW, ModelValue, exactly, strings
 from .bounds import DEFAULT_BOUNDS, DEFAULT_MAX_PROCESSES, DEFAULT_TMP_SIZE, Bounds, parse_size
 from .environment import DEFAULT_ENV_POLICY, EnvPolicy
+
+if TYPE_CHECKING:  # resolved where a mapping is validated (tether.kernel.config_models)
+    from pydantic import AfterValidator
 
 __all__ = ["FULL_ACCESS", "MODES", "SandboxMode", "SandboxPolicy", "SandboxSettings", "parse_mode"]
 
@@ -96,7 +98,53 @@ class SandboxPolicy:
 FULL_ACCESS: Final = SandboxPolicy(mode=SandboxMode.DANGER_FULL_ACCESS)
 
 
-class SandboxSettings(BaseModel):
+def _known_mode(value: str) -> str:
+    return parse_mode(value).value
+
+
+def _non_empty(roots: Sequence[str]) -> tuple[str, ...]:
+    for root in roots:
+        if not root.strip():
+            raise ValueError("writable_roots: an entry is empty; give a directory path")
+    return tuple(roots)
+
+
+def _size(value: int | str) -> int:
+    size = parse_size(value)
+    Bounds(tmp_size=size)  # raises naming what is wrong
+    return size
+
+
+def _processes(value: int | None) -> int | None:
+    Bounds(max_processes=value)
+    return value
+
+
+def _fast_mode(value: object) -> object:
+    return value if type(value) is str and value in MODES else SLOW
+
+
+def _fast_roots(value: object) -> object:
+    roots = strings(value)
+    return roots if roots is not None and all(root.strip() for root in roots) else SLOW
+
+
+def _fast_size(value: object) -> object:
+    if type(value) is not int and type(value) is not str:
+        return SLOW
+    try:
+        return _size(value)
+    except ValueError:
+        return SLOW
+
+
+def _fast_processes(value: object) -> object:
+    if value is None or (type(value) is int and value >= 1):
+        return value
+    return SLOW
+
+
+class SandboxSettings(ModelValue):
     """`sandbox:` in `tether.yml` (or the shell plugin's `sandbox` field): a mode name, or
 
     ```yaml
@@ -108,49 +156,35 @@ class SandboxSettings(BaseModel):
       tmp_size: 1G                   # each of /tmp and /dev/shm (default: 1G or RAM/4)
       max_processes: 1024            # processes and threads at once; null: no bound
     ```
+
+    Validated when made (a bad value raises pydantic's `ValidationError`), without importing
+    pydantic when every value is plainly valid (`tether.kernel.model_values`);
+    `model_validate` takes a mode (or its name) as a whole sandbox too.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models
+    __config_fast__: ClassVar = {
+        "mode": _fast_mode,
+        "writable_roots": _fast_roots,
+        "network_access": exactly(bool),
+        "env": EnvPolicy.fast_check,
+        "tmp_size": _fast_size,
+        "max_processes": _fast_processes,
+    }
 
-    mode: str = SandboxMode.WORKSPACE_WRITE.value
-    writable_roots: tuple[str, ...] = ()
+    mode: Annotated[str, AfterValidator(_known_mode)] = SandboxMode.WORKSPACE_WRITE.value
+    writable_roots: Annotated[tuple[str, ...], AfterValidator(_non_empty)] = ()
     network_access: bool = False
     env: EnvPolicy = DEFAULT_ENV_POLICY
-    tmp_size: int | str = DEFAULT_TMP_SIZE
-    max_processes: int | None = DEFAULT_MAX_PROCESSES
+    tmp_size: Annotated[int | str, AfterValidator(_size)] = DEFAULT_TMP_SIZE
+    max_processes: Annotated[int | None, AfterValidator(_processes)] = DEFAULT_MAX_PROCESSES
 
-    @model_validator(mode="before")
     @classmethod
-    def _bare_mode(cls, value: object) -> object:
+    def __config_before__(cls, value: object) -> object:
+        """A mode, or its name, is the whole sandbox."""
         if isinstance(value, SandboxMode):
             return {"mode": value.value}
         return {"mode": value} if isinstance(value, str) else value
-
-    @field_validator("mode")
-    @classmethod
-    def _known_mode(cls, value: str) -> str:
-        return parse_mode(value).value
-
-    @field_validator("writable_roots")
-    @classmethod
-    def _non_empty(cls, roots: Sequence[str]) -> tuple[str, ...]:
-        for root in roots:
-            if not root.strip():
-                raise ValueError("writable_roots: an entry is empty; give a directory path")
-        return tuple(roots)
-
-    @field_validator("tmp_size")
-    @classmethod
-    def _size(cls, value: int | str) -> int:
-        size = parse_size(value)
-        Bounds(tmp_size=size)  # raises naming what is wrong
-        return size
-
-    @field_validator("max_processes")
-    @classmethod
-    def _processes(cls, value: int | None) -> int | None:
-        Bounds(max_processes=value)
-        return value
 
     def policy(self, workspace: str) -> SandboxPolicy:
         """The policy, with `writable_roots` made absolute (`~` expanded; relative to
