@@ -6,9 +6,9 @@ Contract: `import tether`, `tether --help` and `tether tools list` do not import
 `tools list` and `tools call` read their well-formed command lines themselves (their help and
 usage errors stay cyclopts'), the other commands parse with cyclopts. Each case runs in a fresh
 interpreter that reports which of those modules ended up in `sys.modules`. A default-configured
-`tether run` sends its first model request without having imported cyclopts (issue 36), nor —
-once issue 36 is done — pydantic: an audit hook on `socket.connect` reports the imported
-packages at the moment it connects to the model server. (Timings are `bench/startup.py`'s job.)
+`tether run` sends its first model request without having imported cyclopts or pydantic (issue
+36): an audit hook on `socket.connect` reports the imported packages at the moment it connects
+to the model server. (Timings are `bench/startup.py`'s job.)
 """
 
 from __future__ import annotations
@@ -79,6 +79,19 @@ def test_tools_list_runs_without_cyclopts(tmp_path: Path) -> None:
     body = (
         "from tether.cli.app import main\nassert main(['tools', 'list', '--cwd', '.']) == 0\n"
         "assert 'cyclopts' not in sys.modules"
+    )
+    _, out = imported(body, tmp_path)
+
+    assert "bash" in out
+
+
+@pytest.mark.slow
+def test_tools_list_runs_without_pydantic(tmp_path: Path) -> None:
+    """Issue 36: the built-in tools are listed from their precomputed schemas, and every
+    built-in's config is made without pydantic."""
+    body = (
+        "from tether.cli.app import main\nassert main(['tools', 'list']) == 0\n"
+        "assert [m for m in ('pydantic', 'pydantic_core') if m in sys.modules] == []"
     )
     _, out = imported(body, tmp_path)
 
@@ -219,12 +232,6 @@ async def test_the_console_script_collects_young_objects_every_50000_allocations
     assert "young=50000" in loaded
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 36: not done yet — the kernel validates a config only when one is given, but "
-    "seven built-ins' configs are still pydantic models (tests/agent/test_boot.py) and the "
-    "built-in tools' argument models are pydantic models defined at import (bench/README)",
-)
 async def test_run_sends_its_first_request_without_importing_pydantic(
     cli: Cli, server: ScriptedModelServer
 ) -> None:

@@ -23,8 +23,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
-from pydantic import TypeAdapter
-
 from ...tools.definition import ToolDefinition
 from ...tools.registry import RUN_CODE, ToolRuntime
 from .prelude import is_method_name
@@ -111,6 +109,8 @@ def sdk_tool(definition: ToolDefinition) -> SdkTool:
     elif isinstance(schema, Mapping):
         output = schema
     else:
+        from pydantic import TypeAdapter  # a typed output: when the stubs are made, not at boot
+
         try:
             output = TypeAdapter(cast(Any, schema)).json_schema(mode="serialization")
         except Exception:

@@ -21,32 +21,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated, ClassVar, Final
 
 from ...kernel import Context
-from ...kernel.model_values import SLOW, ModelValue, exactly, optional, string_tuple
+from ...kernel.model_values import ModelValue, exactly, optional, string_tuple
 from ..sandbox.policy import SandboxSettings
 from . import observation, tools
 from .local import LocalFileSystem, LocalFsConfig
+from .tools import fast_count, positive_count
 
 if TYPE_CHECKING:  # resolved where a mapping is validated (tether.kernel.config_models)
-    from pydantic import AfterValidator, StrictInt, ValidationInfo
+    from pydantic import AfterValidator, StrictInt
 
 __all__ = ["FsConfig", "apply", "inject", "name"]
 
 name: Final = "fs"
 inject: Final = ("tools",)
-
-
-def _positive(value: int, info: ValidationInfo) -> int:
-    if value < 1:
-        from pydantic_core import PydanticCustomError  # a mapping is being validated
-
-        raise PydanticCustomError(
-            "value_error", f"tool-fs: {info.field_name} must be a positive integer"
-        )
-    return value
-
-
-def _fast_count(value: object) -> object:
-    return value if type(value) is int and value >= 1 else SLOW
 
 
 class FsConfig(ModelValue):
@@ -62,10 +49,10 @@ class FsConfig(ModelValue):
         "readable": string_tuple,
         "sandbox": optional(SandboxSettings.fast_check),
         "observation_policy": exactly(bool),
-        "read_limit": _fast_count,
-        "read_max_line_length": _fast_count,
-        "read_max_bytes": _fast_count,
-        "read_stream_min_size": _fast_count,
+        "read_limit": fast_count,
+        "read_max_line_length": fast_count,
+        "read_max_bytes": fast_count,
+        "read_stream_min_size": fast_count,
     }
 
     root: str | None = None
@@ -74,10 +61,10 @@ class FsConfig(ModelValue):
     readable: tuple[str, ...] = ()
     sandbox: SandboxSettings | None = None
     observation_policy: bool = True
-    read_limit: Annotated[StrictInt, AfterValidator(_positive)] = 2000
-    read_max_line_length: Annotated[StrictInt, AfterValidator(_positive)] = 2000
-    read_max_bytes: Annotated[StrictInt, AfterValidator(_positive)] = 51200
-    read_stream_min_size: Annotated[StrictInt, AfterValidator(_positive)] = 10 * 1024 * 1024
+    read_limit: Annotated[StrictInt, AfterValidator(positive_count)] = 2000
+    read_max_line_length: Annotated[StrictInt, AfterValidator(positive_count)] = 2000
+    read_max_bytes: Annotated[StrictInt, AfterValidator(positive_count)] = 51200
+    read_stream_min_size: Annotated[StrictInt, AfterValidator(positive_count)] = 10 * 1024 * 1024
 
 
 Config = FsConfig

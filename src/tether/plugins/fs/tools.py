@@ -16,15 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Final, Literal, cast
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, StrictInt, ValidationInfo
-from pydantic_core import PydanticCustomError
 from typing_extensions import TypedDict  # pydantic needs it on Python 3.11
 
 from ...core.errors import HarnessError
 from ...core.json import JsonValue
 from ...kernel import Context
+from ...kernel.model_values import SLOW, ModelValue
 from ...tools.definition import ToolDefinition, ToolOutput, define_tool
 from ...tools.errors import ToolCallAborted
 from ...tools.execution import ToolExecution, ToolRunContext
@@ -53,21 +52,26 @@ from .seam import (
 )
 from .window import WindowBuilder
 
-if TYPE_CHECKING:  # the argument models are imported by each tool's first call, not at boot
+if TYPE_CHECKING:
+    # resolved where a mapping is validated (tether.kernel.config_models)
+    from pydantic import AfterValidator, StrictInt, ValidationInfo
+
+    # the argument models are imported by each tool's first call, not at boot
     from .args import EditArgs, ReadArgs, WriteArgs
 
 __all__ = [
     "PROMPTS",
-    "Count",
     "EditValue",
     "ReadLine",
     "ReadValue",
     "ToolFsConfig",
     "WriteValue",
     "apply",
+    "fast_count",
     "fs_tools",
     "inject",
     "name",
+    "positive_count",
     "remediate",
     "session_cwd",
 ]
@@ -102,27 +106,39 @@ PROMPTS: Final = (
 """(section id, order, text) for a system-prompt assembler."""
 
 
-def _positive(value: int, info: ValidationInfo) -> int:
+def positive_count(value: int, info: ValidationInfo) -> int:
+    """The validator of a `read_*` limit (`tool-fs: <key> must be a positive integer`); it runs
+    only where pydantic validates a mapping."""
     if value < 1:
+        from pydantic_core import PydanticCustomError
+
         raise PydanticCustomError(
             "value_error", f"tool-fs: {info.field_name} must be a positive integer"
         )
     return value
 
 
-Count = Annotated[StrictInt, AfterValidator(_positive)]
-"""A positive integer config value (`tool-fs: <key> must be a positive integer`)."""
+def fast_count(value: object) -> object:
+    """A `read_*` limit taken without pydantic: an `int` ≥ 1 (see tether.kernel.model_values)."""
+    return value if type(value) is int and value >= 1 else SLOW
 
 
-class ToolFsConfig(BaseModel):
-    """Limits of `read` (all positive integers)."""
+class ToolFsConfig(ModelValue):
+    """Limits of `read` (all positive integers). Validated when made, without pydantic when every
+    value is plainly valid (`tether.kernel.model_values`)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models
+    __config_fast__: ClassVar = {
+        "read_limit": fast_count,
+        "read_max_line_length": fast_count,
+        "read_max_bytes": fast_count,
+        "read_stream_min_size": fast_count,
+    }
 
-    read_limit: Count = 2000
-    read_max_line_length: Count = 2000
-    read_max_bytes: Count = 51200
-    read_stream_min_size: Count = 10 * 1024 * 1024
+    read_limit: Annotated[StrictInt, AfterValidator(positive_count)] = 2000
+    read_max_line_length: Annotated[StrictInt, AfterValidator(positive_count)] = 2000
+    read_max_bytes: Annotated[StrictInt, AfterValidator(positive_count)] = 51200
+    read_stream_min_size: Annotated[StrictInt, AfterValidator(positive_count)] = 10 * 1024 * 1024
 
 
 Config = ToolFsConfig

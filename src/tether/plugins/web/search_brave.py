@@ -14,14 +14,13 @@ import html
 import re
 from typing import TYPE_CHECKING, Annotated, ClassVar, Final, Literal
 
-from pydantic import Field, SecretStr
-
 from ...kernel import Context
 from ...kernel.config_models import ConfigValue
 from .search_http import HttpSearchProvider, api_key, clean_text
 
 if TYPE_CHECKING:
     import httpx2  # imported where used: it costs ~100 ms at startup
+    from pydantic import Field, SecretStr  # resolved by tether.kernel.config_models
 
     from .vocabulary import WebSearchRequest, WebSearchResult
 

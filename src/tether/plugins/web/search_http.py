@@ -18,8 +18,6 @@ from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, ClassVar, Final
 from urllib.parse import urlsplit
 
-from pydantic import SecretStr, ValidationError
-
 from ...core.errors import error_message
 from ...core.signals import AbortSignal
 from .client import new_client
@@ -27,6 +25,7 @@ from .errors import WEB_ABORTED, WEB_PROVIDER_ERROR, WEB_PROVIDER_UNAVAILABLE, W
 
 if TYPE_CHECKING:
     import httpx2  # imported where used: it costs ~100 ms at startup
+    from pydantic import SecretStr  # a configured key (the configs validate it)
 
     from .vocabulary import WebSearchRequest, WebSearchResult
 
@@ -170,7 +169,7 @@ class HttpSearchProvider(ABC):
             raise WebError(message, WEB_PROVIDER_ERROR)
         try:
             return self.parse(json.loads(body))
-        except (ValueError, ValidationError) as error:
+        except ValueError as error:  # pydantic's ValidationError is one
             raise WebError(
                 f"{label} returned an unprocessable response body: {_short(error)}",
                 WEB_PROVIDER_ERROR,
@@ -196,6 +195,8 @@ class HttpSearchProvider(ABC):
 
 
 def _short(error: Exception) -> str:
+    from pydantic import ValidationError  # imported by `parse` already: the response models
+
     if isinstance(error, ValidationError):
         first = error.errors(include_url=False)[0]
         where = ".".join(str(part) for part in first["loc"]) or "body"
