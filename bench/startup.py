@@ -304,7 +304,7 @@ def main() -> None:
             f"| {case.label:<26} | {mid:9.0f} | {min(case.walls):6.0f} | {mid / bare:5.1f}× | "
             f"{cpu:6.0f} | {cpu / bare_cpu:5.1f}× | {goal:<8} | {met:^3} |"
         )
-    run = cases[-1]
+    run = next(case for case in cases if case.first_request)
     print(
         f"\n`tether run` exec → exit (the whole one-turn run, session log closed): median "
         f"{statistics.median(run.exits):.0f} ms"
