@@ -111,13 +111,11 @@ _PROGRAM = (
 _PROGRAM_ARGS = {"code": _PROGRAM, "description": "Count files and read stock levels"}
 
 
-def _demo_entry(entry: PluginEntry, workspace: Path) -> PluginEntry:
-    """Tools in `both` mode (native schemas, `run_code` and the `tools:sdk` stubs); the shell
-    runs commands in the workspace."""
+def _demo_entry(entry: PluginEntry) -> PluginEntry:
+    """Tools in `both` mode (native schemas, `run_code` and the `tools:sdk` stubs). (The shell
+    already runs commands in the workspace: `builtin_entries` gives it that `cwd`.)"""
     if entry.id == "tools":
         return replace(entry, config={"mode": "both"})
-    if entry.id == "shell":
-        return replace(entry, config={**entry.config, "cwd": str(workspace)})
     return entry
 
 
@@ -180,7 +178,7 @@ async def _run(console: Console, workspace: Path, home: Path) -> int:
         ctx = Context()
         stack.push_async_callback(ctx.dispose)
         entries = [
-            _demo_entry(e, workspace)
+            _demo_entry(e)
             for e in builtin_entries(workspace)
             if e.id not in _DEMO_SKIPS and "web" not in (e.id or "")
         ] + [PluginEntry(id="demo-tools", name="demo-tools", plugin=_DemoTools, origin="demo")]
