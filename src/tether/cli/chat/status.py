@@ -28,6 +28,7 @@ plain, and no ANSI is written. `NO_COLOR` is honoured by rich in both modes.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import time
@@ -66,6 +67,8 @@ from .todos import checklist
 __all__ = ["ChatRenderer", "Shown", "call_target", "clip", "format_duration"]
 
 _PREVIEW_LINES: Final = 3
+_REFRESH_S: Final = 1 / 8
+"""How often the live area is redrawn (spinners, timers): rich's own default rate."""
 _COUNT_LIMIT: Final = 256 * 1024 * 1024
 """Bytes of a spill file read to count the lines before a tail (beyond: "more than")."""
 _BLANKS: Final = re.compile(r"[ \t\n]+")
@@ -174,6 +177,7 @@ class ChatRenderer:
         self._live_enabled = live
         self._show_reasoning = show_reasoning
         self._live: Live | None = None
+        self._ticking: asyncio.TimerHandle | None = None
         self._waiting_since: float | None = None
         self._writing = False
         self._compacting_since: float | None = None
@@ -431,16 +435,37 @@ class ChatRenderer:
         live = Live(
             console=self.console,
             get_renderable=self.live_area,
-            refresh_per_second=8,
+            auto_refresh=False,  # redrawn by `_tick` on the loop's thread, never by a thread
             transient=True,
             redirect_stdout=True,
             redirect_stderr=True,
         )
         live.start()
         self._live = live
+        self._tick()
+
+    def _tick(self) -> None:
+        """Redraw the live area (spinners, timers) and come back in 1/8 s, on the event loop's
+        thread — the thread that prints the finished lines. rich's own refresh thread raced
+        those prints: both placed the cursor from the live area's last height, so one of them
+        could move up over a row that was no longer the live area's and erase a printed line
+        (a tool's `✓` line, seen under load). Without a running loop (the renderer fed
+        synchronously) the area is redrawn by each print only."""
+        live = self._live
+        if live is None:
+            return
+        live.refresh()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._ticking = loop.call_later(_REFRESH_S, self._tick)
 
     def _stop_live(self) -> None:
         live, self._live = self._live, None
+        ticking, self._ticking = self._ticking, None
+        if ticking is not None:
+            ticking.cancel()
         if live is not None:
             live.stop()
 
