@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated, ClassVar, Final
 
 from ...kernel import Context
-from ...kernel.model_values import ModelValue, exactly, optional, string_tuple
+from ...kernel.model_values import ModelValue, exactly
 from ..sandbox.policy import SandboxSettings
 from . import observation, tools
 from .local import LocalFileSystem, LocalFsConfig
@@ -43,11 +43,7 @@ class FsConfig(ModelValue):
 
     __pydantic_config__: ClassVar = {"extra": "forbid"}  # a mapping: tether.kernel.config_models
     __config_fast__: ClassVar = {
-        "root": exactly(str, None),
-        "confine": exactly(bool),
-        "directories": string_tuple,
-        "readable": string_tuple,
-        "sandbox": optional(SandboxSettings.fast_check),
+        **LocalFsConfig.__config_fast__,  # the seam's fields, passed on to it as they are
         "observation_policy": exactly(bool),
         "read_limit": fast_count,
         "read_max_line_length": fast_count,
