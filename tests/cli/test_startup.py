@@ -160,7 +160,9 @@ _AT_FIRST_REQUEST = (
     "                packages = sorted({name.split('.')[0] for name in sys.modules})\n"
     "                ours = sorted(name for name in sys.modules if name.startswith('tether.'))\n"
     "                young = f'young={gc.get_threshold()[0]}'\n"
-    "                json.dump([*packages, *ours, young], report)\n"
+    "                frozen = f'frozen={gc.get_freeze_count() > 0}'\n"
+    "                collecting = f'collecting={gc.isenabled()}'\n"
+    "                json.dump([*packages, *ours, young, frozen, collecting], report)\n"
     "sys.addaudithook(hook)\n"
     "sys.argv[0] = 'tether'\n"
     "from tether.cli.app import run\n"
@@ -168,8 +170,9 @@ _AT_FIRST_REQUEST = (
 )
 """Runs `tether` and, when it connects to the model server, writes the top-level packages it
 has imported to `loaded.json` (an audit hook on `socket.connect`: public API, no patching), then
-tether's own modules by their full names, and the cyclic collector's first threshold as
-`young=N`."""
+tether's own modules by their full names, the cyclic collector's first threshold as
+`young=N`, whether objects were frozen (`frozen=True|False`) and whether it runs
+(`collecting=True|False`)."""
 
 
 async def loaded_at_first_request(cli: Cli, server: ScriptedModelServer) -> list[str]:
@@ -230,6 +233,14 @@ async def test_the_console_script_collects_young_objects_every_50000_allocations
     loaded = await loaded_at_first_request(cli, server)
 
     assert "young=50000" in loaded
+
+
+async def test_the_console_script_freezes_what_its_imports_built_and_collects_again(
+    cli: Cli, server: ScriptedModelServer
+) -> None:
+    loaded = await loaded_at_first_request(cli, server)
+
+    assert ("frozen=True", "collecting=True") == (loaded[-2], loaded[-1])
 
 
 async def test_run_sends_its_first_request_without_importing_pydantic(
