@@ -17,9 +17,10 @@ of the child at exit, `os.wait4`; for `tether run`, what it had used when its re
 from `/proc/<pid>/task/*/schedstat`: a loaded machine inflates CPU time far less than the wall
 clock), and the ratios of the medians to the bare interpreter's (wall and CPU). Targets
 (issue 36, a quiet machine): `tether run` → first request ≤ 250 ms, `tether tools list`
-≤ 150 ms, `tether --help` ≤ 30 ms (issue 27 §1 had 300 / 250 / 50). Then the load average
-before and after, and which heavy modules (`-X importtime`) each command imported before it was
-done.
+≤ 150 ms, `tether --help` ≤ 30 ms (issue 27 §1 had 300 / 250 / 50). Then the whole one-turn
+run's exit time and its peak resident set size (`ru_maxrss` at exit; target ≤ 60 MB), the load
+average before and after, and which heavy modules (`-X importtime`) each command imported
+before it was done.
 
 `--instructions` counts instead, once per case under valgrind's callgrind (the `tether run` case
 dumped by `callgrind_control` when its request arrives): instruction counts do not move with the
@@ -41,6 +42,9 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+PEAK_RSS_MB = 60
+"""Issue 36: a one-turn `tether run` stays within this peak resident set size."""
 
 HEAVY = ("openai", "httpx", "httpx2", "pydantic", "rich.markdown", "yaml", "ssl", "cyclopts")
 
@@ -106,6 +110,7 @@ class Case:
     walls: list[float] = field(default_factory=list)
     cpus: list[float] = field(default_factory=list)
     exits: list[float] = field(default_factory=list)
+    peaks: list[float] = field(default_factory=list)  # peak RSS at exit, MB
 
 
 _PRINT_1 = '{"code": "print(1)", "description": "x"}'
@@ -183,6 +188,7 @@ def _once(case: Case, *, cwd: Path, env: dict[str, str], server: ServerState) ->
         case.walls.append((ended - started) * 1000)
         case.cpus.append((usage.ru_utime + usage.ru_stime) * 1000)
     case.exits.append((ended - started) * 1000)
+    case.peaks.append(usage.ru_maxrss / 1024)  # KiB on Linux
 
 
 def _imported(case: Case, *, cwd: Path, env: dict[str, str]) -> list[str]:
@@ -274,7 +280,7 @@ def main() -> None:
             return
         for case in cases:  # warm: .pyc files, the page cache
             _once(case, cwd=work, env=env, server=state)
-            case.walls.clear(), case.cpus.clear(), case.exits.clear()
+            case.walls.clear(), case.cpus.clear(), case.exits.clear(), case.peaks.clear()
         for _ in range(rounds):
             for case in cases:
                 _once(case, cwd=work, env=env, server=state)
@@ -307,7 +313,8 @@ def main() -> None:
     run = next(case for case in cases if case.first_request)
     print(
         f"\n`tether run` exec → exit (the whole one-turn run, session log closed): median "
-        f"{statistics.median(run.exits):.0f} ms"
+        f"{statistics.median(run.exits):.0f} ms, peak RSS median "
+        f"{statistics.median(run.peaks):.1f} MB (target ≤ {PEAK_RSS_MB} MB)"
     )
     for label, found in heavy.items():
         print(f"{label} imported: {', '.join(found) if found else 'none'} (of {', '.join(HEAVY)})")
