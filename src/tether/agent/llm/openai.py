@@ -3,7 +3,9 @@
 Owns: the HTTP exchange (one `POST {base_url}/chat/completions` per request, no retries here:
 retrying is the `RetryPolicy`'s job), SSE reading with the idle watchdog, closing the HTTP stream
 on abort, idle timeout or early exit, and translating every failure into an `LlmError`. The wire
-format itself lives in `tether.agent.llm.wire`; httpx2 is imported on first use.
+format itself lives in `tether.agent.llm.wire`; httpx2 is imported on first use, with its default
+network backend (an asyncio-native one would import nothing less: httpcore2's pool itself runs on
+anyio under asyncio; see bench/http_backend.py).
 
 Why not the `openai` SDK: one streamed POST is all this adapter sends, and the SDK costs a
 quarter of a second to import (its typed models, and aiohttp), paid before a `tether run`'s
