@@ -206,7 +206,15 @@ async def test_run_sends_its_first_request_without_importing_cyclopts(
 USED_LATER = (
     "tether.cli.output",  # the headless JSON report: --output-format json|stream-json only
     "tether.plugins.approval.elicitation",  # a form put to the user (an MCP elicitation)
+    "tether.plugins.fs.beneath",  # the file tools' machinery: at the first file operation
+    "tether.plugins.fs.reads",
+    "tether.plugins.fs.records",  # the fs seam's records: at the first file operation
+    "tether.plugins.fs.render",  # what a read, write or edit shows: at its first result
+    "tether.plugins.fs.text",
+    "tether.plugins.fs.window",  # the `read` line window: at the first read
+    "tether.plugins.fs.writes",  # writes and edits beneath a root: at the first one
     "tether.plugins.permissions.command_line",  # the bash reader: when a command is checked
+    "tether.plugins.sandbox.boundary",  # may the model write a path: at the first write
     "tether.plugins.web.brave_response",  # a search API's response models: at its first answer
     "tether.plugins.web.exa_response",
     "tether.plugins.web.tavily_response",
