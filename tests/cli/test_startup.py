@@ -206,6 +206,12 @@ async def test_run_sends_its_first_request_without_importing_cyclopts(
 USED_LATER = (
     "tether.cli.output",  # the headless JSON report: --output-format json|stream-json only
     "tether.plugins.approval.elicitation",  # a form put to the user (an MCP elicitation)
+    "tether.plugins.code_mode.bridge",  # a run_code program's machinery: at its first run
+    "tether.plugins.code_mode.exceptions",
+    "tether.plugins.code_mode.prelude",
+    "tether.plugins.code_mode.records",
+    "tether.plugins.code_mode.sandbox",
+    "tether.plugins.code_mode.sdk",  # the typed stubs: at the first code-mode prompt
     "tether.plugins.fs.beneath",  # the file tools' machinery: at the first file operation
     "tether.plugins.fs.reads",
     "tether.plugins.fs.records",  # the fs seam's records: at the first file operation
