@@ -221,6 +221,8 @@ USED_LATER = (
     "tether.plugins.fs.writes",  # writes and edits beneath a root: at the first one
     "tether.plugins.permissions.command_line",  # the bash reader: when a command is checked
     "tether.plugins.sandbox.boundary",  # may the model write a path: at the first write
+    "tether.plugins.search.query",  # a grep's or glob's normalised request: at the first search
+    "tether.plugins.search.render",  # a search's result text: at the first result shown
     "tether.plugins.web.brave_response",  # a search API's response models: at its first answer
     "tether.plugins.web.exa_response",
     "tether.plugins.web.tavily_response",
