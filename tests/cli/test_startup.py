@@ -204,6 +204,10 @@ async def test_run_sends_its_first_request_without_importing_cyclopts(
 
 
 USED_LATER = (
+    "tether.agent.subagents.background",  # a `task` call's child and its errors: at the first call
+    "tether.agent.subagents.child",
+    "tether.agent.subagents.claude_agents",  # the agent-file reader: when an agents dir exists
+    "tether.agent.subagents.errors",
     "tether.cli.output",  # the headless JSON report: --output-format json|stream-json only
     "tether.plugins.approval.elicitation",  # a form put to the user (an MCP elicitation)
     "tether.plugins.code_mode.bridge",  # a run_code program's machinery: at its first run
