@@ -227,6 +227,7 @@ USED_LATER = (
     "tether.plugins.sandbox.boundary",  # may the model write a path: at the first write
     "tether.plugins.search.query",  # a grep's or glob's normalised request: at the first search
     "tether.plugins.search.render",  # a search's result text: at the first result shown
+    "tether.plugins.spill.store",  # where a spilled result is kept: at the first spill
     "tether.plugins.web.addresses",  # the fetch provider's address policy: at the first fetch
     "tether.plugins.web.brave_response",  # a search API's response models: at its first answer
     "tether.plugins.web.client",  # the shared httpx2 setup: at the first fetch or search
