@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from ...kernel import declare_event
@@ -33,19 +32,20 @@ END_EVENT: Final = declare_event("subagent/end")
 not aborted (SubagentStop); observe only."""
 
 
-@dataclass(eq=False)
 class Host:
-    """What one mounted `subagents` plugin shares between its calls."""
+    """What one mounted `subagents` plugin shares between its calls. (A plain class: one is
+    made at every mount, and a dataclass's generated methods cost more to make: issue 36.)"""
 
-    ctx: Context
-    catalog: AgentCatalog
-    max_depth: int
-    read_only: frozenset[str]
-    scopes: weakref.WeakKeyDictionary[AgentLoop, Context] = field(
-        default_factory=weakref.WeakKeyDictionary
-    )
-    warned: set[tuple[str, tuple[str, ...]]] = field(default_factory=set)
-    background: dict[asyncio.Future[JobOutcome], AbortController] = field(default_factory=dict)
+    def __init__(
+        self, ctx: Context, catalog: AgentCatalog, max_depth: int, read_only: frozenset[str]
+    ) -> None:
+        self.ctx = ctx
+        self.catalog = catalog
+        self.max_depth = max_depth
+        self.read_only = read_only
+        self.scopes: weakref.WeakKeyDictionary[AgentLoop, Context] = weakref.WeakKeyDictionary()
+        self.warned: set[tuple[str, tuple[str, ...]]] = set()
+        self.background: dict[asyncio.Future[JobOutcome], AbortController] = {}
 
     def scope_of(self, loop: AgentLoop) -> Context:
         """The scoped context of a child this plugin spawned, else the plugin's context."""
