@@ -53,12 +53,8 @@ class MontyRuntime:
         for name in bindings.names:
             if not isinstance(name, str) or not name:
                 raise ValueError(f"binding names must be non-empty strings; got {name!r}")
-        # The run's machinery and its records are imported by the first run (issue 36).
-        from .records import CodeRunResult
-        from .sandbox import _abort_error, _Run, import_monty
+        from .sandbox import run_program  # the run's machinery: at the first run (issue 36)
 
-        if signal.aborted:
-            return CodeRunResult((), error=_abort_error(signal.reason))
-        monty = import_monty()
-        run = _Run(monty, self.budgets, bindings, signal, self._binary_path, self._on_worker)
-        return await run.execute(program)
+        return await run_program(
+            program, self.budgets, bindings, signal, self._binary_path, self._on_worker
+        )

@@ -61,7 +61,7 @@ from .records import CodeRunError, CodeRunResult, ToolBindings
 from .runtime import MontyRuntime
 from .seam import BindingRejected, CodeBudgets
 
-__all__ = ["CODE_WALL", "MontyRuntime", "import_monty"]
+__all__ = ["CODE_WALL", "MontyRuntime", "import_monty", "run_program"]
 
 
 CODE_WALL: Final = "CODE_WALL"
@@ -82,6 +82,22 @@ def import_monty() -> ModuleType:
             "(pydantic-monty-client and pydantic-monty-runtime)"
         ) from error
     return pydantic_monty
+
+
+async def run_program(
+    program: str,
+    budgets: CodeBudgets,
+    bindings: ToolBindings,
+    signal: AbortSignal,
+    binary_path: str | None,
+    on_worker: Callable[[int], None] | None,
+) -> CodeRunResult:
+    """One run of `program` (checked by `MontyRuntime.run`) to its outcome; see the module
+    note. An already aborted `signal` starts nothing."""
+    if signal.aborted:
+        return CodeRunResult((), error=_abort_error(signal.reason))
+    monty = import_monty()
+    return await _Run(monty, budgets, bindings, signal, binary_path, on_worker).execute(program)
 
 
 def _abort_error(reason: object) -> CodeRunError:
