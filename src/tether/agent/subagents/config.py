@@ -24,6 +24,7 @@ type of the same name). Does not own parsing files (`claude_agents.py`).
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, ClassVar
 
@@ -92,9 +93,13 @@ def _configured(name: str, entry: AgentConfig) -> AgentType:
 
 def _agent_files(directory: Path) -> list[AgentType]:
     """`load_agent_dir(directory)`, whose reader is imported only when there is a directory to
-    read (issue 36: a boot without agent files parses none); none when it is not a directory,
-    as `load_agent_dir` answers then."""
-    if not directory.is_dir():
+    read (issue 36: a boot without agent files parses none); none when there is no directory to
+    look at (missing, not a directory, or its stat fails), as `load_agent_dir` answers then."""
+    try:
+        is_directory = stat.S_ISDIR(directory.stat().st_mode)
+    except OSError:
+        return []
+    if not is_directory:
         return []
     from .claude_agents import load_agent_dir
 

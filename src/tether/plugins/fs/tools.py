@@ -41,12 +41,11 @@ from .errors import (
 from .seam import EDIT_INTENT, OBSERVED, WRITE_INTENT, FileSystem
 
 if TYPE_CHECKING:
-    # the records, the read window and the renderings are imported by the first call that
-    # needs them, not at boot (issue 36)
     # resolved where a mapping is validated (tether.kernel.config_models)
     from pydantic import AfterValidator, StrictInt, ValidationInfo
 
-    # the argument models are imported by each tool's first call, not at boot
+    # the argument models are imported by each tool's first call, not at boot; so are the
+    # records, the read window and the renderings, by the first call that needs them (issue 36)
     from .args import EditArgs, ReadArgs, WriteArgs
     from .records import EditGuard, WriteIntent
 
