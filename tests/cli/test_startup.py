@@ -207,12 +207,38 @@ async def test_run_sends_its_first_request_without_importing_cyclopts(
 
 
 USED_LATER = (
+    "tether.agent.subagents.background",  # a `task` call's child and its errors: at the first call
+    "tether.agent.subagents.child",  # as background
+    "tether.agent.subagents.claude_agents",  # the agent-file reader: when an agents dir exists
+    "tether.agent.subagents.errors",  # as background
     "tether.cli.output",  # the headless JSON report: --output-format json|stream-json only
     "tether.plugins.approval.elicitation",  # a form put to the user (an MCP elicitation)
+    "tether.plugins.code_mode.bridge",  # a run_code program's machinery: at its first run
+    "tether.plugins.code_mode.exceptions",  # as bridge
+    "tether.plugins.code_mode.prelude",  # as bridge
+    "tether.plugins.code_mode.records",  # as bridge
+    "tether.plugins.code_mode.sandbox",  # as bridge
+    "tether.plugins.code_mode.sdk",  # the typed stubs: at the first code-mode prompt
+    "tether.plugins.fs.beneath",  # opening beneath a root: at the first file read or write
+    "tether.plugins.fs.reads",  # reads beneath a root: at the first read
+    "tether.plugins.fs.records",  # the fs seam's records: at the first file operation
+    "tether.plugins.fs.render",  # what a read, write or edit shows: at its first result
+    "tether.plugins.fs.text",  # version tokens, the binary sniff: at the first stat or read
+    "tether.plugins.fs.window",  # the `read` line window: at the first read
+    "tether.plugins.fs.writes",  # writes and edits beneath a root: at the first one
     "tether.plugins.permissions.command_line",  # the bash reader: when a command is checked
+    "tether.plugins.sandbox.boundary",  # may the model write a path: at the first write
+    "tether.plugins.search.query",  # a grep's or glob's normalised request: at the first search
+    "tether.plugins.search.render",  # a search's result text: at the first result shown
+    "tether.plugins.spill.store",  # where a spilled result is kept: at the first spill
+    "tether.plugins.web.addresses",  # the fetch provider's address policy: at the first fetch
     "tether.plugins.web.brave_response",  # a search API's response models: at its first answer
-    "tether.plugins.web.exa_response",
-    "tether.plugins.web.tavily_response",
+    "tether.plugins.web.client",  # the shared httpx2 setup: at the first fetch or search
+    "tether.plugins.web.decoding",  # a fetched body's type and charset: at the first fetch
+    "tether.plugins.web.exa_response",  # as brave_response
+    "tether.plugins.web.markdown",  # HTML to Markdown: at the first fetched page shown
+    "tether.plugins.web.tavily_response",  # as brave_response
+    "tether.plugins.web.urls",  # URL hygiene: at the first fetch
     "tether.plugins.web.vocabulary",  # the web seam's requests and results: at the first call
 )
 """tether modules only a later call needs (issue 36: imported at their first use)."""

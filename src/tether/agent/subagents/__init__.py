@@ -9,14 +9,30 @@ is disposed. See docs/subagents.md.
 from .agent_types import GENERAL_PURPOSE as GENERAL_PURPOSE
 from .agent_types import AgentCatalog as AgentCatalog
 from .agent_types import AgentType as AgentType
-from .child import END_EVENT as END_EVENT
-from .child import START_EVENT as START_EVENT
-from .claude_agents import load_agent_dir as load_agent_dir
-from .claude_agents import parse_agent_file as parse_agent_file
 from .config import SubagentsConfig as SubagentsConfig
 from .config import build_catalog as build_catalog
+from .host import END_EVENT as END_EVENT
+from .host import START_EVENT as START_EVENT
 from .readonly import READ_ONLY_TOOLS as READ_ONLY_TOOLS
 from .task import TASK as TASK
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .claude_agents import load_agent_dir as load_agent_dir
+    from .claude_agents import parse_agent_file as parse_agent_file
+
+
+def __getattr__(name: str) -> object:
+    """`load_agent_dir` and `parse_agent_file`, from `claude_agents.py`, imported at their first
+    use: a boot without agent files reads none (issue 36)."""
+    if name not in ("load_agent_dir", "parse_agent_file"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import claude_agents
+
+    value: object = getattr(claude_agents, name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "END_EVENT",

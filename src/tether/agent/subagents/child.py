@@ -25,18 +25,16 @@ child aborted before that never dispatched anything, which the tool reports as
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from ...core.json import JsonValue
 from ...core.signals import AbortController, AbortSignal
-from ...kernel import Context, declare_event
-from ...plugins.jobs.model import JobOutcome, owner_session
+from ...kernel import Context
+from ...plugins.jobs.model import owner_session
 from ...plugins.jobs.registry import JobRegistry
 from ...tools.results import user_message
 from ..events import LoopEvent, StepStarted
@@ -44,8 +42,9 @@ from ..llm.service import Llm
 from ..loop import AgentLoop, AgentSettings, TurnOutcome
 from ..session import SessionLog, SessionStore
 from ..session.events import ASSISTANT_MESSAGE, SUBAGENT_SPAWNED, TURN_START
-from .agent_types import GENERAL_PURPOSE, AgentCatalog, AgentType
+from .agent_types import GENERAL_PURPOSE, AgentType
 from .errors import NoCallingAgent
+from .host import END_EVENT, START_EVENT, Host
 
 __all__ = [
     "END_EVENT",
@@ -59,13 +58,6 @@ __all__ = [
 ]
 
 _log = logging.getLogger("tether.agent.subagents")
-
-START_EVENT: Final = declare_event("subagent/start")
-"""serial `(parent, child, agent_type, signal) -> None`, before the child's turn (SubagentStart):
-a listener may park context for the child's first request with `child.inject(message)`."""
-END_EVENT: Final = declare_event("subagent/end")
-"""serial `(parent, child, agent_type, outcome, signal) -> None`, after a child's turn that was
-not aborted (SubagentStop); observe only."""
 
 PARTIAL_OUTPUT_MAX: Final = 10_000
 """How much of an aborted child's text the caller gets back (the rest is in the child's log)."""
@@ -89,38 +81,6 @@ def caller_of(agent: object | None) -> Caller:
     if not isinstance(agent, AgentLoop):
         raise NoCallingAgent()
     return Caller(agent, agent.session, agent.llm, agent.settings, agent.depth)
-
-
-@dataclass(eq=False)
-class Host:
-    """What one mounted `subagents` plugin shares between its calls."""
-
-    ctx: Context
-    catalog: AgentCatalog
-    max_depth: int
-    read_only: frozenset[str]
-    scopes: weakref.WeakKeyDictionary[AgentLoop, Context] = field(
-        default_factory=weakref.WeakKeyDictionary
-    )
-    warned: set[tuple[str, tuple[str, ...]]] = field(default_factory=set)
-    background: dict[asyncio.Future[JobOutcome], AbortController] = field(default_factory=dict)
-
-    def scope_of(self, loop: AgentLoop) -> Context:
-        """The scoped context of a child this plugin spawned, else the plugin's context."""
-        return self.scopes.get(loop, self.ctx)
-
-    def track(self, done: asyncio.Future[JobOutcome], controller: AbortController) -> None:
-        """Keep a background child's run until it settles (`aclose` stops it)."""
-        self.background[done] = controller
-        done.add_done_callback(lambda future: self.background.pop(future, None))
-
-    async def aclose(self) -> None:
-        """Abort every background child and wait until each is disposed."""
-        while self.background:
-            running = list(self.background.items())
-            for _, controller in running:
-                controller.abort("subagents plugin disposed")
-            await asyncio.wait([done for done, _ in running])
 
 
 class Child:

@@ -24,12 +24,12 @@ type of the same name). Does not own parsing files (`claude_agents.py`).
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, ClassVar
 
 from ...kernel.config_models import ConfigValue
 from .agent_types import GENERAL_PURPOSE, INHERIT_MODEL, AgentCatalog, AgentType, tether_tool_names
-from .claude_agents import load_agent_dir
 from .readonly import READ_ONLY_TOOLS
 
 if TYPE_CHECKING:
@@ -91,6 +91,21 @@ def _configured(name: str, entry: AgentConfig) -> AgentType:
     )
 
 
+def _agent_files(directory: Path) -> list[AgentType]:
+    """`load_agent_dir(directory)`, whose reader is imported only when there is a directory to
+    read (issue 36: a boot without agent files parses none); none when there is no directory to
+    look at (missing, not a directory, or its stat fails), as `load_agent_dir` answers then."""
+    try:
+        is_directory = stat.S_ISDIR(directory.stat().st_mode)
+    except OSError:
+        return []
+    if not is_directory:
+        return []
+    from .claude_agents import load_agent_dir
+
+    return load_agent_dir(directory)
+
+
 def build_catalog(config: SubagentsConfig, *, home: Path | None = None) -> AgentCatalog:
     """The types `config` offers (see the module note); files are read now, once."""
     layers: list[list[AgentType]] = [[GENERAL_PURPOSE]]
@@ -102,8 +117,8 @@ def build_catalog(config: SubagentsConfig, *, home: Path | None = None) -> Agent
         )
         project = Path(config.project_dir) if config.project_dir else Path.cwd()
         project_dir = project / ".claude" / "agents"
-        layers.append(load_agent_dir(user_dir))
+        layers.append(_agent_files(user_dir))
         if project_dir.resolve() != user_dir.resolve():
-            layers.append(load_agent_dir(project_dir))
+            layers.append(_agent_files(project_dir))
     layers.append([_configured(name, entry) for name, entry in config.agents.items()])
     return AgentCatalog(layers)

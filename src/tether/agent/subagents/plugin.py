@@ -17,8 +17,8 @@ from collections.abc import Callable
 from typing import Final
 
 from ...kernel import Context
-from .child import Host
 from .config import SubagentsConfig, build_catalog
+from .host import Host
 from .task import description, task_tool
 
 __all__ = ["Config", "apply", "inject", "name"]

@@ -34,14 +34,16 @@ from ...tools.execution import ToolRunContext
 from ...tools.layers import RUN_CODE
 from ...tools.model_ref import ModelRef
 from ...tools.results import ContentBlock, UserMessage, text_content, user_message
-from ..loop import TurnOutcome
-from .agent_types import AgentType
-from .background import start_background
-from .child import Child, Host, caller_of, spawn_child
-from .errors import ChildNotStarted, DelegationTooDeep, SubagentFailed, UnknownSubagentType
 from .readonly import read_only_type
 
-if TYPE_CHECKING:  # imported by the first call, not at boot
+if TYPE_CHECKING:
+    # a child, its errors and background runs are imported by the first call, not at boot
+    # (issue 36), as the argument model
+    from ..loop import TurnOutcome
+    from .agent_types import AgentType
+    from .child import Child
+    from .errors import SubagentFailed
+    from .host import Host
     from .task_args import TaskParameters
 
 __all__ = ["TASK", "TaskParameters", "TaskValue", "aborted_context", "description", "task_tool"]
@@ -135,6 +137,8 @@ def aborted_context(child: Child) -> UserMessage:
 
 
 def _failure(child: Child, outcome: TurnOutcome) -> SubagentFailed:
+    from .errors import SubagentFailed
+
     reason = outcome.reason
     error = reason.get("error")
     if isinstance(error, dict):
@@ -160,6 +164,10 @@ def task_tool(host: Host, described: str) -> ToolDefinition:
         return agent_type is not None and read_only_type(agent_type, host.read_only)
 
     async def execute(args: TaskParameters, exec: ToolRunContext) -> TaskValue:
+        from .background import start_background  # at the first call (issue 36)
+        from .child import caller_of, spawn_child
+        from .errors import ChildNotStarted, DelegationTooDeep, UnknownSubagentType
+
         caller = caller_of(exec.agent)
         agent_type = host.catalog.get(args.subagent_type)
         if agent_type is None:

@@ -3,8 +3,10 @@
 Plugin: `tether.plugins.code_mode.plugin` (`code-mode`, provides `ctx.code_runtime`, registers
 `run_code`). Modules:
 
-    seam.py      the `ctx.code_runtime` seam: bindings, results, failure kinds, budgets
-    sandbox.py   `MontyRuntime`: the Monty sandbox driven one suspension at a time
+    seam.py      the `ctx.code_runtime` seam: failure kinds, budgets, the protocols
+    records.py   the seam's records: bindings, results, errors
+    runtime.py   `MontyRuntime`: the runtime object the plugin provides
+    sandbox.py   a run of the Monty sandbox, driven one suspension at a time
     prelude.py   the sandbox-side `tools` object and `ToolCallError`
     bridge.py    binding calls -> nested tool calls under a per-run scheduler
     tool.py      the `run_code` tool: texts, rendering, the body

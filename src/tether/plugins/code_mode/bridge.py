@@ -66,7 +66,8 @@ from ...tools.results import (
     failure_from,
     user_message,
 )
-from .seam import BindingRejected, ToolBindings
+from .records import ToolBindings
+from .seam import BindingRejected
 
 __all__ = [
     "CODE_DISPATCH",

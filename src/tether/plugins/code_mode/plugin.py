@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, Annotated, ClassVar, Final
 from ...kernel import Context
 from ...kernel.config_models import ConfigValue
 from ...tools.registry import ToolRuntime
-from .sandbox import MontyRuntime
-from .sdk import prompt_sections
+from .runtime import MontyRuntime
 from .seam import CodeBudgets
 from .tool import run_code_tool
 
@@ -60,6 +59,10 @@ class PromptSections:
 
     def sections(self, agent: object | None = None) -> list[str]:
         """`tools:code-only` (code mode) and `tools:sdk` (code and both), for `agent`."""
+        if self._tools.mode == "native":
+            return []  # as prompt_sections says, without importing the stubs' renderer
+        from .sdk import prompt_sections  # at the first code-mode prompt (issue 36)
+
         permissions = None if self._ctx is None else self._ctx.get("permissions")
         withholds = getattr(permissions, "withholds", None)  # the plugin, not imported here
         return prompt_sections(self._tools, agent, withholds if callable(withholds) else None)

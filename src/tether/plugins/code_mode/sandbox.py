@@ -1,4 +1,5 @@
-"""`MontyRuntime`: the code runtime over Monty, driven one suspension at a time.
+"""The code runtime's run over Monty, driven one suspension at a time (`MontyRuntime`, the
+runtime object, is runtime.py's and named here too).
 
 Owns: one run from worker start to worker gone — feeding the prelude and the program, answering
 every suspension itself (binding calls become pending futures, futures are delivered as they
@@ -48,7 +49,7 @@ import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from ...core.errors import error_message
 from ...core.json import JsonValue, NotLosslessJson, snapshot, thaw
@@ -56,9 +57,12 @@ from ...core.signals import AbortSignal
 from ...core.timeout import LOOP_SCHEDULER, Deadline, TimeoutReason, format_ms
 from .exceptions import string_exception_arguments
 from .prelude import HOST_FUNCTION, prelude_source
-from .seam import BindingRejected, CodeBudgets, CodeRunError, CodeRunResult, ToolBindings
+from .records import CodeRunError, CodeRunResult, ToolBindings
+from .runtime import MontyRuntime
+from .seam import BindingRejected, CodeBudgets
 
-__all__ = ["CODE_WALL", "MontyRuntime", "import_monty"]
+__all__ = ["CODE_WALL", "MontyRuntime", "import_monty", "run_program"]
+
 
 CODE_WALL: Final = "CODE_WALL"
 _PROGRAM_FILE: Final = '"<python-input-1>"'
@@ -80,44 +84,20 @@ def import_monty() -> ModuleType:
     return pydantic_monty
 
 
-class MontyRuntime:
-    """`ctx.code_runtime` backed by a Monty worker process per run."""
-
-    def __init__(
-        self,
-        budgets: CodeBudgets | None = None,
-        *,
-        binary_path: str | None = None,
-        on_worker: Callable[[int], None] | None = None,
-    ) -> None:
-        """`on_worker(pid)` is told each run's worker process id (diagnostics and tests)."""
-        self.budgets = budgets if budgets is not None else CodeBudgets()
-        self._binary_path = binary_path
-        self._on_worker = on_worker
-
-    @property
-    def language(self) -> Literal["python"]:
-        return "python"
-
-    @property
-    def isolation(self) -> Literal["process"]:
-        return "process"
-
-    async def run(
-        self, *, program: str, bindings: ToolBindings, signal: AbortSignal
-    ) -> CodeRunResult:
-        """Run `program`; see the module note. Raises `TypeError`/`ValueError` for a program
-        that is not a `str` or a binding name that is not a non-empty `str`."""
-        if not isinstance(program, str):
-            raise TypeError(f"program must be a str; got {type(program).__name__}")
-        for name in bindings.names:
-            if not isinstance(name, str) or not name:
-                raise ValueError(f"binding names must be non-empty strings; got {name!r}")
-        if signal.aborted:
-            return CodeRunResult((), error=_abort_error(signal.reason))
-        monty = import_monty()
-        run = _Run(monty, self.budgets, bindings, signal, self._binary_path, self._on_worker)
-        return await run.execute(program)
+async def run_program(
+    program: str,
+    budgets: CodeBudgets,
+    bindings: ToolBindings,
+    signal: AbortSignal,
+    binary_path: str | None,
+    on_worker: Callable[[int], None] | None,
+) -> CodeRunResult:
+    """One run of `program` (checked by `MontyRuntime.run`) to its outcome; see the module
+    note. An already aborted `signal` starts nothing."""
+    if signal.aborted:
+        return CodeRunResult((), error=_abort_error(signal.reason))
+    monty = import_monty()
+    return await _Run(monty, budgets, bindings, signal, binary_path, on_worker).execute(program)
 
 
 def _abort_error(reason: object) -> CodeRunError:

@@ -3,6 +3,7 @@
 Owns: the request/result vocabulary (`ToolBindings`, `CodeRunResult`, `CodeRunError` and its
 kinds), `CodeBudgets` (the runtime's own limits — plugin config, never model-facing),
 `BindingRejected` (how a binding call fails inside the program) and the `CodeRuntime` protocol.
+The three records are defined in records.py and named here too, imported at their first use.
 Does not own a sandbox (`tether.plugins.code_mode.sandbox` implements one over Monty) nor tool
 dispatch (`tether.plugins.code_mode.bridge` supplies the bindings).
 
@@ -18,10 +19,13 @@ from __future__ import annotations
 import math
 from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import Final, Literal, Protocol
+from typing import TYPE_CHECKING, Final, Literal, Protocol
 
 from ...core.json import JsonValue
 from ...core.signals import AbortSignal
+
+if TYPE_CHECKING:  # the records are records.py's, imported at their first use (issue 36)
+    from .records import CodeRunError, CodeRunResult, ToolBindings
 
 __all__ = [
     "CODE_RUN_FAILED",
@@ -40,24 +44,19 @@ CodeRunErrorKind = Literal[
     "exception", "timeout", "abort", "worker-exit", "invalid-output", "output-limit"
 ]
 
-
-@dataclass(frozen=True, slots=True)
-class CodeRunError:
-    """Why a run did not complete: `kind` (spec §8.2) and a message naming what happened."""
-
-    kind: CodeRunErrorKind
-    message: str
+_RECORDS: Final = frozenset({"CodeRunError", "CodeRunResult", "ToolBindings"})
+"""The names records.py defines, which this module hands on at their first use."""
 
 
-@dataclass(frozen=True, slots=True)
-class CodeRunResult:
-    """What a run produced: printed `logs` (one entry per line), the returned `value` when the
-    program returned one (`has_value`), or the `error` that ended it (logs are kept)."""
+def __getattr__(name: str) -> object:
+    """A record of records.py: imported by the first run, not at mount (issue 36)."""
+    if name not in _RECORDS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import records
 
-    logs: tuple[str, ...]
-    value: JsonValue = None
-    has_value: bool = False
-    error: CodeRunError | None = None
+    value: object = getattr(records, name)
+    globals()[name] = value
+    return value
 
 
 class BindingRejected(Exception):
@@ -77,14 +76,6 @@ class BindingCall(Protocol):
     def __call__(
         self, name: str, raw_args: object, *, alone: bool = False
     ) -> Awaitable[JsonValue]: ...
-
-
-@dataclass(frozen=True, slots=True)
-class ToolBindings:
-    """The `tools` namespace of one run: the callable `names` and how a call is answered."""
-
-    names: tuple[str, ...]
-    call: BindingCall
 
 
 def _positive(value: float, what: str) -> None:

@@ -22,13 +22,13 @@ from ...kernel import Context
 from ...tools.definition import ToolDefinition, ToolOutput, define_tool
 from ...tools.execution import ToolRunContext
 from ...tools.model_ref import ModelRef
-from ...tools.registry import ToolRuntime
+from ...tools.registry import RUN_CODE, ToolRuntime
 from ...tools.results import ContentBlock, text_content
-from .bridge import RUN_CODE, DispatchBridge
-from .seam import CODE_RUN_FAILED, CodeRunError, CodeRuntime
+from .seam import CODE_RUN_FAILED, CodeRuntime
 
-if TYPE_CHECKING:  # imported by the first call, not at boot
+if TYPE_CHECKING:  # imported by the first call, not at boot (issue 36), as the bridge
     from .args import RunCodeArgs
+    from .records import CodeRunError
 
 __all__ = [
     "DESCRIPTION",
@@ -119,6 +119,8 @@ def run_code_tool(
     """The `run_code` definition; its body finds `ctx.code_runtime` and `ctx.tools` per call."""
 
     async def run_code(args: RunCodeArgs, exec: ToolRunContext) -> dict[str, JsonValue]:
+        from .bridge import DispatchBridge  # at the first run (issue 36)
+
         if not args.description.strip():
             raise HarnessError("invalid description: expected a non-empty string", "INVALID_ARGS")
         runtime: CodeRuntime | None = ctx.get("code_runtime")  # type: ignore[assignment]

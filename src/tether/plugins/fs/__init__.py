@@ -5,6 +5,7 @@ Plugins: `tether.plugins.fs.plugin` (`fs`: all three below), `tether.plugins.fs.
 `tether.plugins.fs.tools` (`tool-fs`). Modules:
 
     seam.py         vocabulary, events and the `FileSystem` provider protocol
+    records.py      the seam's records (targets, stats, intents, observations, results)
     local.py        `LocalFileSystem`: resolution, confinement, reads, which sandbox applies
     writes.py       writes and edits inside the sandbox, beneath the writable root
     beneath.py      opening a directory beneath a root without following links
@@ -25,18 +26,48 @@ from .plugin import FsConfig as FsConfig
 from .seam import EDIT_INTENT as EDIT_INTENT
 from .seam import OBSERVED as OBSERVED
 from .seam import WRITE_INTENT as WRITE_INTENT
-from .seam import Absent as Absent
-from .seam import CreateIfAbsent as CreateIfAbsent
-from .seam import EditGuard as EditGuard
-from .seam import EditResult as EditResult
 from .seam import FileSystem as FileSystem
-from .seam import FsStat as FsStat
-from .seam import FsTarget as FsTarget
-from .seam import Present as Present
-from .seam import ReplaceIfVersion as ReplaceIfVersion
-from .seam import WriteIntent as WriteIntent
-from .seam import WriteResult as WriteResult
 from .tools import ToolFsConfig as ToolFsConfig
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .records import Absent as Absent
+    from .records import CreateIfAbsent as CreateIfAbsent
+    from .records import EditGuard as EditGuard
+    from .records import EditResult as EditResult
+    from .records import FsStat as FsStat
+    from .records import FsTarget as FsTarget
+    from .records import Present as Present
+    from .records import ReplaceIfVersion as ReplaceIfVersion
+    from .records import WriteIntent as WriteIntent
+    from .records import WriteResult as WriteResult
+
+_RECORDS: frozenset[str] = frozenset(
+    {
+        "Absent",
+        "CreateIfAbsent",
+        "EditGuard",
+        "EditResult",
+        "FsStat",
+        "FsTarget",
+        "Present",
+        "ReplaceIfVersion",
+        "WriteIntent",
+        "WriteResult",
+    }
+)
+"""Names of `records.py`, imported at their first use: mounting the seam makes no record."""
+
+
+def __getattr__(name: str) -> object:
+    if name not in _RECORDS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import records
+
+    value: object = getattr(records, name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "EDIT_INTENT",

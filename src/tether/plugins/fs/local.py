@@ -20,12 +20,11 @@ import os
 import stat as stat_mode
 import weakref
 from collections.abc import AsyncGenerator
-from typing import BinaryIO, ClassVar, Final
+from typing import TYPE_CHECKING, BinaryIO, ClassVar, Final
 
 from ...core.signals import AbortSignal
 from ...kernel import Context, Service
 from ...kernel.model_values import ModelValue, exactly, optional, string_tuple
-from ..sandbox.boundary import WriteCheck, check_write
 from ..sandbox.policy import SandboxPolicy, SandboxSettings
 from .errors import (
     FS_IO_ERROR,
@@ -37,20 +36,28 @@ from .errors import (
     os_error,
     refuse_read_only,
 )
-from .reads import open_for_read, stat_beneath
-from .seam import (
-    EditGuard,
-    EditResult,
-    FileType,
-    FsStat,
-    FsTarget,
-    WriteIntent,
-    WriteResult,
-)
-from .text import decode, is_binary, version_of
-from .writes import edit_beneath, write_beneath
+
+if TYPE_CHECKING:
+    # What the operations use (the records, reads beneath a root, the text checks, the writes,
+    # the sandbox's boundary) is imported by the first operation, not when the seam is mounted
+    # (issue 36).
+    from ..sandbox.boundary import WriteCheck
+    from .records import EditGuard, EditResult, FsStat, FsTarget, WriteIntent, WriteResult
+    from .seam import FileType
+    from .text import is_binary, version_of
 
 __all__ = ["LocalFileSystem", "LocalFsConfig", "is_binary", "version_of"]
+
+
+def __getattr__(name: str) -> object:
+    """`is_binary` and `version_of`, from text.py, for code that imports them from here."""
+    if name in ("is_binary", "version_of"):
+        from . import text
+
+        value: object = getattr(text, name)
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 _CHUNK: Final = 1024 * 1024
 
@@ -91,6 +98,9 @@ def _file_type(st: os.stat_result) -> FileType:
 
 
 def _read_all(top: str | None, target: FsTarget, signal: AbortSignal) -> str:
+    from .reads import open_for_read  # at the first read (issue 36)
+    from .text import decode
+
     check_signal(signal, "read")
     try:
         with os.fdopen(open_for_read(top, target), "rb") as handle:
@@ -101,6 +111,8 @@ def _read_all(top: str | None, target: FsTarget, signal: AbortSignal) -> str:
 
 
 def _open_handle(top: str | None, target: FsTarget) -> BinaryIO:
+    from .reads import open_for_read  # at the first streamed read (issue 36)
+
     return os.fdopen(open_for_read(top, target), "rb")
 
 
@@ -147,6 +159,8 @@ class LocalFileSystem(Service):
 
     def check_write(self, target: FsTarget) -> WriteCheck:
         """May the model write `target` under the sandbox (`tether.plugins.sandbox.boundary`)?"""
+        from ..sandbox.boundary import check_write  # at the first check (issue 36)
+
         policy, workspace = self.sandbox()
         return check_write(policy, workspace, target.key)
 
@@ -201,6 +215,8 @@ class LocalFileSystem(Service):
 
     def locate(self, path: str, cwd: str | None = None) -> FsTarget:
         """The synchronous core of `resolve` (no signal: it has no effect to refuse)."""
+        from .records import FsTarget  # at the first path resolved (issue 36)
+
         if not path.strip():
             raise FsError("file_path must be a non-empty string", FS_NOT_FOUND)
         base = self.root if cwd is None else os.path.join(self.root, os.path.expanduser(cwd))
@@ -237,6 +253,10 @@ class LocalFileSystem(Service):
 
     async def stat(self, target: FsTarget, *, signal: AbortSignal) -> FsStat | None:
         """None when nothing exists at `target`. Raises FsError (FS_PERMISSION_DENIED, ...)."""
+        from .reads import stat_beneath  # at the first stat (issue 36), as the two below
+        from .records import FsStat
+        from .text import version_of
+
         check_signal(signal, "stat")
         st = await asyncio.to_thread(stat_beneath, self._read_top(target), target)
         if st is None:
@@ -252,6 +272,8 @@ class LocalFileSystem(Service):
         self, target: FsTarget, *, signal: AbortSignal
     ) -> AsyncGenerator[str, None]:
         """1 MiB chunks decoded incrementally; the signal is checked before each chunk."""
+        from .text import is_binary  # at the first streamed read (issue 36)
+
         display = target.display_path
         check_signal(signal, "read")
         top = self._read_top(target)
@@ -298,6 +320,9 @@ class LocalFileSystem(Service):
         `.escalation` is the question; or a link was swapped onto its path), FS_NOT_OBSERVED
         (CreateIfAbsent over an existing file), FS_STALE_VERSION (ReplaceIfVersion gone or
         changed), FS_NOT_REGULAR_FILE, FS_PERMISSION_DENIED, FS_ABORTED (nothing written), ..."""
+        from ..sandbox.boundary import check_write  # at the first write (issue 36)
+        from .writes import write_beneath
+
         check_signal(signal, "write")
         refuse_read_only(target.writable, target.display_path, "write")
         async with self._lock(target.key):
@@ -320,6 +345,9 @@ class LocalFileSystem(Service):
         """Replace literal text; CRLF files keep CRLF; inside the sandbox unless `escalated`.
         Raises FsError: FS_SANDBOX_DENIED (as `write_text`), FS_STALE_VERSION (guard mismatch or
         file gone), FS_NOT_TEXT, FS_EDIT_NOT_FOUND, FS_AMBIGUOUS_EDIT, FS_ABORTED."""
+        from ..sandbox.boundary import check_write  # at the first edit (issue 36)
+        from .writes import edit_beneath
+
         check_signal(signal, "edit")
         refuse_read_only(target.writable, target.display_path, "edit")
         async with self._lock(target.key):

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ...core.errors import error_message
 from ...kernel import Context
@@ -31,19 +31,10 @@ from ...kernel.events import Next
 from ...tools.execution import ToolExecution
 from ..approval.service import PREFLIGHT_EVENT
 from .errors import FS_NOT_FOUND, FS_NOT_OBSERVED, FsError
-from .seam import (
-    EDIT_INTENT,
-    OBSERVED,
-    WRITE_INTENT,
-    Absent,
-    CreateIfAbsent,
-    EditGuard,
-    FsTarget,
-    Observation,
-    Present,
-    ReplaceIfVersion,
-    WriteIntent,
-)
+from .seam import EDIT_INTENT, OBSERVED, WRITE_INTENT
+
+if TYPE_CHECKING:  # the records are imported by the first intent asked (issue 36)
+    from .records import EditGuard, FsTarget, Observation, WriteIntent
 
 __all__ = ["ObservationLog", "apply", "name"]
 
@@ -101,6 +92,8 @@ class ObservationLog:
     async def write_intent(
         self, target: FsTarget, actor: object, next: Next[WriteIntent]
     ) -> WriteIntent:
+        from .records import CreateIfAbsent, Present, ReplaceIfVersion  # issue 36: first use
+
         seen = self.last(target, actor)
         if isinstance(seen, Present):
             return ReplaceIfVersion(seen.version)
@@ -109,6 +102,8 @@ class ObservationLog:
     async def edit_intent(
         self, target: FsTarget, actor: object, next: Next[EditGuard | None]
     ) -> EditGuard | None:
+        from .records import Absent, EditGuard  # issue 36: at the first edit
+
         seen = self.last(target, actor)
         display = target.display_path
         if seen is None:
@@ -133,6 +128,7 @@ def apply(ctx: Context) -> None:
         fs: Any = ctx.get("fs")
         if not isinstance(path, str) or fs is None:
             return None
+        from .records import Present
         from .tools import remediate, session_cwd
 
         try:

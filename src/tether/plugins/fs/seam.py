@@ -2,7 +2,8 @@
 
 Owns: what tools rely on (spec §6.1) — `FsTarget` (identity + the path shown to the model),
 `FsStat` with its opaque `version`, the write intents and the edit guard, the operation results,
-the three events the observation policy hangs on, and `FileSystem`, the provider protocol.
+the three events the observation policy hangs on, and `FileSystem`, the provider protocol. The
+records themselves are defined in records.py and named here too, imported at their first use.
 Does not own: any I/O (local.py), observation bookkeeping (observation.py), the tools (tools.py).
 
 Every async method takes a required keyword-only `signal`. There are no timeouts on file I/O:
@@ -13,11 +14,25 @@ can fix; cancellation is the caller's signal, checked before every side effect.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from dataclasses import dataclass
-from typing import Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Final, Literal, Protocol, TypeAlias
 
 from ...core.signals import AbortSignal
 from ...kernel.events import EventKey, Next
+
+if TYPE_CHECKING:  # the records are records.py's, imported at their first use (issue 36)
+    from .records import (
+        Absent,
+        CreateIfAbsent,
+        EditGuard,
+        EditResult,
+        FsStat,
+        FsTarget,
+        Observation,
+        Present,
+        ReplaceIfVersion,
+        WriteIntent,
+        WriteResult,
+    )
 
 __all__ = [
     "EDIT_INTENT",
@@ -40,85 +55,34 @@ __all__ = [
 
 FileType: TypeAlias = Literal["file", "directory", "other"]
 
-
-@dataclass(frozen=True, slots=True)
-class FsTarget:
-    """A resolved path. `key` is the opaque identity (local: the realpath); `display_path` is the
-    absolute, unresolved path the model sees in results and errors; `writable` is False for a
-    path outside a confined workspace that may only be read (the provider's readable
-    directories: where tether keeps spilled outputs), and writes and edits refuse it."""
-
-    key: str
-    display_path: str
-    writable: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class FsStat:
-    """What exists at a target. `version` changes whenever the content may have (local:
-    device:inode:size:mtime_ns:ctime_ns); compare versions only for equality."""
-
-    version: str
-    type: FileType
-    size: int | None
+_RECORDS: Final = frozenset(
+    {
+        "Absent",
+        "CreateIfAbsent",
+        "EditGuard",
+        "EditResult",
+        "FsStat",
+        "FsTarget",
+        "Observation",
+        "Present",
+        "ReplaceIfVersion",
+        "WriteIntent",
+        "WriteResult",
+    }
+)
+"""The names records.py defines, which this module hands on at their first use."""
 
 
-@dataclass(frozen=True, slots=True)
-class CreateIfAbsent:
-    """Write intent: create the file; refuse (`FS_NOT_OBSERVED`) if one already exists."""
+def __getattr__(name: str) -> object:
+    """A record of records.py (`FsTarget`, ...): imported at the first file operation, not
+    at boot (issue 36)."""
+    if name not in _RECORDS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import records
 
-
-@dataclass(frozen=True, slots=True)
-class ReplaceIfVersion:
-    """Write intent: replace the file only while it is still at `version` (`FS_STALE_VERSION`)."""
-
-    version: str
-
-
-WriteIntent: TypeAlias = CreateIfAbsent | ReplaceIfVersion | None
-"""None: create or overwrite unconditionally."""
-
-
-@dataclass(frozen=True, slots=True)
-class EditGuard:
-    """Edit only while the file is still at `version`; checked before matching."""
-
-    version: str
-
-
-@dataclass(frozen=True, slots=True)
-class Present:
-    """An observation: the target existed at `version`."""
-
-    version: str
-
-
-@dataclass(frozen=True, slots=True)
-class Absent:
-    """An observation: nothing existed at the target."""
-
-
-Observation: TypeAlias = Present | Absent
-
-
-@dataclass(frozen=True, slots=True)
-class WriteResult:
-    """`before`: the prior LF-normalised text, or None (new file, not UTF-8 text, or either side
-    10 MiB or more). `after`: the text written."""
-
-    operation: Literal["create", "update"]
-    version: str
-    before: str | None
-    after: str
-
-
-@dataclass(frozen=True, slots=True)
-class EditResult:
-    """`before`/`after`: the whole file, LF-normalised, around the replacement."""
-
-    version: str
-    before: str
-    after: str
+    value: object = getattr(records, name)
+    globals()[name] = value
+    return value
 
 
 WRITE_INTENT: EventKey[Callable[[FsTarget, object, Next[WriteIntent]], Awaitable[WriteIntent]]] = (

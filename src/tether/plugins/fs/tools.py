@@ -29,8 +29,6 @@ from ...tools.errors import ToolCallAborted
 from ...tools.execution import ToolExecution, ToolRunContext
 from ...tools.model_ref import ModelRef
 from ...tools.results import ContentBlock
-from ..approval.escalation import ask_to_leave_sandbox
-from . import render
 from .errors import (
     FS_ABORTED,
     FS_NOT_FOUND,
@@ -40,24 +38,16 @@ from .errors import (
     FsError,
     refuse_read_only,
 )
-from .seam import (
-    EDIT_INTENT,
-    OBSERVED,
-    WRITE_INTENT,
-    Absent,
-    EditGuard,
-    FileSystem,
-    Present,
-    WriteIntent,
-)
-from .window import WindowBuilder
+from .seam import EDIT_INTENT, OBSERVED, WRITE_INTENT, FileSystem
 
 if TYPE_CHECKING:
     # resolved where a mapping is validated (tether.kernel.config_models)
     from pydantic import AfterValidator, StrictInt, ValidationInfo
 
-    # the argument models are imported by each tool's first call, not at boot
+    # the argument models are imported by each tool's first call, not at boot; so are the
+    # records, the read window and the renderings, by the first call that needs them (issue 36)
     from .args import EditArgs, ReadArgs, WriteArgs
+    from .records import EditGuard, WriteIntent
 
 __all__ = [
     "PROMPTS",
@@ -212,6 +202,8 @@ async def _escalate(ctx: Context, exec: ToolExecution, error: FsError) -> None:
     cancelled question: `ABORTED`). Any other error is re-raised as is."""
     if error.escalation is None:
         raise error
+    from ..approval.escalation import ask_to_leave_sandbox  # at the first refusal (issue 36)
+
     outcome = await ask_to_leave_sandbox(ctx, exec, error.escalation)
     if outcome == "allowed-once":
         return
@@ -222,6 +214,18 @@ async def _escalate(ctx: Context, exec: ToolExecution, error: FsError) -> None:
 
 def _argument(args: object, key: str) -> object:
     return args.get(key) if isinstance(args, Mapping) else None
+
+
+def _render_write(_args: object, value: JsonValue) -> Sequence[ContentBlock]:
+    from . import render  # at the first rendering (issue 36)
+
+    return render.write_text(cast(WriteValue, value)["path"], cast(WriteValue, value)["operation"])
+
+
+def _render_edit(args: object, value: JsonValue) -> Sequence[ContentBlock]:
+    from . import render  # at the first rendering (issue 36)
+
+    return render.edit_text(cast(EditValue, value)["path"], _argument(args, "replace_all") is True)
 
 
 def fs_tools(ctx: Context, fs: FileSystem, config: ToolFsConfig) -> list[ToolDefinition]:
@@ -237,6 +241,9 @@ def fs_tools(ctx: Context, fs: FileSystem, config: ToolFsConfig) -> list[ToolDef
             raise ToolCallAborted(cause=error) from error
 
     async def read_window(args: ReadArgs, exec: ToolRunContext) -> ReadValue:
+        from .records import Absent, Present  # at the first read (issue 36), as the window
+        from .window import WindowBuilder
+
         signal = exec.signal
         target = await fs.resolve(args.file_path, cwd=session_cwd(exec.agent), signal=signal)
         display = target.display_path
@@ -267,6 +274,8 @@ def fs_tools(ctx: Context, fs: FileSystem, config: ToolFsConfig) -> list[ToolDef
         return ReadValue(path=display, offset=offset, lines=lines, total_lines=total)
 
     def render_read(args: object, value: JsonValue) -> Sequence[ContentBlock]:
+        from . import render  # at the first rendering (issue 36), as in each one below
+
         v = cast(ReadValue, value)
         limit = _argument(args, "limit")
         return render.read_text(
@@ -278,6 +287,8 @@ def fs_tools(ctx: Context, fs: FileSystem, config: ToolFsConfig) -> list[ToolDef
         )
 
     def read_meta(args: object, value: JsonValue) -> JsonValue:
+        from . import render
+
         v = cast(ReadValue, value)
         meta: dict[str, JsonValue] = {
             "path": v["path"],
@@ -291,6 +302,8 @@ def fs_tools(ctx: Context, fs: FileSystem, config: ToolFsConfig) -> list[ToolDef
         return meta
 
     async def write(args: WriteArgs, exec: ToolRunContext) -> WriteValue:
+        from .records import Present  # at the first write (issue 36)
+
         signal = exec.signal
         try:
             target = await fs.resolve(args.file_path, cwd=session_cwd(exec.agent), signal=signal)
@@ -314,6 +327,8 @@ def fs_tools(ctx: Context, fs: FileSystem, config: ToolFsConfig) -> list[ToolDef
         )
 
     async def edit(args: EditArgs, exec: ToolRunContext) -> EditValue:
+        from .records import Present  # at the first edit (issue 36)
+
         signal = exec.signal
         try:
             target = await fs.resolve(args.file_path, cwd=session_cwd(exec.agent), signal=signal)
@@ -346,6 +361,8 @@ def fs_tools(ctx: Context, fs: FileSystem, config: ToolFsConfig) -> list[ToolDef
         return EditValue(path=target.display_path, before=done.before, after=done.after)
 
     def diff_meta(args: object, value: JsonValue) -> JsonValue:
+        from . import render
+
         v = cast(Mapping[str, Any], value)
         return {"diffs": render.diff_hunks(v["path"], v["before"], v["after"])}
 
@@ -364,9 +381,7 @@ def fs_tools(ctx: Context, fs: FileSystem, config: ToolFsConfig) -> list[ToolDef
             parameters=ModelRef("tether.plugins.fs.args:WriteArgs"),
             output=ToolOutput(
                 schema=WriteValue,
-                render=lambda _a, v: render.write_text(
-                    cast(WriteValue, v)["path"], cast(WriteValue, v)["operation"]
-                ),
+                render=_render_write,
                 presentation_meta=diff_meta,
             ),
             execute=write,
@@ -377,9 +392,7 @@ def fs_tools(ctx: Context, fs: FileSystem, config: ToolFsConfig) -> list[ToolDef
             parameters=ModelRef("tether.plugins.fs.args:EditArgs"),
             output=ToolOutput(
                 schema=EditValue,
-                render=lambda a, v: render.edit_text(
-                    cast(EditValue, v)["path"], _argument(a, "replace_all") is True
-                ),
+                render=_render_edit,
                 presentation_meta=diff_meta,
             ),
             execute=edit,

@@ -10,8 +10,24 @@
 """
 
 from .errors import SearchError as SearchError
-from .query import GlobQuery as GlobQuery
-from .query import GrepQuery as GrepQuery
 from .tools import SearchToolsConfig as SearchToolsConfig
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .query import GlobQuery as GlobQuery
+    from .query import GrepQuery as GrepQuery
+
+
+def __getattr__(name: str) -> object:
+    """`GlobQuery` and `GrepQuery`, from `query.py`, imported at their first use: a mount makes
+    no query (issue 36)."""
+    if name not in ("GlobQuery", "GrepQuery"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import query
+
+    value: object = getattr(query, name)
+    globals()[name] = value
+    return value
+
 
 __all__ = ["GlobQuery", "GrepQuery", "SearchError", "SearchToolsConfig"]

@@ -19,7 +19,7 @@ import os
 import shlex
 import shutil
 from collections.abc import Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from ...core.binaries import absolute_path_entries, bundled_binary, trusted_binary
 from ...core.signals import AbortSignal
@@ -27,7 +27,9 @@ from ..sandbox.policy import FULL_ACCESS
 from ..shell.errors import ToolCallAborted
 from ..shell.seam import ShellExecutor, ShellRequest
 from .errors import SEARCH_FAILED, SEARCH_INVALID_ARGS, SEARCH_TIMEOUT, SearchError
-from .query import GlobQuery, GrepQuery
+
+if TYPE_CHECKING:  # made by the first search (issue 36): the mount only asks whether rg is there
+    from .query import GlobQuery, GrepQuery
 
 __all__ = [
     "RgOutput",

@@ -36,9 +36,8 @@ from ...tools.model_ref import ModelRef
 from ...tools.results import ContentBlock, text_content
 from ..shell.errors import ToolCallAborted
 from ..shell.seam import ShellExecutor
-from . import render, ripgrep
+from . import ripgrep
 from .errors import SEARCH_FAILED, SEARCH_INVALID_ARGS, SEARCH_NOT_FOUND, SearchError
-from .query import GlobQuery, GrepQuery
 
 if TYPE_CHECKING:  # resolved where a config is validated (tether.kernel.config_models)
     from pydantic import BeforeValidator, Field, PositiveInt
@@ -180,6 +179,8 @@ def search_tools(
         return out.lines, out.incomplete
 
     async def grep(args: GrepArgs, exec: ToolRunContext) -> GrepValue:
+        from .query import GrepQuery  # at the first search (issue 36)
+
         signal = exec.signal
         root, workdir = locate(args.path, exec.agent, want_dir=False)
         context = args.context or 0
@@ -218,6 +219,8 @@ def search_tools(
         )
 
     def render_grep(_args: object, value: JsonValue) -> Sequence[ContentBlock]:
+        from . import render  # at the first result shown (issue 36)
+
         v = cast(GrepValue, value)
         return text_content(
             render.grep_text(
@@ -226,6 +229,8 @@ def search_tools(
         )
 
     async def glob(args: GlobArgs, exec: ToolRunContext) -> GlobValue:
+        from .query import GlobQuery  # at the first search (issue 36)
+
         signal = exec.signal
         root, workdir = locate(args.path, exec.agent, want_dir=True)
         excluding = ripgrep.relative_exclusions(excluded(), workdir)
@@ -238,6 +243,8 @@ def search_tools(
         )
 
     def render_glob(_args: object, value: JsonValue) -> Sequence[ContentBlock]:
+        from . import render  # at the first result shown (issue 36)
+
         v = cast(GlobValue, value)
         return text_content(render.glob_text(v["files"], v["truncated"]))
 

@@ -6,11 +6,30 @@
 """
 
 from .policy import SpillPolicyConfig as SpillPolicyConfig
-from .store import LOCAL_HINT as LOCAL_HINT
-from .store import LocalSpillStore as LocalSpillStore
-from .store import NoSpillOwner as NoSpillOwner
-from .store import Spilled as Spilled
-from .store import SpillStore as SpillStore
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .store import LOCAL_HINT as LOCAL_HINT
+    from .store import LocalSpillStore as LocalSpillStore
+    from .store import NoSpillOwner as NoSpillOwner
+    from .store import Spilled as Spilled
+    from .store import SpillStore as SpillStore
+
+_STORE: frozenset[str] = frozenset(
+    {"LOCAL_HINT", "LocalSpillStore", "NoSpillOwner", "SpillStore", "Spilled"}
+)
+"""Names of `store.py`, imported at their first use: a boot spills nothing (issue 36)."""
+
+
+def __getattr__(name: str) -> object:
+    if name not in _STORE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import store
+
+    value: object = getattr(store, name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "LOCAL_HINT",

@@ -34,10 +34,11 @@ from ...tools.code_dispatch import CODE_DISPATCH_LOG, CodeDispatchLog
 from ...tools.decisions import MISSING, Accept, PostToolDecision
 from ...tools.execution import ToolExecution
 from ...tools.results import ContentBlock, ToolExecutionResult, text_content
-from .store import LocalSpillStore, NoSpillOwner, Spilled, SpillStore
 
 if TYPE_CHECKING:  # resolved where a config is validated (tether.kernel.config_models)
     from pydantic import Field
+
+    from .store import Spilled, SpillStore  # imported by the first spill (issue 36)
 
 __all__ = ["Config", "SpillPolicyConfig", "apply", "bounded_text", "inject", "name", "plain_text"]
 
@@ -79,16 +80,14 @@ def _utf8(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
-def _notice(omitted: int, spilled: Spilled) -> str:
-    return (
-        f"(Omitted {omitted} bytes. Full formatted result stored at: {spilled.locator}. "
-        f"{spilled.retrieval_hint})"
-    )
+def _notice(omitted: int, locator: str, hint: str) -> str:
+    return f"(Omitted {omitted} bytes. Full formatted result stored at: {locator}. {hint})"
 
 
 def _fixed_bytes(total: int, spilled: Spilled) -> int:
     """The bytes of the replacement that are not preview (the notice's count at its widest)."""
-    return len(_utf8(_notice(total, spilled))) + len(_GAP) + len(_ELISION)
+    notice = _notice(total, spilled.locator, spilled.retrieval_hint)
+    return len(_utf8(notice)) + len(_GAP) + len(_ELISION)
 
 
 def bounded_text(text: str, cap: int, spilled: Spilled) -> str | None:
@@ -104,7 +103,8 @@ def bounded_text(text: str, cap: int, spilled: Spilled) -> str | None:
     omitted = tail_start - head_end
     head = data[:head_end].decode("utf-8", "surrogatepass")
     tail = data[tail_start:].decode("utf-8", "surrogatepass")
-    return f"{head}{_ELISION}{tail}{_GAP}{_notice(omitted, spilled)}"
+    notice = _notice(omitted, spilled.locator, spilled.retrieval_hint)
+    return f"{head}{_ELISION}{tail}{_GAP}{notice}"
 
 
 def _char_start(data: bytes, index: int, *, forward: bool) -> int:
@@ -122,19 +122,18 @@ def apply(ctx: Context, config: SpillPolicyConfig) -> None:
     cap = config.max_inline_bytes
     if cap is None:
         return
-    local = LocalSpillStore()
-
-    def store() -> SpillStore:
-        provided = ctx.get("spill_store")
-        return provided if provided is not None else local  # type: ignore[return-value]
 
     def spill(owner: object | None, key: str, text: str, tool: str) -> str | None:
         """The bounded text, or None to keep the original."""
         assert cap is not None
-        if len(_utf8(text)) <= cap or cap < len(_GAP) + len(_ELISION) + len(_notice(0, _EMPTY)):
+        if len(_utf8(text)) <= cap or cap < len(_GAP) + len(_ELISION) + len(_notice(0, "", "")):
             return None
+        from .store import LocalSpillStore, NoSpillOwner  # at the first spill (issue 36)
+
+        provided: SpillStore | None = ctx.get("spill_store")  # type: ignore[assignment]
+        store = provided if provided is not None else LocalSpillStore()
         try:
-            spilled = store().save(owner, key, text)
+            spilled = store.save(owner, key, text)
         except NoSpillOwner:
             return None
         except Exception as exc:
@@ -187,6 +186,3 @@ def apply(ctx: Context, config: SpillPolicyConfig) -> None:
 
     ctx.on("tools/post-execute", bound_result, prepend=True)
     ctx.on(CODE_DISPATCH_LOG, bound_logged)
-
-
-_EMPTY: Final = Spilled("", "")

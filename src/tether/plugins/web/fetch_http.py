@@ -35,9 +35,6 @@ from ...core.signals import AbortSignal
 from ...core.timeout import MAX_TIMER_DELAY_MS, deadline, timeout_of
 from ...kernel import Context
 from ...kernel.config_models import ConfigValue
-from .addresses import AddressPolicy, Resolver, parse_allow_entry, system_resolver
-from .client import new_client
-from .decoding import body_kind, decode_body, parse_content_type
 from .errors import (
     WEB_ABORTED,
     WEB_FETCH_TIMEOUT,
@@ -46,12 +43,12 @@ from .errors import (
     WEB_REDIRECT_BLOCKED,
     WebError,
 )
-from .urls import effective_port, origin, resolve_location, validate_url
 
 if TYPE_CHECKING:
     import httpx2  # imported where used: it costs ~100 ms at startup
     from pydantic import AfterValidator, Field  # resolved where a config is validated
 
+    from .addresses import AddressPolicy, Resolver
     from .vocabulary import WebFetchRequest, WebFetchResult
 
 __all__ = ["HttpFetchConfig", "HttpFetchProvider", "apply", "inject", "name"]
@@ -65,6 +62,8 @@ _REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
 
 
 def _entries_parse(entries: tuple[str, ...]) -> tuple[str, ...]:
+    from .addresses import parse_allow_entry  # where pydantic validates a mapping
+
     for entry in entries:
         parse_allow_entry(entry)
     return entries
@@ -102,20 +101,39 @@ class HttpFetchProvider:
         self,
         config: HttpFetchConfig | None = None,
         *,
-        resolver: Resolver = system_resolver,
+        resolver: Resolver | None = None,
     ) -> None:
+        """`resolver`: how a host's addresses are found (None: the system's,
+        `addresses.system_resolver`)."""
         self.config = cfg = config if config is not None else HttpFetchConfig()
-        self._policy = AddressPolicy(
-            allow_private=cfg.allow_private_hosts,
-            allowlist=cfg.private_address_allowlist,
-            resolver=resolver,
-        )
+        self._resolver = resolver
+        self._address_policy: AddressPolicy | None = None  # made by the first fetch (issue 36)
+        if cfg.private_address_allowlist:  # a bad entry is refused here, at mount, as always
+            self._address_policy = self._new_policy()
         self._headers = {"user-agent": cfg.user_agent, "accept": ACCEPT}
         self._pool: httpx2.AsyncClient | None = None  # created on the first fetch
+
+    def _new_policy(self) -> AddressPolicy:
+        from .addresses import AddressPolicy, system_resolver  # issue 36: not at mount
+
+        cfg = self.config
+        return AddressPolicy(
+            allow_private=cfg.allow_private_hosts,
+            allowlist=cfg.private_address_allowlist,
+            resolver=system_resolver if self._resolver is None else self._resolver,
+        )
+
+    @property
+    def _policy(self) -> AddressPolicy:
+        if self._address_policy is None:
+            self._address_policy = self._new_policy()
+        return self._address_policy
 
     @property
     def _client(self) -> httpx2.AsyncClient:
         if self._pool is None:
+            from .client import new_client  # at the first fetch (issue 36)
+
             self._pool = new_client()
         return self._pool
 
@@ -149,6 +167,8 @@ class HttpFetchProvider:
                 ) from error
 
     async def _fetch(self, requested: str) -> WebFetchResult:
+        from .urls import effective_port, origin, resolve_location, validate_url  # issue 36
+
         cfg = self.config
         url = validate_url(requested, cfg.max_url_length)
         self._policy.check_literal(url.host, effective_port(url))
@@ -187,6 +207,8 @@ class HttpFetchProvider:
         """Send the GET and return once headers arrive, connecting only to vetted addresses."""
         import httpx2
 
+        from .urls import effective_port
+
         client = self._client
         if not self._policy.checks_addresses:
             return await client.send(
@@ -218,6 +240,7 @@ class HttpFetchProvider:
         )
 
     async def _read(self, url: httpx2.URL, response: httpx2.Response) -> WebFetchResult:
+        from .decoding import body_kind, decode_body, parse_content_type  # issue 36: first read
         from .vocabulary import FetchBody, WebFetchResult  # the web seam's data: not at boot
 
         cfg = self.config

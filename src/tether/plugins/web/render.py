@@ -20,7 +20,6 @@ from typing_extensions import TypedDict
 
 from ...core.json import JsonValue
 from ...tools.results import ContentBlock, text_content
-from .markdown import html_to_markdown
 
 if TYPE_CHECKING:
     from .vocabulary import WebFetchResult, WebSearchResult, WebSource
@@ -89,6 +88,8 @@ def fetch_value(result: WebFetchResult) -> WebFetchValue:
 
 def render_fetch(value: WebFetchValue, max_chars: int) -> tuple[str, bool]:
     """`(text, effective truncated)` for a fetch value, at most `max_chars` characters."""
+    from .markdown import html_to_markdown  # at the first fetch shown (issue 36)
+
     url = value["url"]
     header = f"Fetched {url} (HTTP {value['status_code']})\n\n"
     content = value["body"]["content"]

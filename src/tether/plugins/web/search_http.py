@@ -20,7 +20,6 @@ from urllib.parse import urlsplit
 
 from ...core.errors import error_message
 from ...core.signals import AbortSignal
-from .client import new_client
 from .errors import WEB_ABORTED, WEB_PROVIDER_ERROR, WEB_PROVIDER_UNAVAILABLE, WebError
 
 if TYPE_CHECKING:
@@ -129,6 +128,8 @@ class HttpSearchProvider(ABC):
     @property
     def client(self) -> httpx2.AsyncClient:
         if self._client is None:
+            from .client import new_client  # at the first search (issue 36)
+
             self._client = new_client()
         return self._client
 
