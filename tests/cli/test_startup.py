@@ -205,8 +205,30 @@ async def test_run_sends_its_first_request_without_importing_cyclopts(
 
 USED_LATER = (
     "tether.cli.output",  # the headless JSON report: --output-format json|stream-json only
+    "tether.plugins.approval._audit",  # the audit trail: at the first approval question
     "tether.plugins.approval.elicitation",  # a form put to the user (an MCP elicitation)
+    "tether.plugins.hooks.agent_view",  # the hook bridge: mounted only when hooks are configured
+    "tether.plugins.hooks.bridge",
+    "tether.plugins.hooks.callbacks",
+    "tether.plugins.hooks.claude_config",  # parsing hook configs: when a settings file exists
+    "tether.plugins.hooks.environment",  # the settings env blocks: when a settings file exists
+    "tether.plugins.hooks.journal",  # journaling a hook or an approval: at the first one
+    "tether.plugins.hooks.lifecycle",
+    "tether.plugins.hooks.matcher",
+    "tether.plugins.hooks.merge",
+    "tether.plugins.hooks.notices",
+    "tether.plugins.hooks.output",
+    "tether.plugins.hooks.runner",
+    "tether.plugins.hooks.tool_response",
+    "tether.plugins.hooks.transcript",
     "tether.plugins.permissions.command_line",  # the bash reader: when a command is checked
+    "tether.plugins.permissions.commands",  # what a bash line runs: at the first bash check
+    "tether.plugins.permissions.paths",  # path specifiers: at the first rule or check
+    "tether.plugins.permissions.prefix",  # suggesting lasting rules: at the first question
+    "tether.plugins.permissions.readonly",  # the read-only list: at the first bash check
+    "tether.plugins.permissions.reads",  # what a bash line reads: when Read rules are checked
+    "tether.plugins.permissions.rules",  # the rule grammar: at the first rule or check
+    "tether.plugins.permissions.saved",  # saving rules: at the first "don't ask again"
     "tether.plugins.web.brave_response",  # a search API's response models: at its first answer
     "tether.plugins.web.exa_response",
     "tether.plugins.web.tavily_response",

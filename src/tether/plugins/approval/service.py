@@ -71,7 +71,7 @@ The arguments are found through a `tools/pre-execute` listener that remembers ea
 `tools/result`.
 
 The question and the prompter's answers live in `questions.py` (re-exported here, their former
-home), the writing of the audit events in `_audit.py`.
+home), the writing of the audit events in `_audit.py` (imported at the first question).
 """
 
 from __future__ import annotations
@@ -101,7 +101,6 @@ from ...tools.errors import ToolArgsError
 from ...tools.execution import ToolExecution
 from ...tools.registry import ToolsView
 from ...tools.results import ToolExecutionResult, text_content
-from ._audit import _Added, _Audit
 from .questions import (
     ApprovalAnswer,
     ApprovalQuestion,
@@ -114,6 +113,7 @@ from .questions import (
 
 if TYPE_CHECKING:
     from ...kernel import Context
+    from ._audit import _Added, _Audit
     from .elicitation import ElicitationQuestion, ElicitationReply
 
 __all__ = [
@@ -235,7 +235,7 @@ class Approval(Service):
             exec.name, exec.call_id, exec.arguments, decision.reason, suggest=True
         )
         offered = replace(question, session_rule=None, lasting_rules=(), saved_to=None)
-        audit = _Audit(exec.agent, offered)  # nothing was offered
+        audit = _audit_of(exec.agent, offered)  # nothing was offered
         audit.asked()
         audit.decided("unavailable", "policy", None)
         try:
@@ -349,7 +349,7 @@ class Approval(Service):
             request.reason,
             suggest=self._prompter is not None,
         )
-        audit = _Audit(request.agent, question)
+        audit = _audit_of(request.agent, question)
         audit.asked()
         if self._prompter is not None and not request.signal.aborted:
             await self._notify(request)
@@ -371,6 +371,8 @@ class Approval(Service):
                 error_message(exc),
             )
             return None
+        from ._audit import _Added  # after a question: its audit module is loaded
+
         return _Added(saved=question.lasting_rules, saved_to=str(path))
 
     def _question(
@@ -424,7 +426,7 @@ class Approval(Service):
             ),
             kind="sandbox-escalation",
         )
-        audit = _Audit(request.agent, question)
+        audit = _audit_of(request.agent, question)
         audit.asked()
         outcome: ApprovalOutcome
         if self._prompter is None:
@@ -466,6 +468,8 @@ class Approval(Service):
             except Exception as exc:
                 _log.warning("approval: could not add the session rule: %s", error_message(exc))
                 return "allowed-once", "user", None
+            from ._audit import _Added  # after a question: its audit module is loaded
+
             return "allowed-once", "user", _Added(session=question.session_rule)
         if answer == "allow-always" and question.lasting_rules:
             return "allowed-once", "user", self._save(question)
@@ -513,3 +517,10 @@ class Approval(Service):
         suggest = getattr(service, "suggest_lasting_rules", None)
         save = getattr(service, "allow_always", None)
         return service if callable(suggest) and callable(save) else None  # type: ignore[return-value]
+
+
+def _audit_of(agent: object, question: ApprovalQuestion) -> _Audit:
+    """The audit trail of one question."""
+    from ._audit import _Audit  # writing the audit: at the first question (issue 36)
+
+    return _Audit(agent, question)

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Annotated, ClassVar
 from ...core.timeout import MAX_TIMER_DELAY_MS
 from ...kernel.config_models import ConfigValue, fields_given
 from ..sandbox.policy import SandboxMode, SandboxSettings
-from .environment import settings_env
 from .names import DEFAULT_TOOL_NAMES
 from .settings import claude_settings_paths, load_settings, settings_error
 
@@ -88,6 +87,8 @@ def load_settings_env(
     config: Config, project_dir: Path, home: Path | None = None
 ) -> dict[str, str]:
     """The merged settings `env` blocks: user, project, local, then configured files."""
+    from .environment import settings_env  # the env blocks: when there are files (issue 36)
+
     paths = _config_paths(config, project_dir, home)
     discovered = [p for p, required in paths if not required]
     configured = [p for p, required in paths if required]

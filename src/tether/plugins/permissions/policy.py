@@ -1,7 +1,9 @@
 """The permission policy: rules and a mode decide Allow, Ask or Deny for one tool call.
 
 Owns `PermissionPolicy` (pure: no events; the only I/O is reading the file system to resolve
-symlinks and expand a bash line's globs) and its `Verdict`. Precedence, first hit wins — Claude
+symlinks and expand a bash line's globs) and its `Verdict`. What matching needs — the rule
+grammar, reading a bash line, the read-only list, the prefixes — is imported at the first rule
+or check (issue 36): a policy with no rules imports none of it. Precedence, first hit wins — Claude
 Code's deny > ask > allow:
 
     1. a deny rule matches                 Deny  `denied by permission rule "<rule>"`
@@ -65,16 +67,12 @@ from urllib.parse import urlsplit
 from ...core.json import JsonValue
 from ...tools.decisions import Allow, Ask, Deny, PreToolDecision
 from ..hooks.names import ToolNames
-from .commands import Programs, programs_of
 from .modes import PLAN_TOOL, fs_command, plan_refusal
-from .paths import PathPattern
-from .prefix import prefix_rules
-from .readonly import read_only_command
-from .reads import line_reads
-from .rules import PATH_TOOLS, PermissionRule, mcp_server_key, parse_rule, paths_of
 
 if TYPE_CHECKING:
     from .command_line import SimpleCommand
+    from .commands import Programs
+    from .rules import PermissionRule
 
 __all__ = [
     "DEFAULT_READ_ONLY_TOOLS",
@@ -136,6 +134,10 @@ class Verdict:
 
 def _lookup(table: dict[str, list[PermissionRule]], tool: str) -> list[PermissionRule] | None:
     """The rules for `tool`; for an MCP tool also its server's (`mcp__server`) rules."""
+    if not table:
+        return None  # no rules (a default boot's tools are offered without the rule grammar)
+    from .rules import mcp_server_key
+
     rules = table.get(tool)
     server = mcp_server_key(tool)
     wide = None if server is None else table.get(server)
@@ -186,6 +188,8 @@ class PermissionPolicy:
 
     def parse(self, text: str) -> PermissionRule:
         """Parse a rule against this policy's workspace and names. Raises ValueError."""
+        from .rules import parse_rule
+
         return parse_rule(text, names=self.names, workspace=self.workspace, home=self._home)
 
     def add_allow(self, rule: PermissionRule) -> None:
@@ -249,6 +253,8 @@ class PermissionPolicy:
         """Absolute gitignore-style globs of what `Read(...)` deny rules deny — each path and
         everything under it — for the search tools to leave out (`rg --glob=!…`), as Claude
         Code's Grep and Glob do."""
+        from .paths import PathPattern
+
         out: list[str] = []
         for rule in self._deny.get("read", ()):
             if isinstance(rule.spec, PathPattern):
@@ -271,6 +277,8 @@ class PermissionPolicy:
         self, tool: str, arguments: JsonValue | None, *, extra_allow: PermissionRule | None = None
     ) -> Verdict:
         """Apply the precedence of the module note."""
+        from .rules import mcp_server_key  # the rule grammar: at the first check (issue 36)
+
         call = _Call.of(tool, arguments)
         deny = self._first(_lookup(self._deny, tool), call, every=False)
         if deny is not None:
@@ -323,6 +331,9 @@ class PermissionPolicy:
         a recursive reader walks, a word known only at run time — (not sure)."""
         if not rules or call.programs is None:
             return None
+        from .paths import PathPattern
+        from .reads import line_reads
+
         args = call.arguments if isinstance(call.arguments, dict) else {}
         workdir = args.get("workdir")
         reads = line_reads(
@@ -391,6 +402,7 @@ class PermissionPolicy:
         command, workdir = arguments.get("command"), arguments.get("workdir")
         if not isinstance(command, str) or not isinstance(workdir, str | None):
             return False
+        from .readonly import read_only_command  # the read-only list: at the first bash check
 
         def by_rule(part: SimpleCommand) -> bool:
             return any(rule.covers(part) for rule in rules)
@@ -409,6 +421,8 @@ class PermissionPolicy:
             return None
         if call.programs is not None:
             return call.matching_command_rule(rules)
+        from .rules import PATH_TOOLS, paths_of
+
         tool, arguments = call.tool, call.arguments
         if tool in PATH_TOOLS:
             paths = paths_of(tool, arguments, self.workspace)
@@ -481,6 +495,8 @@ class PermissionPolicy:
         if tool != "bash" or not isinstance(command, str):
             return (narrow,)
 
+        from .prefix import prefix_rules
+
         def needed(part: str) -> bool:
             return self.verdict(tool, {"command": part}).decision != "allow"
 
@@ -504,6 +520,8 @@ class PermissionPolicy:
                 self.remove_allow(rule)
 
     def _candidate(self, tool: str, arguments: JsonValue | None) -> str | None:
+        from .rules import PATH_TOOLS, paths_of
+
         args = arguments if isinstance(arguments, dict) else {}
         claude = self.names.claude_name(tool)
         if tool == "bash":
@@ -550,6 +568,8 @@ class _Call:
         command = arguments.get("command") if isinstance(arguments, dict) else None
         if not isinstance(command, str):
             return cls(tool, arguments)
+        from .commands import programs_of  # reading a bash line: at the first one (issue 36)
+
         programs = programs_of(command)
         return cls(tool, arguments, command, programs, _command_forms(command, programs))
 
