@@ -221,6 +221,7 @@ USED_LATER = (
     "tether.plugins.hooks.runner",
     "tether.plugins.hooks.tool_response",
     "tether.plugins.hooks.transcript",
+    "tether.plugins.permissions.call",  # one call being decided: at the first check
     "tether.plugins.permissions.command_line",  # the bash reader: when a command is checked
     "tether.plugins.permissions.commands",  # what a bash line runs: at the first bash check
     "tether.plugins.permissions.paths",  # path specifiers: at the first rule or check

@@ -8,6 +8,7 @@ Plugin: `tether.plugins.permissions.plugin:Permissions` (`permissions`, provides
     commands.py      the programs a line runs (wrappers, `sh -c` bodies and `eval` seen through)
     paths.py         gitignore-style path specifiers anchored like Claude Code's
     policy.py        precedence (deny > ask > allow > mode) and session-rule suggestions
+    call.py          one call being decided (its bash line read once)
     plugin.py        the plugin, its config and the `tools/pre-execute` listener
 """
 

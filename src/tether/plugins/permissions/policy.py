@@ -70,8 +70,8 @@ from ..hooks.names import ToolNames
 from .modes import PLAN_TOOL, fs_command, plan_refusal
 
 if TYPE_CHECKING:
+    from .call import Call, Reading
     from .command_line import SimpleCommand
-    from .commands import Programs
     from .rules import PermissionRule
 
 __all__ = [
@@ -277,9 +277,10 @@ class PermissionPolicy:
         self, tool: str, arguments: JsonValue | None, *, extra_allow: PermissionRule | None = None
     ) -> Verdict:
         """Apply the precedence of the module note."""
-        from .rules import mcp_server_key  # the rule grammar: at the first check (issue 36)
+        from .call import Call  # what matching needs: at the first check (issue 36)
+        from .rules import mcp_server_key
 
-        call = _Call.of(tool, arguments)
+        call = Call.of(tool, arguments)
         deny = self._first(_lookup(self._deny, tool), call, every=False)
         if deny is not None:
             reason = f'denied by permission rule "{deny.text}"{call.assumed(deny)}'
@@ -325,12 +326,13 @@ class PermissionPolicy:
             return Verdict("deny", reason, asking.rule)
         return asking
 
-    def _reading(self, rules: list[PermissionRule] | None, call: _Call) -> _Reading | None:
+    def _reading(self, rules: list[PermissionRule] | None, call: Call) -> Reading | None:
         """For a bash call: the first `Read(...)` rule among `rules` that a path the line reads
         by name matches (sure), or, failing that, one it may read without naming it — a tree
         a recursive reader walks, a word known only at run time — (not sure)."""
         if not rules or call.programs is None:
             return None
+        from .call import Reading
         from .paths import PathPattern
         from .reads import line_reads
 
@@ -345,16 +347,16 @@ class PermissionPolicy:
             spec = rule.spec
             for path in reads.paths:
                 if spec is None or (isinstance(spec, PathPattern) and spec.matches(path)):
-                    return _Reading(rule, True, f'the command reads "{path}"')
+                    return Reading(rule, True, f'the command reads "{path}"')
         for rule in rules:
             spec = rule.spec
             for tree in reads.trees:
                 if spec is None or (isinstance(spec, PathPattern) and spec.may_match_under(tree)):
                     why = f'the command reads the files under "{tree}", which may hold such a path'
-                    return _Reading(rule, False, why)
+                    return Reading(rule, False, why)
         if reads.unsure is not None:
             why = f"the command may read such a path ({reads.unsure})"
-            return _Reading(rules[0], False, why)
+            return Reading(rules[0], False, why)
         return None
 
     def _plan_verdict(self, tool: str, arguments: JsonValue | None) -> Verdict | None:
@@ -415,7 +417,7 @@ class PermissionPolicy:
         )
 
     def _first(
-        self, rules: list[PermissionRule] | None, call: _Call, *, every: bool
+        self, rules: list[PermissionRule] | None, call: Call, *, every: bool
     ) -> PermissionRule | None:
         if not rules:
             return None
@@ -436,7 +438,7 @@ class PermissionPolicy:
             return next((r for r in rules if r.matches_url(url)), None)
         return next((r for r in rules if r.spec is None), None)
 
-    def _allowed(self, rules: list[PermissionRule], call: _Call) -> PermissionRule | None:
+    def _allowed(self, rules: list[PermissionRule], call: Call) -> PermissionRule | None:
         """An allow rule covering the call. For bash: a bare rule, an exact rule for the whole
         line, or rules covering every simple command as written — assignments and wrappers
         included, never a resolved name — in a line read completely with no substitution."""
@@ -548,68 +550,6 @@ class PermissionPolicy:
         if path.startswith(root.rstrip("/") + "/"):
             return "./" + path[len(root.rstrip("/")) + 1 :]
         return "/" + path
-
-
-@dataclass(frozen=True, slots=True)
-class _Call:
-    """One call being decided; for bash, its command and the programs it runs, read once, and
-    the forms deny and ask rules are matched against (`_command_forms`)."""
-
-    tool: str
-    arguments: JsonValue | None
-    command: str | None = None
-    programs: Programs | None = None
-    forms: frozenset[str] = frozenset()
-
-    @classmethod
-    def of(cls, tool: str, arguments: JsonValue | None) -> _Call:
-        if tool != "bash":
-            return cls(tool, arguments)
-        command = arguments.get("command") if isinstance(arguments, dict) else None
-        if not isinstance(command, str):
-            return cls(tool, arguments)
-        from .commands import programs_of  # reading a bash line: at the first one (issue 36)
-
-        programs = programs_of(command)
-        return cls(tool, arguments, command, programs, _command_forms(command, programs))
-
-    def matching_command_rule(self, rules: list[PermissionRule]) -> PermissionRule | None:
-        """The first deny/ask rule matching a form; when part of the line cannot be read, the
-        first rule, since it may match (fail closed)."""
-        hit = next((r for r in rules if any(map(r.matches_command, self.forms))), None)
-        if hit is None and self.programs is not None and self.programs.problem is not None:
-            return rules[0]
-        return hit
-
-    def assumed(self, rule: PermissionRule) -> str:
-        """The reason's tail when `rule` was assumed to match an unreadable command."""
-        problem = None if self.programs is None else self.programs.problem
-        if problem is None or any(map(rule.matches_command, self.forms)):
-            return ""
-        return f" (part of the command cannot be read: {problem}; the rule is assumed to match)"
-
-
-@dataclass(frozen=True, slots=True)
-class _Reading:
-    """A `Read(...)` rule a bash line reads a path of (`sure`), or may read one of, and why."""
-
-    rule: PermissionRule
-    sure: bool
-    why: str
-
-
-def _command_forms(command: str, programs: Programs) -> frozenset[str]:
-    """The whole line, each simple command as written (with and without its assignments and
-    redirections), and each program it runs under its resolved name (`/bin/rm -f x` and
-    `sudo rm -f x` are also `rm -f x`)."""
-    forms = {" ".join(command.split())}
-    for part in programs.line.commands:
-        forms.add(part.text)
-        forms.add(" ".join(w.text for w in part.words))
-    for program in programs.programs:
-        forms.add(program.words)
-        forms.add(program.values)
-    return frozenset(forms)
 
 
 def _is_exact(rule: PermissionRule) -> bool:
