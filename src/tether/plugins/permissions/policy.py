@@ -3,8 +3,8 @@
 Owns `PermissionPolicy` (pure: no events; the only I/O is reading the file system to resolve
 symlinks and expand a bash line's globs) and its `Verdict`. What matching needs — the rule
 grammar, reading a bash line, the read-only list, the prefixes — is imported at the first rule
-or check (issue 36): a policy with no rules imports none of it. Precedence, first hit wins — Claude
-Code's deny > ask > allow:
+or check (issue 36): a boot with no rules imports none of it. Precedence, first hit wins —
+Claude Code's deny > ask > allow:
 
     1. a deny rule matches                 Deny  `denied by permission rule "<rule>"`
        a bash line reads a path a
