@@ -207,6 +207,7 @@ USED_LATER = (
     "tether.cli.output",  # the headless JSON report: --output-format json|stream-json only
     "tether.plugins.approval._audit",  # the audit trail: at the first approval question
     "tether.plugins.approval.elicitation",  # a form put to the user (an MCP elicitation)
+    "tether.plugins.approval.questions",  # the question put to a person: at the first ask
     "tether.plugins.hooks.agent_view",  # the hook bridge: mounted only when hooks are configured
     "tether.plugins.hooks.bridge",
     "tether.plugins.hooks.callbacks",

@@ -101,20 +101,20 @@ from ...tools.errors import ToolArgsError
 from ...tools.execution import ToolExecution
 from ...tools.registry import ToolsView
 from ...tools.results import ToolExecutionResult, text_content
-from .questions import (
-    ApprovalAnswer,
-    ApprovalQuestion,
-    Prompter,
-    QuestionKind,
-    Rejection,
-    Unanswerable,
-    fingerprint,
-)
 
 if TYPE_CHECKING:
     from ...kernel import Context
     from ._audit import _Added, _Audit
     from .elicitation import ElicitationQuestion, ElicitationReply
+    from .questions import (
+        ApprovalAnswer,
+        ApprovalQuestion,
+        Prompter,
+        QuestionKind,
+        Rejection,
+        Unanswerable,
+        fingerprint,
+    )
 
 __all__ = [
     "NOTIFICATION_EVENT",
@@ -132,6 +132,31 @@ __all__ = [
 ]
 
 _log = logging.getLogger("tether.plugins.approval")
+
+_QUESTIONS: Final = frozenset(
+    {
+        "ApprovalAnswer",
+        "ApprovalQuestion",
+        "Prompter",
+        "QuestionKind",
+        "Rejection",
+        "Unanswerable",
+        "fingerprint",
+    }
+)
+"""Names of `questions.py` (re-exported here, their former home), imported at their first use:
+a boot asks no question (issue 36)."""
+
+
+def __getattr__(name: str) -> object:
+    if name not in _QUESTIONS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import questions
+
+    value: object = getattr(questions, name)
+    globals()[name] = value
+    return value
+
 
 PREFLIGHT_EVENT: Final = declare_event("approval/preflight")
 """serial `(exec) -> str | None`: the error a call that is about to be asked about would fail
@@ -385,6 +410,8 @@ class Approval(Service):
         suggest: bool,
     ) -> ApprovalQuestion:
         """The question; with `suggest`, the session rule that would allow the call, if any."""
+        from .questions import ApprovalQuestion, fingerprint  # at the first question (issue 36)
+
         rules = self._session_rules()
         rule = None
         if rules is not None and suggest:
@@ -439,6 +466,8 @@ class Approval(Service):
     async def _answer(
         self, request: ApprovalRequest, question: ApprovalQuestion, rules: _SessionRules | None
     ) -> tuple[ApprovalOutcome, str, _Added | None]:
+        from .questions import Rejection, Unanswerable  # a question was asked: it is loaded
+
         if request.signal.aborted:
             return "cancelled", "signal", None
         prompter = self._prompter
@@ -484,6 +513,7 @@ class Approval(Service):
         a schema default get it (SEP-1034). `cancel` when `signal` aborts first. Never raises but
         for the cancellation of the awaiting task."""
         from .elicitation import ElicitationReply, with_defaults  # a form is rare: not at boot
+        from .questions import Unanswerable
 
         if signal.aborted:
             return ElicitationReply("cancel")
