@@ -212,7 +212,9 @@ USED_LATER = (
     "tether.agent.subagents.claude_agents",  # the agent-file reader: when an agents dir exists
     "tether.agent.subagents.errors",  # as background
     "tether.cli.output",  # the headless JSON report: --output-format json|stream-json only
+    "tether.plugins.approval._audit",  # the audit trail: at the first approval question
     "tether.plugins.approval.elicitation",  # a form put to the user (an MCP elicitation)
+    "tether.plugins.approval.questions",  # the question put to a person: at the first ask
     "tether.plugins.code_mode.bridge",  # a run_code program's machinery: at its first run
     "tether.plugins.code_mode.exceptions",  # as bridge
     "tether.plugins.code_mode.prelude",  # as bridge
@@ -226,7 +228,29 @@ USED_LATER = (
     "tether.plugins.fs.text",  # version tokens, the binary sniff: at the first stat or read
     "tether.plugins.fs.window",  # the `read` line window: at the first read
     "tether.plugins.fs.writes",  # writes and edits beneath a root: at the first one
+    "tether.plugins.hooks.agent_view",  # the hook bridge: mounted only when hooks are configured
+    "tether.plugins.hooks.bridge",
+    "tether.plugins.hooks.callbacks",
+    "tether.plugins.hooks.claude_config",  # parsing hook configs: when a settings file exists
+    "tether.plugins.hooks.environment",  # the settings env blocks: when a settings file exists
+    "tether.plugins.hooks.journal",  # journaling a hook or an approval: at the first one
+    "tether.plugins.hooks.lifecycle",
+    "tether.plugins.hooks.matcher",
+    "tether.plugins.hooks.merge",
+    "tether.plugins.hooks.notices",
+    "tether.plugins.hooks.output",
+    "tether.plugins.hooks.runner",
+    "tether.plugins.hooks.tool_response",
+    "tether.plugins.hooks.transcript",
+    "tether.plugins.permissions.call",  # one call being decided: at the first check
     "tether.plugins.permissions.command_line",  # the bash reader: when a command is checked
+    "tether.plugins.permissions.commands",  # what a bash line runs: at the first bash check
+    "tether.plugins.permissions.paths",  # path specifiers: at the first rule or check
+    "tether.plugins.permissions.prefix",  # suggesting lasting rules: at the first question
+    "tether.plugins.permissions.readonly",  # the read-only list: at the first bash check
+    "tether.plugins.permissions.reads",  # what a bash line reads: when Read rules are checked
+    "tether.plugins.permissions.rules",  # the rule grammar: at the first rule or check
+    "tether.plugins.permissions.saved",  # saving rules: at the first "don't ask again"
     "tether.plugins.sandbox.boundary",  # may the model write a path: at the first write
     "tether.plugins.search.query",  # a grep's or glob's normalised request: at the first search
     "tether.plugins.search.render",  # a search's result text: at the first result shown
@@ -266,7 +290,7 @@ async def test_the_console_script_freezes_what_its_imports_built_and_collects_ag
 ) -> None:
     loaded = await loaded_at_first_request(cli, server)
 
-    assert ("frozen=True", "collecting=True") == (loaded[-2], loaded[-1])
+    assert (loaded[-2], loaded[-1]) == ("frozen=True", "collecting=True")
 
 
 async def test_run_sends_its_first_request_without_importing_pydantic(

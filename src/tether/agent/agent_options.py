@@ -13,9 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
-from ..plugins.approval import Prompter
 from ..tools.definition import ToolDefinition, tool
 from .boot import SandboxChoice
 from .claude_options import ClaudeOptions
@@ -23,6 +22,9 @@ from .llm import LlmConfig
 from .llm.service import Llm
 from .loop import AgentSettings
 from .policy import LIBRARY_PROMPT, PRESETS, Check, DenyRules, Preset
+
+if TYPE_CHECKING:
+    from ..plugins.approval import Prompter
 
 __all__ = ["AgentOptions", "PluginSpec", "ToolSpec", "agent_options"]
 

@@ -54,12 +54,11 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from ..core.json import JsonValue
 from ..core.signals import AbortController, AbortError, AbortSignal
 from ..kernel import Context
-from ..plugins.approval import Prompter
 from ..tools.execution import ToolExecution, ToolExecutionInput
 from ..tools.results import ToolExecutionResult, UserMessage, user_message
 from ..tools.slow_stop import SlowStop
@@ -85,6 +84,9 @@ from .loop import AgentLoop
 from .policy import Check, Preset
 from .session import SessionLog, SessionStore
 from .stream import RunStream
+
+if TYPE_CHECKING:
+    from ..plugins.approval import Prompter
 
 __all__ = ["Agent", "AgentClosed", "PluginSpec", "ToolSpec"]
 

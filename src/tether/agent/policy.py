@@ -28,7 +28,6 @@ from ..kernel import Context
 from ..kernel.events import Next
 from ..plugins.hooks.names import ToolNames
 from ..plugins.permissions.policy import PermissionPolicy
-from ..plugins.permissions.rules import parse_rule
 from ..tools.decisions import Allow, Ask, Deny, PreToolDecision
 from ..tools.events import PRE_EXECUTE
 from ..tools.execution import ToolExecution
@@ -59,6 +58,8 @@ class DenyRules:
     def __init__(self, rules: Sequence[str], *, workspace: Path, home: Path | None) -> None:
         if isinstance(rules, str):
             raise ValueError(f"deny takes a list of rules, not one string: deny=[{rules!r}]")
+        from ..plugins.permissions.rules import parse_rule  # the grammar: deny=[...] only
+
         names = ToolNames()
         parsed = [parse_rule(rule, names=names, workspace=workspace, home=home) for rule in rules]
         self.rules = tuple(rules)

@@ -21,12 +21,15 @@ from __future__ import annotations
 import shlex
 import sys
 from collections.abc import Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from ..core.visible import visible
 from ..kernel import Context
-from ..plugins.approval import Approval, ApprovalQuestion
+from ..plugins.approval import Approval
 from ..plugins.permissions import Permissions
+
+if TYPE_CHECKING:
+    from ..plugins.approval import ApprovalQuestion
 
 __all__ = ["YOLO_NOTICE", "apply_flags", "refuse_unattended", "unattended_note"]
 

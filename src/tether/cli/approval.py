@@ -37,24 +37,19 @@ import time
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
 from ..core.json import JsonValue
-from ..plugins.approval import (
-    ApprovalAnswer,
-    ApprovalQuestion,
-    ElicitationQuestion,
-    ElicitationReply,
-    Rejection,
-)
-from ..plugins.approval.elicitation import ElicitField, parse_value
-from ..plugins.permissions.prefix import joined
+from ..plugins.approval import ApprovalAnswer, ApprovalQuestion, Rejection
 from .chat.diff import proposed_diff, render_diff
 from .visible import visible_markup, visible_text
+
+if TYPE_CHECKING:
+    from ..plugins.approval.elicitation import ElicitationQuestion, ElicitationReply, ElicitField
 
 __all__ = ["TerminalPrompter", "describe_arguments"]
 
@@ -176,6 +171,8 @@ class TerminalPrompter:
                 return await self._form(question)
 
     async def _form(self, question: ElicitationQuestion) -> ElicitationReply:
+        from ..plugins.approval.elicitation import ElicitationReply, parse_value  # a form: rare
+
         console = self._console
         console.print(f"[bold yellow]? {escape(question.source)}[/bold yellow] asks:")
         console.print(f"    {escape(question.message)}", highlight=False)
@@ -228,6 +225,8 @@ class TerminalPrompter:
             self._console.print(f"  [yellow]not an answer: {escape(line.strip())}[/yellow]")
 
     def _choices(self, question: ApprovalQuestion) -> list[str]:
+        from ..plugins.permissions.prefix import joined  # at the first question (issue 36)
+
         lines = ["  [bold]y[/bold]  yes, once"]
         if question.lasting_rules:
             where = self._where(question.saved_to)

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from ..agent.api import Agent
 from ..agent.claude_options import ClaudeOptions
@@ -31,8 +31,10 @@ from ..agent.unattended import apply_flags
 from ..core.ending import Ended, ProcessEnding, exit_now
 from ..core.signals import AbortController
 from ..kernel import ConfigError
-from ..plugins.approval import Prompter
 from .visible import visible
+
+if TYPE_CHECKING:
+    from ..plugins.approval import Prompter
 
 __all__ = [
     "CHAT_ENDING_SIGNALS",

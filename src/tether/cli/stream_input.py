@@ -44,8 +44,8 @@ from ..agent.unattended import refuse_unattended
 from ..core.ending import ProcessEnding
 from ..core.signals import AbortController, AbortError, AbortSignal
 from ..plugins.approval.service import PERMISSION_REQUEST_EVENT
+from ..plugins.hooks.bridge import ClaudeCodeBridge
 from ..plugins.hooks.callbacks import callback_hook_set, callback_runner
-from ..plugins.hooks.claude_code import ClaudeCodeBridge
 from ..plugins.hooks.loading import Config as HooksConfig
 from ..plugins.jobs.registry import JobRegistry
 from ..plugins.permissions import Permissions

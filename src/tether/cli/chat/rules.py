@@ -22,7 +22,6 @@ from rich.console import Console
 from ...agent.api import Agent
 from ...core.errors import HarnessError
 from ...plugins.permissions import Permissions
-from ...plugins.permissions.saved import SettingsNotSaved
 from ..visible import visible_markup
 
 __all__ = ["add_dir", "permissions"]
@@ -49,6 +48,8 @@ def permissions(console: Console, agent: Agent, argument: str) -> None:
     if action not in ("add", "remove") or kind not in ("allow", "ask", "deny") or not rule:
         console.print(f"[yellow]{visible_markup(_USAGE)}[/yellow]", highlight=False)
         return
+    from ...plugins.permissions.saved import SettingsNotSaved  # saving rules: on demand (issue 36)
+
     try:
         if action == "add":
             path = service.add_lasting(kind, rule)

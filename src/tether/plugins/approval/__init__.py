@@ -5,12 +5,8 @@ prompt itself belongs to the front end (`tether.cli.approval` for the terminal),
 `Prompter`.
 """
 
-from .questions import ApprovalAnswer as ApprovalAnswer
-from .questions import ApprovalQuestion as ApprovalQuestion
-from .questions import Prompter as Prompter
-from .questions import Rejection as Rejection
-from .questions import Unanswerable as Unanswerable
-from .questions import fingerprint as fingerprint
+from importlib import import_module
+
 from .service import Approval as Approval
 from .service import ApprovalConfig as ApprovalConfig
 
@@ -19,17 +15,33 @@ if TYPE_CHECKING:
     from .elicitation import ElicitationQuestion as ElicitationQuestion
     from .elicitation import ElicitationReply as ElicitationReply
     from .elicitation import ElicitField as ElicitField
+    from .questions import ApprovalAnswer as ApprovalAnswer
+    from .questions import ApprovalQuestion as ApprovalQuestion
+    from .questions import Prompter as Prompter
+    from .questions import Rejection as Rejection
+    from .questions import Unanswerable as Unanswerable
+    from .questions import fingerprint as fingerprint
 
-_FORMS: frozenset[str] = frozenset({"ElicitField", "ElicitationQuestion", "ElicitationReply"})
-"""Names of `elicitation.py`, imported at their first use: a boot puts no form to the user."""
+_LATER: dict[str, str] = {
+    "ApprovalAnswer": "questions",
+    "ApprovalQuestion": "questions",
+    "ElicitField": "elicitation",
+    "ElicitationQuestion": "elicitation",
+    "ElicitationReply": "elicitation",
+    "Prompter": "questions",
+    "Rejection": "questions",
+    "Unanswerable": "questions",
+    "fingerprint": "questions",
+}
+"""Names imported at their first use, and their modules (issue 36): a boot puts no question and
+no form to the user."""
 
 
 def __getattr__(name: str) -> object:
-    if name not in _FORMS:
+    home = _LATER.get(name)
+    if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import elicitation
-
-    value: object = getattr(elicitation, name)
+    value: object = getattr(import_module(f"{__name__}.{home}"), name)
     globals()[name] = value
     return value
 

@@ -71,7 +71,7 @@ The arguments are found through a `tools/pre-execute` listener that remembers ea
 `tools/result`.
 
 The question and the prompter's answers live in `questions.py` (re-exported here, their former
-home), the writing of the audit events in `_audit.py`.
+home), the writing of the audit events in `_audit.py` (imported at the first question).
 """
 
 from __future__ import annotations
@@ -101,20 +101,20 @@ from ...tools.errors import ToolArgsError
 from ...tools.execution import ToolExecution
 from ...tools.registry import ToolsView
 from ...tools.results import ToolExecutionResult, text_content
-from ._audit import _Added, _Audit
-from .questions import (
-    ApprovalAnswer,
-    ApprovalQuestion,
-    Prompter,
-    QuestionKind,
-    Rejection,
-    Unanswerable,
-    fingerprint,
-)
 
 if TYPE_CHECKING:
     from ...kernel import Context
+    from ._audit import _Added, _Audit
     from .elicitation import ElicitationQuestion, ElicitationReply
+    from .questions import (
+        ApprovalAnswer,
+        ApprovalQuestion,
+        Prompter,
+        QuestionKind,
+        Rejection,
+        Unanswerable,
+        fingerprint,
+    )
 
 __all__ = [
     "NOTIFICATION_EVENT",
@@ -132,6 +132,31 @@ __all__ = [
 ]
 
 _log = logging.getLogger("tether.plugins.approval")
+
+_QUESTIONS: Final = frozenset(
+    {
+        "ApprovalAnswer",
+        "ApprovalQuestion",
+        "Prompter",
+        "QuestionKind",
+        "Rejection",
+        "Unanswerable",
+        "fingerprint",
+    }
+)
+"""Names of `questions.py` (re-exported here, their former home), imported at their first use:
+a boot asks no question (issue 36)."""
+
+
+def __getattr__(name: str) -> object:
+    if name not in _QUESTIONS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import questions
+
+    value: object = getattr(questions, name)
+    globals()[name] = value
+    return value
+
 
 PREFLIGHT_EVENT: Final = declare_event("approval/preflight")
 """serial `(exec) -> str | None`: the error a call that is about to be asked about would fail
@@ -235,7 +260,7 @@ class Approval(Service):
             exec.name, exec.call_id, exec.arguments, decision.reason, suggest=True
         )
         offered = replace(question, session_rule=None, lasting_rules=(), saved_to=None)
-        audit = _Audit(exec.agent, offered)  # nothing was offered
+        audit = _audit_of(exec.agent, offered)  # nothing was offered
         audit.asked()
         audit.decided("unavailable", "policy", None)
         try:
@@ -349,7 +374,7 @@ class Approval(Service):
             request.reason,
             suggest=self._prompter is not None,
         )
-        audit = _Audit(request.agent, question)
+        audit = _audit_of(request.agent, question)
         audit.asked()
         if self._prompter is not None and not request.signal.aborted:
             await self._notify(request)
@@ -371,6 +396,8 @@ class Approval(Service):
                 error_message(exc),
             )
             return None
+        from ._audit import _Added  # after a question: its audit module is loaded
+
         return _Added(saved=question.lasting_rules, saved_to=str(path))
 
     def _question(
@@ -383,6 +410,8 @@ class Approval(Service):
         suggest: bool,
     ) -> ApprovalQuestion:
         """The question; with `suggest`, the session rule that would allow the call, if any."""
+        from .questions import ApprovalQuestion, fingerprint  # at the first question (issue 36)
+
         rules = self._session_rules()
         rule = None
         if rules is not None and suggest:
@@ -424,7 +453,7 @@ class Approval(Service):
             ),
             kind="sandbox-escalation",
         )
-        audit = _Audit(request.agent, question)
+        audit = _audit_of(request.agent, question)
         audit.asked()
         outcome: ApprovalOutcome
         if self._prompter is None:
@@ -437,6 +466,8 @@ class Approval(Service):
     async def _answer(
         self, request: ApprovalRequest, question: ApprovalQuestion, rules: _SessionRules | None
     ) -> tuple[ApprovalOutcome, str, _Added | None]:
+        from .questions import Rejection, Unanswerable  # a question was asked: it is loaded
+
         if request.signal.aborted:
             return "cancelled", "signal", None
         prompter = self._prompter
@@ -466,6 +497,8 @@ class Approval(Service):
             except Exception as exc:
                 _log.warning("approval: could not add the session rule: %s", error_message(exc))
                 return "allowed-once", "user", None
+            from ._audit import _Added  # after a question: its audit module is loaded
+
             return "allowed-once", "user", _Added(session=question.session_rule)
         if answer == "allow-always" and question.lasting_rules:
             return "allowed-once", "user", self._save(question)
@@ -480,6 +513,7 @@ class Approval(Service):
         a schema default get it (SEP-1034). `cancel` when `signal` aborts first. Never raises but
         for the cancellation of the awaiting task."""
         from .elicitation import ElicitationReply, with_defaults  # a form is rare: not at boot
+        from .questions import Unanswerable
 
         if signal.aborted:
             return ElicitationReply("cancel")
@@ -513,3 +547,10 @@ class Approval(Service):
         suggest = getattr(service, "suggest_lasting_rules", None)
         save = getattr(service, "allow_always", None)
         return service if callable(suggest) and callable(save) else None  # type: ignore[return-value]
+
+
+def _audit_of(agent: object, question: ApprovalQuestion) -> _Audit:
+    """The audit trail of one question."""
+    from ._audit import _Audit  # writing the audit: at the first question (issue 36)
+
+    return _Audit(agent, question)

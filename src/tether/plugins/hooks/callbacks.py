@@ -20,9 +20,9 @@ from typing import Protocol
 
 from ...core.errors import error_message
 from ...core.signals import AbortSignal
-from .claude_config import SUPPORTED_EVENTS, ClaudeHookSet, HookGroup
+from .claude_config import SUPPORTED_EVENTS, ClaudeHookSet, CommandHook, HookGroup
 from .output import HookOutput, parse_hook_output
-from .runner import DEFAULT_HOOK_TIMEOUT_MS, CommandHook, HookRun
+from .runner import DEFAULT_HOOK_TIMEOUT_MS, HookRun
 
 __all__ = ["HookChannel", "HookRunner", "callback_hook_set", "callback_runner"]
 

@@ -1,7 +1,8 @@
 """Parsing Claude Code hook configs (spec §5.3 "config parsing").
 
 Owns turning one document — `{"hooks": {...}}` (a settings file) or a bare event map
-(`hooks.json`) — into `HookGroup`s, and `ClaudeHookSet`, the groups of several files together.
+(`hooks.json`) — into `HookGroup`s of `CommandHook`s (a command and its optional `timeout` in
+seconds; `runner.py` runs one), and `ClaudeHookSet`, the groups of several files together.
 
 Rules, per document: a top level that is not an object, or a `hooks` key whose value is not an
 object, raises `HookConfigError('the file holds a JSON array, not an object')` /
@@ -34,11 +35,11 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from .matcher import matcher_diagnostic
-from .runner import CommandHook
 
 __all__ = [
     "SUPPORTED_EVENTS",
     "ClaudeHookSet",
+    "CommandHook",
     "ConfiguredHook",
     "HookConfigError",
     "HookGroup",
@@ -68,6 +69,17 @@ _NO_MATCHER: Final = frozenset({"UserPromptSubmit", "Stop"})
 
 class HookConfigError(ValueError):
     """A hook config that cannot be loaded (the message says why)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CommandHook:
+    """`{"type": "command", "command": ..., "timeout": seconds}` from a hook config."""
+
+    command: str
+    timeout_sec: float | None = None
+
+    def timeout_ms(self, default_ms: float) -> float:
+        return default_ms if self.timeout_sec is None else self.timeout_sec * 1000
 
 
 @dataclass(frozen=True, slots=True)

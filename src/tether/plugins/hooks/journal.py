@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ...core.errors import error_message
-from .output import HookOutput
+
+if TYPE_CHECKING:
+    from .output import HookOutput
 
 __all__ = ["HookJournal", "SessionSink", "session_of", "stderr_summary"]
 

@@ -44,7 +44,7 @@ from .agent_view import context_message, text_of
 from .names import ToolNames, claude_tool_input, tether_tool_input
 
 if TYPE_CHECKING:
-    from .claude_code import PointOutcome
+    from .bridge import PointOutcome
 
 __all__ = ["LifecyclePoints"]
 

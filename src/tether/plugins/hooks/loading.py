@@ -18,15 +18,15 @@ from typing import TYPE_CHECKING, Annotated, ClassVar
 from ...core.timeout import MAX_TIMER_DELAY_MS
 from ...kernel.config_models import ConfigValue, fields_given
 from ..sandbox.policy import SandboxMode, SandboxSettings
-from .claude_config import ClaudeHookSet, HookConfigError, parse_claude_hooks, unsupported_events
-from .environment import settings_env
 from .names import DEFAULT_TOOL_NAMES
 from .settings import claude_settings_paths, load_settings, settings_error
 
 if TYPE_CHECKING:
     from pydantic import AfterValidator
 
-__all__ = ["Config", "load_hook_set", "load_settings_env"]
+    from .claude_config import ClaudeHookSet
+
+__all__ = ["Config", "hook_files", "load_hook_set", "load_settings_env"]
 
 _log = logging.getLogger("tether.plugins.hooks")
 
@@ -87,27 +87,46 @@ def load_settings_env(
     config: Config, project_dir: Path, home: Path | None = None
 ) -> dict[str, str]:
     """The merged settings `env` blocks: user, project, local, then configured files."""
+    from .environment import settings_env  # the env blocks: when there are files (issue 36)
+
     paths = _config_paths(config, project_dir, home)
     discovered = [p for p, required in paths if not required]
     configured = [p for p, required in paths if required]
     return settings_env([*reversed(discovered), *configured])
 
 
-def load_hook_set(config: Config, project_dir: Path, home: Path | None = None) -> ClaudeHookSet:
-    """Read every configured and discovered file. Raises ConfigError for a file that cannot be
-    used (see the module note)."""
-    hooks = ClaudeHookSet()
-    paths = _config_paths(config, project_dir, home)
-    substitutions = {"CLAUDE_PROJECT_DIR": str(project_dir)}
-    if config.plugin_root is not None:
-        substitutions["CLAUDE_PLUGIN_ROOT"] = config.plugin_root
+def hook_files(config: Config, project_dir: Path, home: Path | None = None) -> list[Path]:
+    """The files `load_hook_set` reads, in order: every configured one (it must be usable) and
+    every discovered one that exists, each once. Empty: there are no hooks and no settings
+    `env` to load, and the parser is not imported."""
     seen: set[str] = set()
-    warned: set[str] = set()
-    for path, required in paths:
+    found: list[Path] = []
+    for path, required in _config_paths(config, project_dir, home):
         key = os.path.realpath(path)
         if key in seen or (not required and not path.is_file()):
             continue
         seen.add(key)
+        found.append(path)
+    return found
+
+
+def load_hook_set(config: Config, project_dir: Path, home: Path | None = None) -> ClaudeHookSet:
+    """Read every configured and discovered file. Raises ConfigError for a file that cannot be
+    used (see the module note)."""
+    # the parser: when there are files to read (issue 36)
+    from .claude_config import (
+        ClaudeHookSet,
+        HookConfigError,
+        parse_claude_hooks,
+        unsupported_events,
+    )
+
+    hooks = ClaudeHookSet()
+    substitutions = {"CLAUDE_PROJECT_DIR": str(project_dir)}
+    if config.plugin_root is not None:
+        substitutions["CLAUDE_PLUGIN_ROOT"] = config.plugin_root
+    warned: set[str] = set()
+    for path in hook_files(config, project_dir, home):
         document = load_settings(path)
         try:
             groups = parse_claude_hooks(document, substitutions=substitutions)

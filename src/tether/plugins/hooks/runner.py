@@ -1,10 +1,10 @@
 """Running one command hook through `ctx.shell` (spec §5.2 runner).
 
-Owns `CommandHook` (a configured command and its optional `timeout` in seconds), `HookRun` and
-`run_hook`. A hook is a `bash -c` command run by the shell seam, so it gets what every bash
-command gets: the scrubbed environment, its own process group, and SIGTERM → grace → SIGKILL of
-that group when its timeout expires or when the caller's `signal` aborts. The signal is required:
-the caller owns the lifetime (a tool call's signal, a turn's signal).
+Owns `HookRun` and `run_hook`, which runs a `CommandHook` (parsed by `claude_config`, re-exported
+here, its former home). A hook is a `bash -c` command run by the shell seam, so it gets what
+every bash command gets: the scrubbed environment, its own process group, and SIGTERM → grace →
+SIGKILL of that group when its timeout expires or when the caller's `signal` aborts. The signal
+is required: the caller owns the lifetime (a tool call's signal, a turn's signal).
 
 stdin is `json.dumps(payload)` plus a newline (`trailing_newline`, Claude Code: yes). The timeout
 is the hook's `timeout * 1000` ms when set, else `default_timeout_ms`
@@ -24,30 +24,22 @@ import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 from ...core.errors import error_message
 from ...core.signals import AbortSignal
 from ...core.timeout import format_ms
 from ..sandbox.policy import FULL_ACCESS, SandboxPolicy
-from ..shell.seam import ShellRequest, ShellRunResult
+from .claude_config import CommandHook
 from .output import HookOutput, parse_hook_output
+
+if TYPE_CHECKING:
+    from ..shell.seam import ShellRequest, ShellRunResult
 
 __all__ = ["DEFAULT_HOOK_TIMEOUT_MS", "CommandHook", "HookRun", "HookShell", "run_hook"]
 
 DEFAULT_HOOK_TIMEOUT_MS: Final = 600_000
 """A hook's timeout when it sets none: 10 minutes."""
-
-
-@dataclass(frozen=True, slots=True)
-class CommandHook:
-    """`{"type": "command", "command": ..., "timeout": seconds}` from a hook config."""
-
-    command: str
-    timeout_sec: float | None = None
-
-    def timeout_ms(self, default_ms: float) -> float:
-        return default_ms if self.timeout_sec is None else self.timeout_sec * 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +75,8 @@ async def run_hook(
     sandbox: SandboxPolicy = FULL_ACCESS,
 ) -> HookRun:
     """Run `hook` with `payload` on stdin and decode what it said (see the module note)."""
+    from ..shell.seam import ShellRequest  # the shell's request: at the first hook run (issue 36)
+
     started = now()
     stdin = json.dumps(payload) + ("\n" if trailing_newline else "")
     timeout_ms = hook.timeout_ms(default_timeout_ms)

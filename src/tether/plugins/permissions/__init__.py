@@ -8,13 +8,12 @@ Plugin: `tether.plugins.permissions.plugin:Permissions` (`permissions`, provides
     commands.py      the programs a line runs (wrappers, `sh -c` bodies and `eval` seen through)
     paths.py         gitignore-style path specifiers anchored like Claude Code's
     policy.py        precedence (deny > ask > allow > mode) and session-rule suggestions
+    call.py          one call being decided (its bash line read once)
     plugin.py        the plugin, its config and the `tools/pre-execute` listener
 """
 
-from .commands import Program as Program
-from .commands import Programs as Programs
-from .commands import programs_of as programs_of
-from .paths import PathPattern as PathPattern
+from importlib import import_module
+
 from .plugin import Permissions as Permissions
 from .plugin import PermissionsConfig as PermissionsConfig
 from .policy import DEFAULT_READ_ONLY_TOOLS as DEFAULT_READ_ONLY_TOOLS
@@ -22,25 +21,39 @@ from .policy import PermissionMode as PermissionMode
 from .policy import PermissionPolicy as PermissionPolicy
 from .policy import Verdict as Verdict
 from .policy import canonical_mode as canonical_mode
-from .rules import PermissionRule as PermissionRule
-from .rules import parse_rule as parse_rule
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .command_line import CommandLine as CommandLine
     from .command_line import SimpleCommand as SimpleCommand
     from .command_line import parse_command_line as parse_command_line
+    from .commands import Program as Program
+    from .commands import Programs as Programs
+    from .commands import programs_of as programs_of
+    from .paths import PathPattern as PathPattern
+    from .rules import PermissionRule as PermissionRule
+    from .rules import parse_rule as parse_rule
 
-_READER: frozenset[str] = frozenset({"CommandLine", "SimpleCommand", "parse_command_line"})
-"""Names of `command_line.py`, imported at their first use: a boot reads no command line."""
+_MATCHING: dict[str, str] = {
+    "CommandLine": "command_line",
+    "PathPattern": "paths",
+    "PermissionRule": "rules",
+    "Program": "commands",
+    "Programs": "commands",
+    "SimpleCommand": "command_line",
+    "parse_command_line": "command_line",
+    "parse_rule": "rules",
+    "programs_of": "commands",
+}
+"""Names of the matching machinery and their modules, imported at their first use (issue 36): a
+boot with no rules parses none and reads no command line."""
 
 
 def __getattr__(name: str) -> object:
-    if name not in _READER:
+    home = _MATCHING.get(name)
+    if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import command_line
-
-    value: object = getattr(command_line, name)
+    value: object = getattr(import_module(f"{__name__}.{home}"), name)
     globals()[name] = value
     return value
 

@@ -62,13 +62,12 @@ from .policy import (
     PermissionPolicy,
     canonical_mode,
 )
-from .rules import PermissionRule, parse_rule
-from .saved import LOCAL_SETTINGS, save_allow_rules, save_rules, unsave_rule
 
 if TYPE_CHECKING:
     from pydantic import AfterValidator
 
     from ...kernel import Context
+    from .rules import PermissionRule
 
 __all__ = ["Permissions", "PermissionsConfig"]
 
@@ -77,10 +76,17 @@ _log = logging.getLogger("tether.plugins.permissions")
 _PROBE = ToolNames()
 
 
+def _parsed(text: str, names: ToolNames, workspace: Path) -> PermissionRule:
+    """One rule. Raises ValueError."""
+    from .rules import parse_rule  # the rule grammar: at the first rule (issue 36)
+
+    return parse_rule(text, names=names, workspace=workspace)
+
+
 def _check_rules(values: list[str], kind: str) -> list[str]:
     for index, text in enumerate(values):
         try:
-            parse_rule(text, names=_PROBE, workspace=Path("/"))
+            _parsed(text, _PROBE, Path("/"))
         except ValueError as exc:
             raise ValueError(f"{kind}[{index}]: {exc}") from None
     return values
@@ -137,7 +143,7 @@ class Permissions(Service):
         lists: dict[str, list[PermissionRule]] = {"allow": [], "ask": [], "deny": []}
         for kind, parsed in lists.items():
             for text in getattr(cfg, kind):
-                parsed.append(parse_rule(text, names=names, workspace=workspace))
+                parsed.append(_parsed(text, names, workspace))
         mode = canonical_mode(cfg.mode)
         settings_mode: str | None = None
         if cfg.claude_settings:
@@ -270,6 +276,8 @@ class Permissions(Service):
     @property
     def settings_file(self) -> Path:
         """Where `allow_always` saves: `.claude/settings.local.json` under the workspace."""
+        from .saved import LOCAL_SETTINGS  # saving rules: at the first save (issue 36)
+
         return self.policy.workspace / LOCAL_SETTINGS
 
     def allow_always(self, rules: Sequence[str]) -> Path:
@@ -277,6 +285,8 @@ class Permissions(Service):
         (read at every start) and allow them from now on; returns the file. Raises ValueError
         for a bad rule and `SettingsNotSaved` when the file cannot be updated (nothing is
         allowed then)."""
+        from .saved import save_allow_rules
+
         parsed = [self.policy.parse(rule) for rule in rules]
         path = save_allow_rules(self.policy.workspace, rules)
         for rule, text in zip(parsed, rules, strict=True):
@@ -290,6 +300,8 @@ class Permissions(Service):
         bad rule or kind and `SettingsNotSaved` (nothing is applied then)."""
         if kind not in ("allow", "ask", "deny"):
             raise ValueError(f"a rule is allow, ask or deny, not {kind!r}")
+        from .saved import save_rules
+
         parsed = self.policy.parse(rule)
         path = save_rules(self.policy.workspace, kind, [rule])
         if kind == "allow":
@@ -309,6 +321,8 @@ class Permissions(Service):
         for a bad kind and `SettingsNotSaved`."""
         if kind not in ("allow", "ask", "deny"):
             raise ValueError(f"a rule is allow, ask or deny, not {kind!r}")
+        from .saved import unsave_rule
+
         workspace = self.policy.workspace
         path = unsave_rule(workspace, kind, rule)
         if path is None:
@@ -372,7 +386,7 @@ def _import_settings(
             raise settings_error(path, f'"permissions.{kind}" is not a list of rules')
         for index, text in enumerate(entries):
             try:
-                rules.append(parse_rule(text, names=names, workspace=workspace))
+                rules.append(_parsed(text, names, workspace))
             except ValueError as exc:
                 if kind != "allow":
                     raise settings_error(path, f"permissions.{kind}[{index}]: {exc}") from None

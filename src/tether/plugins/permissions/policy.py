@@ -1,8 +1,10 @@
 """The permission policy: rules and a mode decide Allow, Ask or Deny for one tool call.
 
 Owns `PermissionPolicy` (pure: no events; the only I/O is reading the file system to resolve
-symlinks and expand a bash line's globs) and its `Verdict`. Precedence, first hit wins — Claude
-Code's deny > ask > allow:
+symlinks and expand a bash line's globs) and its `Verdict`. What matching needs — the rule
+grammar, reading a bash line, the read-only list, the prefixes — is imported at the first rule
+or check (issue 36): a boot with no rules imports none of it. Precedence, first hit wins —
+Claude Code's deny > ask > allow:
 
     1. a deny rule matches                 Deny  `denied by permission rule "<rule>"`
        a bash line reads a path a
@@ -65,16 +67,12 @@ from urllib.parse import urlsplit
 from ...core.json import JsonValue
 from ...tools.decisions import Allow, Ask, Deny, PreToolDecision
 from ..hooks.names import ToolNames
-from .commands import Programs, programs_of
 from .modes import PLAN_TOOL, fs_command, plan_refusal
-from .paths import PathPattern
-from .prefix import prefix_rules
-from .readonly import read_only_command
-from .reads import line_reads
-from .rules import PATH_TOOLS, PermissionRule, mcp_server_key, parse_rule, paths_of
 
 if TYPE_CHECKING:
+    from .call import Call, Reading
     from .command_line import SimpleCommand
+    from .rules import PermissionRule
 
 __all__ = [
     "DEFAULT_READ_ONLY_TOOLS",
@@ -136,6 +134,10 @@ class Verdict:
 
 def _lookup(table: dict[str, list[PermissionRule]], tool: str) -> list[PermissionRule] | None:
     """The rules for `tool`; for an MCP tool also its server's (`mcp__server`) rules."""
+    if not table:
+        return None  # no rules (a default boot's tools are offered without the rule grammar)
+    from .rules import mcp_server_key
+
     rules = table.get(tool)
     server = mcp_server_key(tool)
     wide = None if server is None else table.get(server)
@@ -186,6 +188,8 @@ class PermissionPolicy:
 
     def parse(self, text: str) -> PermissionRule:
         """Parse a rule against this policy's workspace and names. Raises ValueError."""
+        from .rules import parse_rule
+
         return parse_rule(text, names=self.names, workspace=self.workspace, home=self._home)
 
     def add_allow(self, rule: PermissionRule) -> None:
@@ -249,6 +253,8 @@ class PermissionPolicy:
         """Absolute gitignore-style globs of what `Read(...)` deny rules deny — each path and
         everything under it — for the search tools to leave out (`rg --glob=!…`), as Claude
         Code's Grep and Glob do."""
+        from .paths import PathPattern
+
         out: list[str] = []
         for rule in self._deny.get("read", ()):
             if isinstance(rule.spec, PathPattern):
@@ -271,7 +277,10 @@ class PermissionPolicy:
         self, tool: str, arguments: JsonValue | None, *, extra_allow: PermissionRule | None = None
     ) -> Verdict:
         """Apply the precedence of the module note."""
-        call = _Call.of(tool, arguments)
+        from .call import Call  # what matching needs: at the first check (issue 36)
+        from .rules import mcp_server_key
+
+        call = Call.of(tool, arguments)
         deny = self._first(_lookup(self._deny, tool), call, every=False)
         if deny is not None:
             reason = f'denied by permission rule "{deny.text}"{call.assumed(deny)}'
@@ -317,12 +326,16 @@ class PermissionPolicy:
             return Verdict("deny", reason, asking.rule)
         return asking
 
-    def _reading(self, rules: list[PermissionRule] | None, call: _Call) -> _Reading | None:
+    def _reading(self, rules: list[PermissionRule] | None, call: Call) -> Reading | None:
         """For a bash call: the first `Read(...)` rule among `rules` that a path the line reads
         by name matches (sure), or, failing that, one it may read without naming it — a tree
         a recursive reader walks, a word known only at run time — (not sure)."""
         if not rules or call.programs is None:
             return None
+        from .call import Reading
+        from .paths import PathPattern
+        from .reads import line_reads
+
         args = call.arguments if isinstance(call.arguments, dict) else {}
         workdir = args.get("workdir")
         reads = line_reads(
@@ -334,16 +347,16 @@ class PermissionPolicy:
             spec = rule.spec
             for path in reads.paths:
                 if spec is None or (isinstance(spec, PathPattern) and spec.matches(path)):
-                    return _Reading(rule, True, f'the command reads "{path}"')
+                    return Reading(rule, True, f'the command reads "{path}"')
         for rule in rules:
             spec = rule.spec
             for tree in reads.trees:
                 if spec is None or (isinstance(spec, PathPattern) and spec.may_match_under(tree)):
                     why = f'the command reads the files under "{tree}", which may hold such a path'
-                    return _Reading(rule, False, why)
+                    return Reading(rule, False, why)
         if reads.unsure is not None:
             why = f"the command may read such a path ({reads.unsure})"
-            return _Reading(rules[0], False, why)
+            return Reading(rules[0], False, why)
         return None
 
     def _plan_verdict(self, tool: str, arguments: JsonValue | None) -> Verdict | None:
@@ -391,6 +404,7 @@ class PermissionPolicy:
         command, workdir = arguments.get("command"), arguments.get("workdir")
         if not isinstance(command, str) or not isinstance(workdir, str | None):
             return False
+        from .readonly import read_only_command  # the read-only list: at the first bash check
 
         def by_rule(part: SimpleCommand) -> bool:
             return any(rule.covers(part) for rule in rules)
@@ -403,12 +417,14 @@ class PermissionPolicy:
         )
 
     def _first(
-        self, rules: list[PermissionRule] | None, call: _Call, *, every: bool
+        self, rules: list[PermissionRule] | None, call: Call, *, every: bool
     ) -> PermissionRule | None:
         if not rules:
             return None
         if call.programs is not None:
             return call.matching_command_rule(rules)
+        from .rules import PATH_TOOLS, paths_of
+
         tool, arguments = call.tool, call.arguments
         if tool in PATH_TOOLS:
             paths = paths_of(tool, arguments, self.workspace)
@@ -422,7 +438,7 @@ class PermissionPolicy:
             return next((r for r in rules if r.matches_url(url)), None)
         return next((r for r in rules if r.spec is None), None)
 
-    def _allowed(self, rules: list[PermissionRule], call: _Call) -> PermissionRule | None:
+    def _allowed(self, rules: list[PermissionRule], call: Call) -> PermissionRule | None:
         """An allow rule covering the call. For bash: a bare rule, an exact rule for the whole
         line, or rules covering every simple command as written — assignments and wrappers
         included, never a resolved name — in a line read completely with no substitution."""
@@ -481,6 +497,8 @@ class PermissionPolicy:
         if tool != "bash" or not isinstance(command, str):
             return (narrow,)
 
+        from .prefix import prefix_rules
+
         def needed(part: str) -> bool:
             return self.verdict(tool, {"command": part}).decision != "allow"
 
@@ -504,6 +522,8 @@ class PermissionPolicy:
                 self.remove_allow(rule)
 
     def _candidate(self, tool: str, arguments: JsonValue | None) -> str | None:
+        from .rules import PATH_TOOLS, paths_of
+
         args = arguments if isinstance(arguments, dict) else {}
         claude = self.names.claude_name(tool)
         if tool == "bash":
@@ -530,66 +550,6 @@ class PermissionPolicy:
         if path.startswith(root.rstrip("/") + "/"):
             return "./" + path[len(root.rstrip("/")) + 1 :]
         return "/" + path
-
-
-@dataclass(frozen=True, slots=True)
-class _Call:
-    """One call being decided; for bash, its command and the programs it runs, read once, and
-    the forms deny and ask rules are matched against (`_command_forms`)."""
-
-    tool: str
-    arguments: JsonValue | None
-    command: str | None = None
-    programs: Programs | None = None
-    forms: frozenset[str] = frozenset()
-
-    @classmethod
-    def of(cls, tool: str, arguments: JsonValue | None) -> _Call:
-        if tool != "bash":
-            return cls(tool, arguments)
-        command = arguments.get("command") if isinstance(arguments, dict) else None
-        if not isinstance(command, str):
-            return cls(tool, arguments)
-        programs = programs_of(command)
-        return cls(tool, arguments, command, programs, _command_forms(command, programs))
-
-    def matching_command_rule(self, rules: list[PermissionRule]) -> PermissionRule | None:
-        """The first deny/ask rule matching a form; when part of the line cannot be read, the
-        first rule, since it may match (fail closed)."""
-        hit = next((r for r in rules if any(map(r.matches_command, self.forms))), None)
-        if hit is None and self.programs is not None and self.programs.problem is not None:
-            return rules[0]
-        return hit
-
-    def assumed(self, rule: PermissionRule) -> str:
-        """The reason's tail when `rule` was assumed to match an unreadable command."""
-        problem = None if self.programs is None else self.programs.problem
-        if problem is None or any(map(rule.matches_command, self.forms)):
-            return ""
-        return f" (part of the command cannot be read: {problem}; the rule is assumed to match)"
-
-
-@dataclass(frozen=True, slots=True)
-class _Reading:
-    """A `Read(...)` rule a bash line reads a path of (`sure`), or may read one of, and why."""
-
-    rule: PermissionRule
-    sure: bool
-    why: str
-
-
-def _command_forms(command: str, programs: Programs) -> frozenset[str]:
-    """The whole line, each simple command as written (with and without its assignments and
-    redirections), and each program it runs under its resolved name (`/bin/rm -f x` and
-    `sudo rm -f x` are also `rm -f x`)."""
-    forms = {" ".join(command.split())}
-    for part in programs.line.commands:
-        forms.add(part.text)
-        forms.add(" ".join(w.text for w in part.words))
-    for program in programs.programs:
-        forms.add(program.words)
-        forms.add(program.values)
-    return frozenset(forms)
 
 
 def _is_exact(rule: PermissionRule) -> bool:
