@@ -207,6 +207,16 @@ USED_LATER = (
     "tether.cli.output",  # the headless JSON report: --output-format json|stream-json only
     "tether.plugins.approval.elicitation",  # a form put to the user (an MCP elicitation)
     "tether.plugins.permissions.command_line",  # the bash reader: when a command is checked
+    "tether.plugins.sandbox.cgroups",  # a sandboxed command's pids cgroup: at the first spawn
+    "tether.plugins.sandbox.plan",  # `confine`, one command's jail: at the first spawn
+    "tether.plugins.shell._bwrap",  # the process machinery: at the first spawn
+    "tether.plugins.shell._descendants",
+    "tether.plugins.shell._env",
+    "tether.plugins.shell._namespace",
+    "tether.plugins.shell._process",
+    "tether.plugins.shell._reaper",
+    "tether.plugins.shell._spawn",
+    "tether.plugins.shell.processes",  # `run_process`: at a custom tool's first process
     "tether.plugins.web.brave_response",  # a search API's response models: at its first answer
     "tether.plugins.web.exa_response",
     "tether.plugins.web.tavily_response",

@@ -31,16 +31,16 @@ import os
 from collections.abc import Awaitable, Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from ...core.signals import AbortSignal
 from ...core.timeout import TimeoutReason, clamp_timeout, deadline
 from ..sandbox.placeholders import remove_placeholders
-from ..sandbox.plan import home_warning
 from ..sandbox.policy import SandboxMode, SandboxPolicy
+from ..sandbox.protected import home_warning
 from ._collect import CaptureLimits
 from ._ledger import GroupLedger, reap_orphans, sweep_spill_directories
-from ._process import ExitStatus, SpawnSpec, Subprocess
+from ._spec import ExitStatus, SpawnSpec
 from .config import ShellConfig
 from .errors import SpawnAbortedError
 from .seam import (
@@ -51,6 +51,9 @@ from .seam import (
     ShellRunResult,
 )
 from .subprocesses import SubprocessService
+
+if TYPE_CHECKING:  # the process machinery: imported by the first command (issue 36)
+    from ._process import Subprocess
 
 __all__ = ["BASH_TIMEOUT", "BackgroundProcess", "LocalBashExecutor", "run_result"]
 

@@ -23,7 +23,7 @@ from typing import Protocol
 from ...core.signals import AbortSignal
 from ..sandbox.policy import SandboxMode, SandboxPolicy
 from ._collect import Collected
-from ._process import ExitStatus
+from ._spec import ExitStatus
 
 __all__ = [
     "Collected",

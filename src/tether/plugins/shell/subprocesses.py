@@ -26,20 +26,20 @@ import errno
 import logging
 import math
 import weakref
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from ...core.signals import AbortSignal
 from ...core.timeout import MAX_TIMER_DELAY_MS
 from ..sandbox.environment import DEFAULT_ENV_POLICY, EnvPolicy
-from ..sandbox.plan import confine
-from ..sandbox.probe import KernelSupport, kernel_support
 from ._collect import SpillDirectory
-from ._descendants import claim
 from ._ledger import GroupLedger
-from ._process import SpawnSpec, Subprocess, new_tag
-from ._reaper import become_subreaper
+from ._spec import SpawnSpec, new_tag
 from ._tree import read_tree
 from .errors import ShellError, SpawnAbortedError
+
+if TYPE_CHECKING:  # the process machinery and the kernel probe: imported by the first spawn
+    from ..sandbox.probe import KernelSupport
+    from ._process import Subprocess
 
 __all__ = ["SubprocessService", "check_grace_ms"]
 
@@ -129,10 +129,9 @@ class SubprocessService:
         env_policy: EnvPolicy = DEFAULT_ENV_POLICY,
     ) -> None:
         self._env_policy = env_policy  # what every child inherits of tether's environment
-        self._support = support = kernel_support() if support is None else support
-        if not support.contain:
-            _warn_uncontained(support)
-            become_subreaper()
+        self._support: KernelSupport | None = None  # None: asked by the first spawn
+        if support is not None:
+            self._adopt(support)
         self._live: set[Subprocess] = set()
         self._spill = SpillDirectory(keep=keep_spill_files, parent=spill_parent)
         self._closed = False
@@ -141,8 +140,25 @@ class SubprocessService:
 
     @property
     def support(self) -> KernelSupport:
-        """What the kernel offers its processes (containment, the sandbox)."""
-        return self._support
+        """What the kernel offers its processes (containment, the sandbox): the one given, else
+        `kernel_support()`, asked by the first spawn (or here)."""
+        support = self._support
+        if support is None:
+            from ..sandbox.probe import kernel_support  # the first command: issue 36
+
+            support = self._adopt(kernel_support())
+        return support
+
+    def _adopt(self, support: KernelSupport) -> KernelSupport:
+        """Keep `support`; without containment, say so once and become the subreaper of what
+        the commands leave (before anything is spawned)."""
+        if not support.contain:
+            from ._reaper import become_subreaper  # the uncontained fallback only
+
+            _warn_uncontained(support)
+            become_subreaper()
+        self._support = support
+        return support
 
     @property
     def live(self) -> int:
@@ -165,12 +181,15 @@ class SubprocessService:
             raise RuntimeError("the subprocess service is closed; it spawns nothing new")
         if signal.aborted:
             raise SpawnAbortedError(signal.reason)
+        from ..sandbox.plan import confine  # the machinery loads at the first spawn: issue 36
+        from ._process import Subprocess
+
         jail = confine(
             spec.argv,
             policy=spec.sandbox,
             workspace=spec.workspace or spec.cwd,
             workdir=spec.cwd,
-            support=self._support,
+            support=self.support,
         )
         if jail is not None:  # contained: the kernel holds its processes, nothing to track
             try:
@@ -214,6 +233,8 @@ class SubprocessService:
         live = [process for process in self._live if not process.contained]
         if not live:
             return
+        from ._descendants import claim  # imported by the first spawn
+
         try:
             found = claim(read_tree(), {process.tag: process.leader for process in live})
             for process in live:
