@@ -210,12 +210,14 @@ USED_LATER = (
     "tether.plugins.sandbox.cgroups",  # a sandboxed command's pids cgroup: at the first spawn
     "tether.plugins.sandbox.plan",  # `confine`, one command's jail: at the first spawn
     "tether.plugins.shell._bwrap",  # the process machinery: at the first spawn
+    "tether.plugins.shell._collect",
     "tether.plugins.shell._descendants",
     "tether.plugins.shell._env",
     "tether.plugins.shell._namespace",
     "tether.plugins.shell._process",
     "tether.plugins.shell._reaper",
     "tether.plugins.shell._spawn",
+    "tether.plugins.shell._spec",
     "tether.plugins.shell.processes",  # `run_process`: at a custom tool's first process
     "tether.plugins.web.brave_response",  # a search API's response models: at its first answer
     "tether.plugins.web.exa_response",

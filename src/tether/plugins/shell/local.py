@@ -38,12 +38,11 @@ from ...core.timeout import TimeoutReason, clamp_timeout, deadline
 from ..sandbox.placeholders import remove_placeholders
 from ..sandbox.policy import SandboxMode, SandboxPolicy
 from ..sandbox.protected import home_warning
-from ._collect import CaptureLimits
 from ._ledger import GroupLedger, reap_orphans, sweep_spill_directories
-from ._spec import ExitStatus, SpawnSpec
 from .config import ShellConfig
 from .errors import SpawnAbortedError
 from .seam import (
+    ExitStatus,
     OutputDelta,
     ProcessStatus,
     ResolvedShellRequest,
@@ -54,6 +53,7 @@ from .subprocesses import SubprocessService
 
 if TYPE_CHECKING:  # the process machinery: imported by the first command (issue 36)
     from ._process import Subprocess
+    from ._spec import SpawnSpec
 
 __all__ = ["BASH_TIMEOUT", "BackgroundProcess", "LocalBashExecutor", "run_result"]
 
@@ -154,6 +154,9 @@ class LocalBashExecutor:
         )
 
     def _spawn_spec(self, request: ResolvedShellRequest, stdout_max_bytes: int) -> SpawnSpec:
+        from ._collect import CaptureLimits  # the first command: issue 36
+        from ._spec import SpawnSpec
+
         config = self._config
         env: Mapping[str, str | None] = _OVERLAY
         if request.env:

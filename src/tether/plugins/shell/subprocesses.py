@@ -31,15 +31,15 @@ from typing import TYPE_CHECKING, Final
 from ...core.signals import AbortSignal
 from ...core.timeout import MAX_TIMER_DELAY_MS
 from ..sandbox.environment import DEFAULT_ENV_POLICY, EnvPolicy
-from ._collect import SpillDirectory
 from ._ledger import GroupLedger
-from ._spec import SpawnSpec, new_tag
 from ._tree import read_tree
 from .errors import ShellError, SpawnAbortedError
 
 if TYPE_CHECKING:  # the process machinery and the kernel probe: imported by the first spawn
     from ..sandbox.probe import KernelSupport
+    from ._collect import SpillDirectory
     from ._process import Subprocess
+    from ._spec import SpawnSpec
 
 __all__ = ["SubprocessService", "check_grace_ms"]
 
@@ -112,10 +112,12 @@ class SubprocessService:
     __slots__ = (
         "_closed",
         "_env_policy",
+        "_keep_spill_files",
         "_ledger",
         "_live",
         "_look_timer",
         "_spill",
+        "_spill_parent",
         "_support",
     )
 
@@ -133,7 +135,9 @@ class SubprocessService:
         if support is not None:
             self._adopt(support)
         self._live: set[Subprocess] = set()
-        self._spill = SpillDirectory(keep=keep_spill_files, parent=spill_parent)
+        self._keep_spill_files = keep_spill_files
+        self._spill_parent = spill_parent
+        self._spill: SpillDirectory | None = None  # made by the first spawn
         self._closed = False
         self._ledger = ledger
         self._look_timer: asyncio.TimerHandle | None = None
@@ -182,8 +186,13 @@ class SubprocessService:
         if signal.aborted:
             raise SpawnAbortedError(signal.reason)
         from ..sandbox.plan import confine  # the machinery loads at the first spawn: issue 36
+        from ._collect import SpillDirectory
         from ._process import Subprocess
+        from ._spec import new_tag
 
+        if self._spill is None:
+            self._spill = SpillDirectory(keep=self._keep_spill_files, parent=self._spill_parent)
+        spill = self._spill
         jail = confine(
             spec.argv,
             policy=spec.sandbox,
@@ -193,9 +202,7 @@ class SubprocessService:
         )
         if jail is not None:  # contained: the kernel holds its processes, nothing to track
             try:
-                process = Subprocess.spawn(
-                    spec, self._spill, jail=jail, env_policy=self._env_policy
-                )
+                process = Subprocess.spawn(spec, spill, jail=jail, env_policy=self._env_policy)
             except OSError as exc:
                 raise _spawn_failure(exc) from exc
             self._own(process, signal)
@@ -204,7 +211,7 @@ class SubprocessService:
         if self._ledger is not None:
             self._ledger.expect(tag)  # before the spawn: a kill from here on leaves it findable
         try:
-            process = Subprocess.spawn(spec, self._spill, tag=tag, env_policy=self._env_policy)
+            process = Subprocess.spawn(spec, spill, tag=tag, env_policy=self._env_policy)
         except OSError as exc:
             if self._ledger is not None:
                 self._ledger.discard(tag)
@@ -269,6 +276,7 @@ class SubprocessService:
             await asyncio.gather(*(process.stopped() for process in live))
             for process in live:
                 self._forget(process)
-        self._spill.remove()
+        if self._spill is not None:
+            self._spill.remove()
         if self._ledger is not None:
             self._ledger.close()
