@@ -208,6 +208,7 @@ USED_LATER = (
     "tether.plugins.approval.elicitation",  # a form put to the user (an MCP elicitation)
     "tether.plugins.permissions.command_line",  # the bash reader: when a command is checked
     "tether.plugins.sandbox.cgroups",  # a sandboxed command's pids cgroup: at the first spawn
+    "tether.plugins.sandbox.denials",  # reading a failed command's output: at its first failure
     "tether.plugins.sandbox.plan",  # `confine`, one command's jail: at the first spawn
     "tether.plugins.shell._bwrap",  # the process machinery: at the first spawn
     "tether.plugins.shell._collect",
