@@ -99,6 +99,23 @@ def test_tools_list_runs_without_pydantic(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_tools_list_mounts_the_shell_without_its_process_machinery_or_the_kernel_probe(
+    tmp_path: Path,
+) -> None:
+    """Issue 36: the jail, the process machinery and the kernel probe load at the first command
+    (only an agent's boot starts the probe early, for the command a model's answer brings)."""
+    body = (
+        "from tether.cli.app import main\nassert main(['tools', 'list']) == 0\n"
+        "later = ('tether.plugins.sandbox.plan', 'tether.plugins.sandbox.probe',"
+        " 'tether.plugins.shell._process')\n"
+        "assert [m for m in later if m in sys.modules] == []"
+    )
+    _, out = imported(body, tmp_path)
+
+    assert "bash" in out
+
+
+@pytest.mark.slow
 def test_tools_call_runs_without_cyclopts(tmp_path: Path) -> None:
     call = json.dumps({"command": "echo hi", "description": "x"})
     body = (
