@@ -1,21 +1,21 @@
 """The subprocess service: spawns process groups and owns every one of them until it is gone.
 
 Owns: the choice of containment for each spawn (`tether.plugins.sandbox.confine` with the kernel's
-support, probed once: contained in a PID namespace, or — where namespaces cannot be created —
-uncontained under the fallback described below, said once in the log; a sandbox that cannot be had
-raises `SandboxUnavailable`), argument checks before spawning, the translation of spawn failures
-into `ShellError` (with the errno name, e.g. `ENOENT`), the table of live groups (a process leaves
-it once its group is seen gone and no process it left behind still runs; one that outlived its
-leader stays until the service is closed), the private spill directory, the optional orphan ledger
-(`_ledger.py`: a command's tag is recorded before it is spawned, its group right after), the look at
-the tree every half second while a process is live (each process records the processes of its
-command, `_descendants.py`; the escaped ones go to the ledger, so a later tether can stop them if
-this one is SIGKILLed), `aclose()` (terminate every live group and await its settlement and
-termination, then delete the spill directory unless `keep_spill_files`) and a host-exit hook that
-SIGKILLs whatever is still alive when the interpreter exits without closing the service. The
-fallback — the child subreaper (`_reaper.py`), the looks, the tags and the ledger — runs only for
-uncontained processes, and the subreaper only where containment is unavailable. Does not own what to
-run (the bash executor) or how one process is stopped (`_process.py`).
+support, asked by the first spawn and probed once per process: contained in a PID namespace, or —
+where namespaces cannot be created — uncontained under the fallback described below, said once in
+the log; a sandbox that cannot be had raises `SandboxUnavailable`), argument checks before spawning,
+the translation of spawn failures into `ShellError` (with the errno name, e.g. `ENOENT`), the table
+of live groups (a process leaves it once its group is seen gone and no process it left behind still
+runs; one that outlived its leader stays until the service is closed), the private spill directory,
+the optional orphan ledger (`_ledger.py`: a command's tag is recorded before it is spawned, its
+group right after), the look at the tree every half second while a process is live (each process
+records the processes of its command, `_descendants.py`; the escaped ones go to the ledger, so a
+later tether can stop them if this one is SIGKILLed), `aclose()` (terminate every live group and
+await its settlement and termination, then delete the spill directory unless `keep_spill_files`) and
+a host-exit hook that SIGKILLs whatever is still alive when the interpreter exits without closing
+the service. The fallback — the child subreaper (`_reaper.py`), the looks, the tags and the ledger —
+runs only for uncontained processes, and the subreaper only where containment is unavailable. Does
+not own what to run (the bash executor) or how one process is stopped (`_process.py`).
 """
 
 from __future__ import annotations
@@ -240,7 +240,7 @@ class SubprocessService:
         live = [process for process in self._live if not process.contained]
         if not live:
             return
-        from ._descendants import claim  # imported by the first spawn
+        from ._descendants import claim  # loaded with `_process` by the first spawn
 
         try:
             found = claim(read_tree(), {process.tag: process.leader for process in live})
