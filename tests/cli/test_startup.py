@@ -99,6 +99,23 @@ def test_tools_list_runs_without_pydantic(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_tools_list_mounts_the_shell_without_its_process_machinery_or_the_kernel_probe(
+    tmp_path: Path,
+) -> None:
+    """Issue 36: the jail, the process machinery and the kernel probe load at the first command
+    (only an agent's boot starts the probe early, for the command a model's answer brings)."""
+    body = (
+        "from tether.cli.app import main\nassert main(['tools', 'list']) == 0\n"
+        "later = ('tether.plugins.sandbox.plan', 'tether.plugins.sandbox.probe',"
+        " 'tether.plugins.shell._process')\n"
+        "assert [m for m in later if m in sys.modules] == []"
+    )
+    _, out = imported(body, tmp_path)
+
+    assert "bash" in out
+
+
+@pytest.mark.slow
 def test_tools_call_runs_without_cyclopts(tmp_path: Path) -> None:
     call = json.dumps({"command": "echo hi", "description": "x"})
     body = (
@@ -252,8 +269,21 @@ USED_LATER = (
     "tether.plugins.permissions.rules",  # the rule grammar: at the first rule or check
     "tether.plugins.permissions.saved",  # saving rules: at the first "don't ask again"
     "tether.plugins.sandbox.boundary",  # may the model write a path: at the first write
+    "tether.plugins.sandbox.cgroups",  # a sandboxed command's pids cgroup: at the first spawn
+    "tether.plugins.sandbox.denials",  # reading a failed command's output: at its first failure
+    "tether.plugins.sandbox.plan",  # `confine`, one command's jail: at the first spawn
     "tether.plugins.search.query",  # a grep's or glob's normalised request: at the first search
     "tether.plugins.search.render",  # a search's result text: at the first result shown
+    "tether.plugins.shell._bwrap",  # the process machinery: at the first spawn
+    "tether.plugins.shell._collect",
+    "tether.plugins.shell._descendants",
+    "tether.plugins.shell._env",
+    "tether.plugins.shell._namespace",
+    "tether.plugins.shell._process",
+    "tether.plugins.shell._reaper",
+    "tether.plugins.shell._spawn",
+    "tether.plugins.shell._spec",
+    "tether.plugins.shell.processes",  # `run_process`: at a custom tool's first process
     "tether.plugins.spill.store",  # where a spilled result is kept: at the first spill
     "tether.plugins.web.addresses",  # the fetch provider's address policy: at the first fetch
     "tether.plugins.web.brave_response",  # a search API's response models: at its first answer

@@ -30,7 +30,6 @@ from ..kernel.boot import resolve_plugin
 from ..kernel.errors import describe_validation_error
 from ..kernel.plugins import describe_plugin
 from ..plugins.sandbox.policy import SandboxMode, SandboxPolicy, SandboxSettings
-from ..plugins.sandbox.probe import kernel_support
 from ..tools import ToolRuntime
 
 __all__ = [
@@ -227,7 +226,7 @@ async def start(
         paths = [home / "config.yml", cwd / "tether.yml"]
     else:
         paths = default_config_paths(cwd)
-    probing = _probe_kernel_meanwhile() if builtins and "shell" not in without else None
+    probing = _probe_kernel_meanwhile() if agent and builtins and "shell" not in without else None
     try:
         return await _start(
             cwd=cwd,
@@ -249,11 +248,19 @@ async def start(
 def _probe_kernel_meanwhile() -> threading.Thread:
     """Start the shell's kernel probe (`kernel_support`: a `bwrap` run, cached for the
     process) in a thread: the child runs while the boot imports and mounts the plugins, and the
-    shell's executor finds the answer ready, or waits on the probe's lock. A failure is left to
-    the executor's own call, which probes again and raises as before."""
+    shell's first command finds the answer ready, or waits on the probe's lock. A failure is left
+    to the command's own call, which probes again and raises as before.
+
+    Only for an agent's boot (issue 36): there the first command comes after a model's answer
+    and must not wait for a probe; the probe's Python (its imports, `importlib.metadata` to find
+    the verified `bwrap`: ~11 ms of CPU, 24 modules) competes with the boot for the GIL, so the
+    `tools` commands, whose boot may run no command at all (`tools list`) or runs it at once,
+    leave it to the first command (`SubprocessService.support`)."""
 
     def probe() -> None:
         try:
+            from ..plugins.sandbox.probe import kernel_support  # in the thread: issue 36
+
             kernel_support()
         except Exception:
             pass

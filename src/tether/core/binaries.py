@@ -30,7 +30,6 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
-import importlib.metadata
 import os
 import shutil
 import stat
@@ -39,9 +38,12 @@ import tempfile
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from .errors import HarnessError
+
+if TYPE_CHECKING:  # imported where a RECORD is read (~15 ms with email, zipfile, csv): issue 36
+    import importlib.metadata
 
 __all__ = [
     "UNTRUSTED_BINARY",
@@ -64,6 +66,8 @@ class UntrustedBinary(HarnessError):
 
 
 def _candidates(distribution: str, exe: str) -> Iterator[str]:
+    import importlib.metadata  # a program is looked for: issue 36
+
     try:
         dist = importlib.metadata.distribution(distribution)
     except importlib.metadata.PackageNotFoundError:
@@ -113,6 +117,8 @@ def _record_entries(distribution: str, exe: str) -> tuple[_Entry, ...]:
     """The program and the shared libraries auditwheel vendored beside it (`<name>.libs/`, which
     its RPATH names relative to itself), as RECORD lists them — read once per process. The
     program comes first; empty when the distribution or the program is not installed."""
+    import importlib.metadata  # the first program asked for: issue 36
+
     try:
         dist = importlib.metadata.distribution(distribution)
     except importlib.metadata.PackageNotFoundError:

@@ -5,15 +5,48 @@ Plugin: `tether.plugins.jobs.plugin` (`jobs`: provides `ctx.jobs` and the `job_o
 (`JobRegistry`), tools.py (the three tools), notices.py (completion notices), config.py.
 """
 
-from .config import JobsConfig as JobsConfig
-from .model import JobError as JobError
-from .model import JobHooks as JobHooks
-from .model import JobOutcome as JobOutcome
-from .model import JobRead as JobRead
-from .model import JobSnapshot as JobSnapshot
-from .model import JobStart as JobStart
-from .model import JobStatus as JobStatus
-from .registry import JobRegistry as JobRegistry
+from __future__ import annotations
+
+from importlib import import_module
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: keeps this module free of imports
+if TYPE_CHECKING:
+    from .config import JobsConfig as JobsConfig
+    from .model import JobError as JobError
+    from .model import JobHooks as JobHooks
+    from .model import JobOutcome as JobOutcome
+    from .model import JobRead as JobRead
+    from .model import JobSnapshot as JobSnapshot
+    from .model import JobStart as JobStart
+    from .model import JobStatus as JobStatus
+    from .registry import JobRegistry as JobRegistry
+
+_SOURCES: dict[str, str] = {
+    "JobsConfig": "config",
+    "JobError": "model",
+    "JobHooks": "model",
+    "JobOutcome": "model",
+    "JobRead": "model",
+    "JobSnapshot": "model",
+    "JobStart": "model",
+    "JobStatus": "model",
+    "JobRegistry": "registry",
+}
+"""Public name → the submodule that defines it: each is imported when first asked for (issue 36)."""
+
+
+def __getattr__(name: str) -> object:
+    source = _SOURCES.get(name)
+    if source is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{source}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_SOURCES})
+
 
 __all__ = [
     "JobError",

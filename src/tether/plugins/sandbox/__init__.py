@@ -19,19 +19,57 @@ Used by the shell (bash, jobs, hooks, the process API of custom tools), the MCP 
 file tools (`boundary.py`); the modes and their guarantees are described in docs/sandbox.md.
 """
 
-from .bounds import Bounds as Bounds
-from .denials import sandbox_denial as sandbox_denial
-from .environment import EnvPolicy as EnvPolicy
-from .plan import SANDBOX_UNAVAILABLE as SANDBOX_UNAVAILABLE
-from .plan import Jail as Jail
-from .plan import SandboxUnavailable as SandboxUnavailable
-from .plan import confine as confine
-from .policy import FULL_ACCESS as FULL_ACCESS
-from .policy import SandboxMode as SandboxMode
-from .policy import SandboxPolicy as SandboxPolicy
-from .policy import SandboxSettings as SandboxSettings
-from .probe import KernelSupport as KernelSupport
-from .probe import kernel_support as kernel_support
+from __future__ import annotations
+
+from importlib import import_module
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: keeps this module free of imports
+if TYPE_CHECKING:
+    from .bounds import Bounds as Bounds
+    from .denials import sandbox_denial as sandbox_denial
+    from .environment import EnvPolicy as EnvPolicy
+    from .plan import SANDBOX_UNAVAILABLE as SANDBOX_UNAVAILABLE
+    from .plan import Jail as Jail
+    from .plan import SandboxUnavailable as SandboxUnavailable
+    from .plan import confine as confine
+    from .policy import FULL_ACCESS as FULL_ACCESS
+    from .policy import SandboxMode as SandboxMode
+    from .policy import SandboxPolicy as SandboxPolicy
+    from .policy import SandboxSettings as SandboxSettings
+    from .probe import KernelSupport as KernelSupport
+    from .probe import kernel_support as kernel_support
+
+_SOURCES: dict[str, str] = {
+    "Bounds": "bounds",
+    "sandbox_denial": "denials",
+    "EnvPolicy": "environment",
+    "SANDBOX_UNAVAILABLE": "plan",
+    "Jail": "plan",
+    "SandboxUnavailable": "plan",
+    "confine": "plan",
+    "FULL_ACCESS": "policy",
+    "SandboxMode": "policy",
+    "SandboxPolicy": "policy",
+    "SandboxSettings": "policy",
+    "KernelSupport": "probe",
+    "kernel_support": "probe",
+}
+"""Public name → the submodule that defines it: each is imported when first asked for (issue 36: a
+boot that reads `SandboxSettings` does not import the jail, the probe or bwrap)."""
+
+
+def __getattr__(name: str) -> object:
+    source = _SOURCES.get(name)
+    if source is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{source}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_SOURCES})
+
 
 __all__ = [
     "FULL_ACCESS",

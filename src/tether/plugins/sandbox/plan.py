@@ -33,7 +33,7 @@ from .bwrap import BWRAP_VARIABLE, Layout, command_line
 from .placeholders import PlaceholderRefused, RootLocks, ensure_placeholders
 from .policy import SandboxMode, SandboxPolicy
 from .probe import KernelSupport
-from .protected import anchors, protected_paths, within
+from .protected import anchors, home_warning, protected_paths, within
 from .seccomp import filter_program
 
 __all__ = [
@@ -65,25 +65,6 @@ def unavailable_message(policy: SandboxPolicy, support: KernelSupport) -> str:
         "namespaces (sysctl kernel.unprivileged_userns_clone=1, "
         "kernel.apparmor_restrict_unprivileged_userns=0), or pass --sandbox danger-full-access "
         "(sandbox: danger-full-access in tether.yml) to run commands without one"
-    )
-
-
-_home_warned: set[str] = set()
-
-
-def home_warning(workspace: str) -> str | None:
-    """The one line, once per process and workspace, for a `workspace-write` workspace that is the
-    user's home directory (everything in it but the protected paths is writable); else None."""
-    resolved = os.path.realpath(workspace)
-    home = os.path.realpath(os.environ.get("HOME") or os.path.expanduser("~"))
-    if resolved != home or resolved in _home_warned:
-        return None
-    _home_warned.add(resolved)
-    return (
-        f"tether: the workspace is your home directory ({resolved}): sandboxed commands may write "
-        "everything in it but the protected paths (~/.tether, ~/.gitconfig, ~/.ssh, shell "
-        "start-up files, ~/.local/bin, ...; docs/sandbox.md); start tether in a project "
-        "directory to keep the rest of your home out of reach"
     )
 
 

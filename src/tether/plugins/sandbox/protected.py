@@ -37,8 +37,9 @@ left out. Paths inside another protected path are left out (the outer one covers
 `anchors(root, protections)` are the directories between a root and its protected paths:
 bound onto themselves so that they are mount points, which the kernel refuses to rename or remove
 (`EBUSY`) — without that, `mv .husky x` (or the directory above a submodule) would carry the
-read-only mount away and leave the name free for a new one. Does not own the placeholders
-(`placeholders.py`) or the mounts (`bwrap.py`).
+read-only mount away and leave the name free for a new one. `home_warning(workspace)` is the one
+line for a workspace that is the user's home (all of it writable but these paths). Does not own
+the placeholders (`placeholders.py`) or the mounts (`bwrap.py`).
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ __all__ = [
     "Kind",
     "Protection",
     "anchors",
+    "home_warning",
     "is_placeholder",
     "protected_paths",
     "within",
@@ -197,6 +199,25 @@ def is_placeholder(path: str) -> bool:
     except OSError:
         return False
     return stat.S_ISDIR(info.st_mode) and stat.S_IMODE(info.st_mode) == PLACEHOLDER_MODE
+
+
+_home_warned: set[str] = set()
+
+
+def home_warning(workspace: str) -> str | None:
+    """The one line, once per process and workspace, for a `workspace-write` workspace that is the
+    user's home directory (everything in it but the protected paths is writable); else None."""
+    resolved = os.path.realpath(workspace)
+    home = os.path.realpath(os.environ.get("HOME") or os.path.expanduser("~"))
+    if resolved != home or resolved in _home_warned:
+        return None
+    _home_warned.add(resolved)
+    return (
+        f"tether: the workspace is your home directory ({resolved}): sandboxed commands may write "
+        "everything in it but the protected paths (~/.tether, ~/.gitconfig, ~/.ssh, shell "
+        "start-up files, ~/.local/bin, ...; docs/sandbox.md); start tether in a project "
+        "directory to keep the rest of your home out of reach"
+    )
 
 
 def within(path: str, root: str) -> bool:

@@ -23,25 +23,69 @@ Plugins: `tether.plugins.shell.plugin` (`shell`, provides `ctx.shell`) and
     errors.py        `ShellError`, `SpawnAbortedError`, `ToolCallAborted`
 """
 
-from .config import ShellConfig as ShellConfig
-from .errors import ShellError as ShellError
-from .errors import SpawnAbortedError as SpawnAbortedError
-from .errors import ToolCallAborted as ToolCallAborted
-from .local import BASH_TIMEOUT as BASH_TIMEOUT
-from .local import BackgroundProcess as BackgroundProcess
-from .local import LocalBashExecutor as LocalBashExecutor
-from .processes import PROCESS_TIMEOUT as PROCESS_TIMEOUT
-from .processes import run_process as run_process
-from .seam import Collected as Collected
-from .seam import ExitStatus as ExitStatus
-from .seam import OutputDelta as OutputDelta
-from .seam import ProcessStatus as ProcessStatus
-from .seam import ResolvedShellRequest as ResolvedShellRequest
-from .seam import ShellExecutor as ShellExecutor
-from .seam import ShellProcess as ShellProcess
-from .seam import ShellRequest as ShellRequest
-from .seam import ShellRunResult as ShellRunResult
-from .subprocesses import SubprocessService as SubprocessService
+from __future__ import annotations
+
+from importlib import import_module
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: keeps this module free of imports
+if TYPE_CHECKING:
+    from .config import ShellConfig as ShellConfig
+    from .errors import ShellError as ShellError
+    from .errors import SpawnAbortedError as SpawnAbortedError
+    from .errors import ToolCallAborted as ToolCallAborted
+    from .local import BASH_TIMEOUT as BASH_TIMEOUT
+    from .local import BackgroundProcess as BackgroundProcess
+    from .local import LocalBashExecutor as LocalBashExecutor
+    from .processes import PROCESS_TIMEOUT as PROCESS_TIMEOUT
+    from .processes import run_process as run_process
+    from .seam import Collected as Collected
+    from .seam import ExitStatus as ExitStatus
+    from .seam import OutputDelta as OutputDelta
+    from .seam import ProcessStatus as ProcessStatus
+    from .seam import ResolvedShellRequest as ResolvedShellRequest
+    from .seam import ShellExecutor as ShellExecutor
+    from .seam import ShellProcess as ShellProcess
+    from .seam import ShellRequest as ShellRequest
+    from .seam import ShellRunResult as ShellRunResult
+    from .subprocesses import SubprocessService as SubprocessService
+
+_SOURCES: dict[str, str] = {
+    "ShellConfig": "config",
+    "ShellError": "errors",
+    "SpawnAbortedError": "errors",
+    "ToolCallAborted": "errors",
+    "BASH_TIMEOUT": "local",
+    "BackgroundProcess": "local",
+    "LocalBashExecutor": "local",
+    "PROCESS_TIMEOUT": "processes",
+    "run_process": "processes",
+    "Collected": "seam",
+    "ExitStatus": "seam",
+    "OutputDelta": "seam",
+    "ProcessStatus": "seam",
+    "ResolvedShellRequest": "seam",
+    "ShellExecutor": "seam",
+    "ShellProcess": "seam",
+    "ShellRequest": "seam",
+    "ShellRunResult": "seam",
+    "SubprocessService": "subprocesses",
+}
+"""Public name → the submodule that defines it: each is imported when first asked for (issue 36: the
+boot imports the seam and the config, not the process machinery)."""
+
+
+def __getattr__(name: str) -> object:
+    source = _SOURCES.get(name)
+    if source is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{source}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_SOURCES})
+
 
 __all__ = [
     "BASH_TIMEOUT",

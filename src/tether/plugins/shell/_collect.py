@@ -4,8 +4,8 @@ Owns: the tail (at most `max_bytes` of the most recent bytes, exact), the spill 
 the first overflow in the service's private directory, mode 0600, opened exclusively; it holds
 the complete stream, including what came before the overflow, up to `spill_max_bytes`, after
 which it is deleted and no path is advertised), consuming reads by byte offset (`read_from`),
-and decoding (UTF-8 with replacement, so output that is not UTF-8 never raises). Does not own
-pipes or processes (`_process.py`).
+and decoding (UTF-8 with replacement, so output that is not UTF-8 never raises); a stream's final
+state is the seam's `Collected`. Does not own pipes or processes (`_process.py`).
 
 Decoding rules: a tail that starts inside a multi-byte character drops those leading
 continuation bytes; a read of a still-open stream holds back an incomplete trailing character
@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import BinaryIO, Final
 
 from ._ledger import SPILL_PREFIX, owner_name
+from .seam import Collected
 
 __all__ = ["CaptureLimits", "Collected", "StreamCollector", "StreamRead", "decode"]
 
@@ -35,15 +36,6 @@ class CaptureLimits:
 
     max_bytes: int
     spill_max_bytes: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Collected:
-    """A stream's final state: `text` is the tail when `truncated`; the spill has all of it."""
-
-    text: str
-    truncated: bool
-    spill_path: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

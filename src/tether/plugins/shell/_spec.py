@@ -1,9 +1,10 @@
 """What a spawned process group is asked to run and what it reports.
 
 Owns `SpawnSpec` (the command, its limits, environment overlay, stdin, grace, sandbox), the
-process's `Phase`, the leader's `ExitStatus` (`signal_name` names a signal), and `new_tag` (a
-command's `TETHER_PROCESS_TAG`). Plain data: does not own spawning, settlement or termination
-(`_process.py`). `_process.py` re-exports these names (their former home).
+process's `Phase`, `signal_name` (how `ExitStatus.signal_name` names a signal) and `new_tag` (a
+command's `TETHER_PROCESS_TAG`); the leader's `ExitStatus` is the seam's (`seam.py`, re-exported
+here). Plain data: does not own spawning, settlement or termination (`_process.py`).
+`_process.py` re-exports these names (their former home).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from types import MappingProxyType
 
 from ..sandbox.policy import FULL_ACCESS, SandboxPolicy
 from ._collect import CaptureLimits
+from .seam import ExitStatus
 
 __all__ = ["ExitStatus", "Phase", "SpawnSpec", "new_tag", "signal_name"]
 
@@ -27,15 +29,6 @@ class Phase(enum.Enum):
     RUNNING = "running"
     DRAINING = "draining"
     SETTLED = "settled"
-
-
-@dataclass(frozen=True, slots=True)
-class ExitStatus:
-    """How the leader ended: an exit code, or (`exit_code is None`) the signal that killed it.
-    Both None only when the status could not be read (another waiter reaped the leader)."""
-
-    exit_code: int | None
-    signal_name: str | None
 
 
 def new_tag() -> str:

@@ -38,7 +38,6 @@ from ..approval.escalation import ask_to_leave_sandbox
 from ..jobs.model import JobHooks, JobOutcome, JobStart, JobStatus
 from ..jobs.registry import JobRegistry
 from ..sandbox.bounds import bound_hit, bound_note
-from ..sandbox.denials import sandbox_denial
 from ..sandbox.policy import FULL_ACCESS, SandboxMode, SandboxPolicy
 from .errors import SpawnAbortedError, ToolCallAborted
 from .render import StreamValue, render_background_read, render_foreground, stream_value
@@ -238,6 +237,8 @@ def _denial(request: ResolvedShellRequest, result: ShellRunResult) -> str | None
     """The sandbox's note when the command failed in a way the sandbox may have caused."""
     if result.timed_out or (result.exit_code == 0 and result.signal_name is None):
         return None
+    from ..sandbox.denials import sandbox_denial  # a failed command: issue 36
+
     writable = (
         ()
         if request.sandbox.mode is not SandboxMode.WORKSPACE_WRITE

@@ -31,19 +31,18 @@ import os
 from collections.abc import Awaitable, Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from ...core.signals import AbortSignal
 from ...core.timeout import TimeoutReason, clamp_timeout, deadline
 from ..sandbox.placeholders import remove_placeholders
-from ..sandbox.plan import home_warning
 from ..sandbox.policy import SandboxMode, SandboxPolicy
-from ._collect import CaptureLimits
+from ..sandbox.protected import home_warning
 from ._ledger import GroupLedger, reap_orphans, sweep_spill_directories
-from ._process import ExitStatus, SpawnSpec, Subprocess
 from .config import ShellConfig
 from .errors import SpawnAbortedError
 from .seam import (
+    ExitStatus,
     OutputDelta,
     ProcessStatus,
     ResolvedShellRequest,
@@ -51,6 +50,10 @@ from .seam import (
     ShellRunResult,
 )
 from .subprocesses import SubprocessService
+
+if TYPE_CHECKING:  # the process machinery: imported by the first command (issue 36)
+    from ._process import Subprocess
+    from ._spec import SpawnSpec
 
 __all__ = ["BASH_TIMEOUT", "BackgroundProcess", "LocalBashExecutor", "run_result"]
 
@@ -151,6 +154,9 @@ class LocalBashExecutor:
         )
 
     def _spawn_spec(self, request: ResolvedShellRequest, stdout_max_bytes: int) -> SpawnSpec:
+        from ._collect import CaptureLimits  # the first command: issue 36
+        from ._spec import SpawnSpec
+
         config = self._config
         env: Mapping[str, str | None] = _OVERLAY
         if request.env:

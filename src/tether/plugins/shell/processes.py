@@ -37,7 +37,7 @@ from ...core.signals import AbortSignal
 from ...core.timeout import MAX_TIMER_DELAY_MS, deadline
 from ..sandbox.policy import SandboxMode, SandboxPolicy
 from ._collect import CaptureLimits
-from ._process import SpawnSpec
+from ._spec import SpawnSpec
 from .local import run_result
 from .seam import ShellRunResult
 from .subprocesses import SubprocessService, check_grace_ms

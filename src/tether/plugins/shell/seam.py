@@ -2,8 +2,9 @@
 
 Owns the vocabulary shared by every executor and its callers (the `bash` tool, hooks, grep/glob):
 `ShellRequest` (what a caller asks; unset fields take the executor's defaults),
-`ResolvedShellRequest` (every default and cap applied), `ShellRunResult` (a foreground run),
-`ShellProcess` (a background handle) and the `ShellExecutor` protocol. Does not own how commands
+`ResolvedShellRequest` (every default and cap applied), `ShellRunResult` (a foreground run,
+its streams `Collected`), `ShellProcess` (a background handle, its leader's `ExitStatus`) and the
+`ShellExecutor` protocol. Does not own how commands
 run (`local.py`) or how results are shown to a model (`render.py`).
 
 Every asynchronous method takes `signal` as a required keyword argument. `run` rejects only for
@@ -22,8 +23,6 @@ from typing import Protocol
 
 from ...core.signals import AbortSignal
 from ..sandbox.policy import SandboxMode, SandboxPolicy
-from ._collect import Collected
-from ._process import ExitStatus
 
 __all__ = [
     "Collected",
@@ -57,6 +56,24 @@ class ShellRequest:
     stdin: str | bytes | None = None
     env: Mapping[str, str | None] = field(default_factory=_no_env)
     sandbox: SandboxPolicy | SandboxMode | str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Collected:
+    """A stream's final state: `text` is the tail when `truncated`; the spill has all of it."""
+
+    text: str
+    truncated: bool
+    spill_path: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ExitStatus:
+    """How the leader ended: an exit code, or (`exit_code is None`) the signal that killed it.
+    Both None only when the status could not be read (another waiter reaped the leader)."""
+
+    exit_code: int | None
+    signal_name: str | None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -1,21 +1,21 @@
 """The subprocess service: spawns process groups and owns every one of them until it is gone.
 
 Owns: the choice of containment for each spawn (`tether.plugins.sandbox.confine` with the kernel's
-support, probed once: contained in a PID namespace, or — where namespaces cannot be created —
-uncontained under the fallback described below, said once in the log; a sandbox that cannot be had
-raises `SandboxUnavailable`), argument checks before spawning, the translation of spawn failures
-into `ShellError` (with the errno name, e.g. `ENOENT`), the table of live groups (a process leaves
-it once its group is seen gone and no process it left behind still runs; one that outlived its
-leader stays until the service is closed), the private spill directory, the optional orphan ledger
-(`_ledger.py`: a command's tag is recorded before it is spawned, its group right after), the look at
-the tree every half second while a process is live (each process records the processes of its
-command, `_descendants.py`; the escaped ones go to the ledger, so a later tether can stop them if
-this one is SIGKILLed), `aclose()` (terminate every live group and await its settlement and
-termination, then delete the spill directory unless `keep_spill_files`) and a host-exit hook that
-SIGKILLs whatever is still alive when the interpreter exits without closing the service. The
-fallback — the child subreaper (`_reaper.py`), the looks, the tags and the ledger — runs only for
-uncontained processes, and the subreaper only where containment is unavailable. Does not own what to
-run (the bash executor) or how one process is stopped (`_process.py`).
+support, asked by the first spawn and probed once per process: contained in a PID namespace, or —
+where namespaces cannot be created — uncontained under the fallback described below, said once in
+the log; a sandbox that cannot be had raises `SandboxUnavailable`), argument checks before spawning,
+the translation of spawn failures into `ShellError` (with the errno name, e.g. `ENOENT`), the table
+of live groups (a process leaves it once its group is seen gone and no process it left behind still
+runs; one that outlived its leader stays until the service is closed), the private spill directory,
+the optional orphan ledger (`_ledger.py`: a command's tag is recorded before it is spawned, its
+group right after), the look at the tree every half second while a process is live (each process
+records the processes of its command, `_descendants.py`; the escaped ones go to the ledger, so a
+later tether can stop them if this one is SIGKILLed), `aclose()` (terminate every live group and
+await its settlement and termination, then delete the spill directory unless `keep_spill_files`) and
+a host-exit hook that SIGKILLs whatever is still alive when the interpreter exits without closing
+the service. The fallback — the child subreaper (`_reaper.py`), the looks, the tags and the ledger —
+runs only for uncontained processes, and the subreaper only where containment is unavailable. Does
+not own what to run (the bash executor) or how one process is stopped (`_process.py`).
 """
 
 from __future__ import annotations
@@ -26,20 +26,20 @@ import errno
 import logging
 import math
 import weakref
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from ...core.signals import AbortSignal
 from ...core.timeout import MAX_TIMER_DELAY_MS
 from ..sandbox.environment import DEFAULT_ENV_POLICY, EnvPolicy
-from ..sandbox.plan import confine
-from ..sandbox.probe import KernelSupport, kernel_support
-from ._collect import SpillDirectory
-from ._descendants import claim
 from ._ledger import GroupLedger
-from ._process import SpawnSpec, Subprocess, new_tag
-from ._reaper import become_subreaper
 from ._tree import read_tree
 from .errors import ShellError, SpawnAbortedError
+
+if TYPE_CHECKING:  # the process machinery and the kernel probe: imported by the first spawn
+    from ..sandbox.probe import KernelSupport
+    from ._collect import SpillDirectory
+    from ._process import Subprocess
+    from ._spec import SpawnSpec
 
 __all__ = ["SubprocessService", "check_grace_ms"]
 
@@ -112,10 +112,12 @@ class SubprocessService:
     __slots__ = (
         "_closed",
         "_env_policy",
+        "_keep_spill_files",
         "_ledger",
         "_live",
         "_look_timer",
         "_spill",
+        "_spill_parent",
         "_support",
     )
 
@@ -129,20 +131,38 @@ class SubprocessService:
         env_policy: EnvPolicy = DEFAULT_ENV_POLICY,
     ) -> None:
         self._env_policy = env_policy  # what every child inherits of tether's environment
-        self._support = support = kernel_support() if support is None else support
-        if not support.contain:
-            _warn_uncontained(support)
-            become_subreaper()
+        self._support: KernelSupport | None = None  # None: asked by the first spawn
+        if support is not None:
+            self._adopt(support)
         self._live: set[Subprocess] = set()
-        self._spill = SpillDirectory(keep=keep_spill_files, parent=spill_parent)
+        self._keep_spill_files = keep_spill_files
+        self._spill_parent = spill_parent
+        self._spill: SpillDirectory | None = None  # made by the first spawn
         self._closed = False
         self._ledger = ledger
         self._look_timer: asyncio.TimerHandle | None = None
 
     @property
     def support(self) -> KernelSupport:
-        """What the kernel offers its processes (containment, the sandbox)."""
-        return self._support
+        """What the kernel offers its processes (containment, the sandbox): the one given, else
+        `kernel_support()`, asked by the first spawn (or here)."""
+        support = self._support
+        if support is None:
+            from ..sandbox.probe import kernel_support  # the first command: issue 36
+
+            support = self._adopt(kernel_support())
+        return support
+
+    def _adopt(self, support: KernelSupport) -> KernelSupport:
+        """Keep `support`; without containment, say so once and become the subreaper of what
+        the commands leave (before anything is spawned)."""
+        if not support.contain:
+            from ._reaper import become_subreaper  # the uncontained fallback only
+
+            _warn_uncontained(support)
+            become_subreaper()
+        self._support = support
+        return support
 
     @property
     def live(self) -> int:
@@ -165,18 +185,24 @@ class SubprocessService:
             raise RuntimeError("the subprocess service is closed; it spawns nothing new")
         if signal.aborted:
             raise SpawnAbortedError(signal.reason)
+        from ..sandbox.plan import confine  # the machinery loads at the first spawn: issue 36
+        from ._collect import SpillDirectory
+        from ._process import Subprocess
+        from ._spec import new_tag
+
+        if self._spill is None:
+            self._spill = SpillDirectory(keep=self._keep_spill_files, parent=self._spill_parent)
+        spill = self._spill
         jail = confine(
             spec.argv,
             policy=spec.sandbox,
             workspace=spec.workspace or spec.cwd,
             workdir=spec.cwd,
-            support=self._support,
+            support=self.support,
         )
         if jail is not None:  # contained: the kernel holds its processes, nothing to track
             try:
-                process = Subprocess.spawn(
-                    spec, self._spill, jail=jail, env_policy=self._env_policy
-                )
+                process = Subprocess.spawn(spec, spill, jail=jail, env_policy=self._env_policy)
             except OSError as exc:
                 raise _spawn_failure(exc) from exc
             self._own(process, signal)
@@ -185,7 +211,7 @@ class SubprocessService:
         if self._ledger is not None:
             self._ledger.expect(tag)  # before the spawn: a kill from here on leaves it findable
         try:
-            process = Subprocess.spawn(spec, self._spill, tag=tag, env_policy=self._env_policy)
+            process = Subprocess.spawn(spec, spill, tag=tag, env_policy=self._env_policy)
         except OSError as exc:
             if self._ledger is not None:
                 self._ledger.discard(tag)
@@ -214,6 +240,8 @@ class SubprocessService:
         live = [process for process in self._live if not process.contained]
         if not live:
             return
+        from ._descendants import claim  # loaded with `_process` by the first spawn
+
         try:
             found = claim(read_tree(), {process.tag: process.leader for process in live})
             for process in live:
@@ -248,6 +276,7 @@ class SubprocessService:
             await asyncio.gather(*(process.stopped() for process in live))
             for process in live:
                 self._forget(process)
-        self._spill.remove()
+        if self._spill is not None:
+            self._spill.remove()
         if self._ledger is not None:
             self._ledger.close()
