@@ -219,7 +219,7 @@ def define_tool(
 
     def start(args: object, exec: ToolRunContext) -> Awaitable[object]:
         # An async body's own coroutine, once its arguments validate: no wrapper coroutine.
-        return cast(Awaitable[object], body(validated(args), exec))
+        return body(validated(args), exec)  # type: ignore[no-any-return]
 
     start.__tether_returns_coroutine__ = True  # type: ignore[attr-defined]
 

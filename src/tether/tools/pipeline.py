@@ -315,7 +315,7 @@ class Pipeline:
             )
         except Exception as exc:
             return call, failure_from(exc)
-        if signal.aborted:
+        if signal._aborted:
             return call, aborted_before_dispatch_result()
         return call, None
 
