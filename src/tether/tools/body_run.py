@@ -127,7 +127,12 @@ async def run_body(
         coro = run_sync_body(relay, body_signal, tool.execute, call.arguments, call.view)
         sync = True
     loop = _running_loop()
-    name = f"{BODY_TASK_PREFIX}{call.name} {call.call_id}"
+    call_id = call.call_id
+    name = (
+        tool.body_task_prefix + call_id
+        if type(call_id) is str
+        else f"{BODY_TASK_PREFIX}{call.name} {call_id}"
+    )
     try:
         start_body(coro, loop, name, body_signal, relay, sync)  # type: ignore[arg-type]
     except BaseException:  # e.g. out of stack: nothing is left un-awaited, whatever did
