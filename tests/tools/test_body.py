@@ -17,13 +17,7 @@ import pytest
 
 from tether import ToolRunContext
 from tether.kernel import Context
-from tether.tools.body import (
-    _NESTING,
-    EAGER_DEPTH,
-    _attributeless,
-    _nesting_of,
-    is_body_task,
-)
+from tether.tools.body import EAGER_DEPTH, is_body_task
 
 from .conftest import call, error_json, raw_tool, success_json
 
@@ -323,34 +317,3 @@ async def test_a_body_that_cancels_its_own_task_fails_whether_or_not_it_suspende
 
     assert first.to_json() == error_json("CancelledError")
     assert second.to_json() == error_json("CancelledError")
-
-
-def test_a_loop_that_takes_no_attributes_counts_its_eager_starts_on_the_thread() -> None:
-    class AttributelessLoop:  # stands in for an event loop without `__dict__`
-        __slots__ = ()
-
-    loop: Any = AttributelessLoop()
-
-    first, second = _nesting_of(loop), _nesting_of(loop)
-
-    assert first is second
-    assert first.depth == 0
-    assert type(loop) in _attributeless
-
-
-@eager_only
-async def test_a_loop_counts_its_eager_starts_and_is_back_at_zero_after_a_call(
-    ctx: Context,
-) -> None:
-    seen: list[int] = []
-
-    async def body(args: Any, exec: ToolRunContext) -> str:
-        seen.append(getattr(asyncio.get_running_loop(), _NESTING).depth)  # in its eager start
-        return "ok"
-
-    ctx.tools.register(raw_tool("echo", body))
-
-    await ctx.tools.execute(call())
-
-    assert seen == [1]
-    assert getattr(asyncio.get_running_loop(), _NESTING).depth == 0

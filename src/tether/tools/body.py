@@ -86,42 +86,12 @@ EAGER: Final = sys.version_info >= (3, 12)
 """Whether bodies can start eagerly here (asyncio's public `eager_start`, Python >= 3.12)."""
 
 
-class _Nesting:
-    """Eager starts in progress on one loop's thread (one inside another's first step). Kept on
-    the loop itself (`_nesting_of`): a loop runs on one thread at a time and its starts nest on
-    that thread's stack, so this is the thread's count while the loop runs — read with one
-    attribute load per call, where a `threading.local` costs about 0.8k instructions per access."""
-
-    __slots__ = ("depth",)
-
-    def __init__(self) -> None:
-        self.depth = 0
-
-
-class _ThreadNesting(threading.local):
+class _Nesting(threading.local):
     depth = 0
-    """Eager starts in progress on this thread, for a loop that takes no attributes (uvloop's)."""
+    """Eager starts in progress on this thread (one inside another's first step)."""
 
 
-_thread_nesting: Final = _ThreadNesting()
-_NESTING: Final = "_tether_eager_nesting"
-
-
-_attributeless: Final[set[type]] = set()
-"""Loop classes whose instances take no attributes: their loops count on the thread."""
-
-
-def _nesting_of(loop: asyncio.AbstractEventLoop) -> _Nesting | _ThreadNesting:
-    """`loop`'s nesting counter, made on first use (the thread's for a loop without attributes)."""
-    if type(loop) in _attributeless:
-        return _thread_nesting
-    nesting = _Nesting()
-    try:
-        setattr(loop, _NESTING, nesting)
-    except AttributeError:
-        _attributeless.add(type(loop))
-        return _thread_nesting
-    return nesting
+_nesting: Final = _Nesting()
 
 
 BodyTask: TypeAlias = "asyncio.Task[object]"
@@ -206,19 +176,17 @@ def start_body(
     """
     run.started = False
     run.coro = coro
-    nesting: _Nesting | _ThreadNesting | None = None
-    if EAGER:  # getattr with a default raises nothing inside when the attribute is missing
-        nesting = getattr(loop, _NESTING, None) or _nesting_of(loop)
-    if nesting is not None and (depth := nesting.depth) < EAGER_DEPTH:
+    depth = _nesting.depth
+    if EAGER and depth < EAGER_DEPTH:
         # The first step runs now, inside the constructor: no awaiter can be cancelled before
         # it, and a body that finishes in it needs no settle future at all.
         run.settle = None
         runner = _run(coro, run, signal, sync)
-        nesting.depth = depth + 1
+        _nesting.depth = depth + 1
         try:
             task = asyncio.Task(runner, loop=loop, name=name, eager_start=True)  # type: ignore[call-arg]
         finally:
-            nesting.depth = depth
+            _nesting.depth = depth
         run.task = task
         if task.done():
             if not run.started:  # e.g. no stack left to enter `_run`: never awaited otherwise
