@@ -231,8 +231,8 @@ async def test_a_cancelled_timer_never_runs_and_is_no_longer_pending() -> None:
 async def test_cancel_is_idempotent() -> None:
     timers = loop_timers(asyncio.get_running_loop())
     ran: list[int] = []
-    live = timers.call_later(50, partial(ran.append, -1))
     cancelled = [timers.call_later(50, partial(ran.append, i)) for i in range(40)]
+    live = timers.call_later(50, partial(ran.append, -1))  # last: no cancelled one is a leaf
 
     for timer in cancelled:
         timer.cancel()
@@ -247,6 +247,19 @@ async def test_cancel_is_idempotent() -> None:
     live.cancel()
 
 
+async def test_a_timer_cancelled_before_any_later_one_was_scheduled_leaves_the_heap() -> None:
+    timers = loop_timers(asyncio.get_running_loop())
+    live = timers.call_later(50, lambda: None)
+    budget = timers.call_later(60_000, lambda: None)
+
+    budget.cancel()
+
+    assert len(timers) == 1
+    assert live.pending is True
+    live.cancel()
+    assert len(timers) == 0
+
+
 async def test_cancel_after_firing_is_a_no_op() -> None:
     loop = asyncio.get_running_loop()
     timers = loop_timers(loop)
@@ -255,9 +268,10 @@ async def test_cancel_after_firing_is_a_no_op() -> None:
     fired = [timers.call_later(1, partial(ran.append, i)) for i in range(70)]
     timers.call_later(1, setter(done))
     await done
-    live = timers.call_later(50, partial(ran.append, -1))
-    for _ in range(10):
-        timers.call_later(50, partial(ran.append, -2)).cancel()
+    others = [timers.call_later(50, partial(ran.append, -2)) for _ in range(10)]
+    live = timers.call_later(50, partial(ran.append, -1))  # last: no cancelled one is a leaf
+    for timer in others:
+        timer.cancel()
 
     for timer in fired:
         timer.cancel()

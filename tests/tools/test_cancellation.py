@@ -736,6 +736,25 @@ async def test_the_body_signal_detaches_from_the_caller_and_the_wrapper_when_the
     assert replacement.signal.listener_count == 0
 
 
+async def test_the_body_signal_detaches_in_the_step_the_body_returns_in(ctx: Context) -> None:
+    caller = AbortController()
+    seen: list[AbortSignal] = []
+
+    async def body(args: Any, exec: ToolRunContext) -> str:
+        await asyncio.sleep(0)  # a body that suspended: it settles in a later step of its task
+        seen.append(exec.signal)
+        asyncio.get_running_loop().call_soon(caller.abort, "after the body")  # before execute()
+        return "ok"  # settled in this step: its signal follows nothing from here
+
+    ctx.tools.register(raw_tool("echo", body))
+
+    result = await ctx.tools.execute(call(signal=caller.signal))
+
+    assert result.to_json() == ABORTED_JSON  # the caller aborted before the call ended
+    assert caller.signal.aborted
+    assert not seen[0].aborted
+
+
 async def test_the_body_signal_detaches_from_the_caller_without_wrappers(ctx: Context) -> None:
     controller = AbortController()
     ctx.tools.register(raw_tool())

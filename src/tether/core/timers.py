@@ -6,10 +6,12 @@ and `loop_timers(loop)`. This is what `deadline` and `idle_watchdog` use by defa
 budget, an idle watchdog re-armed per chunk), and an asyncio `TimerHandle` costs a Python object,
 a debug check and a heap push to create, a loop callback to cancel, and then lingers cancelled in
 the loop's heap until the loop next runs. Here a timer is one small object and a tuple on a heap;
-cancelling it only drops its callback. Cancelled entries are discarded when they reach the top of
+cancelling it only drops its callback — and takes it off the heap at once when it is the heap's
+last entry (a timer cancelled before any later one was scheduled, the usual case of a budget: no
+cancelled entry left behind). Other cancelled entries are discarded when they reach the top of
 the heap or, once they outnumber the live ones, by one compaction (a timer is its own heap
-entry) — so the heap stays within
-about twice the live timers and never grows with the number of calls.
+entry) — so the heap stays within about twice the live timers and never grows with the number of
+calls.
 
 Callbacks run in order of due time (then of scheduling), on the loop, from the one asyncio timer's
 callback. They do not run in the context they were scheduled from (tether's timers only abort
@@ -49,6 +51,10 @@ class LoopTimer(list):  # type: ignore[type-arg]
             return
         self[2] = None
         timers: LoopTimers = self[3]
+        heap = timers._heap
+        if heap[-1] is self:  # a leaf (the newest, not sifted up): gone at once, heap intact
+            heap.pop()
+            return
         timers._cancelled += 1
         if timers._cancelled > _COMPACT_AT and timers._cancelled * 2 > len(timers._heap):
             timers._compact()

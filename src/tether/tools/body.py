@@ -139,15 +139,22 @@ class BodyRun:
     """None when the body finished in an eager first step (nothing to wait for)."""
     started: bool
 
+    def ended(self) -> None:
+        """The body has settled: called in the step it ended in (or, for a body whose task ended
+        before `_run` was entered, when that task is done), before anything awaiting `settle`
+        resumes. Nothing here; a subclass stops what it did for the running body (the
+        pipeline's relay detaches the body's signal). May be called more than once."""
+
     def _task_done(self, _: object) -> None:
-        """The task is done. Normally `_run` resolved `settle` already; not if the task was
-        cancelled before its first step (the body never started: close it, so it is not reported
-        as never awaited)."""
+        """The task is done and `_run` never ended (it removes this callback when it does): the
+        task was cancelled before its first step (the body never started: close it, so it is not
+        reported as never awaited), or `_run` could not be entered."""
         if not self.started:  # never entered (closing a closed coroutine does nothing)
             self.coro.close()
         settle = self.settle
         if settle is not None and not settle.done():
             settle.set_result(None)
+        self.ended()
 
 
 def start_body(
@@ -184,6 +191,7 @@ def start_body(
         if task.done():
             if not run.started:  # e.g. no stack left to enter `_run`: never awaited otherwise
                 coro.close()
+                run.ended()
             return
         run.settle = loop.create_future()
     else:
@@ -218,8 +226,11 @@ async def _run(
         return Fatal(exc)
     finally:
         settle = run.settle
-        if settle is not None and not settle.done():
-            settle.set_result(None)
+        if settle is not None:  # a task that suspended: `start_body` gave it `_task_done`,
+            run.task.remove_done_callback(run._task_done)  # needless now (no loop callback)
+            if not settle.done():
+                settle.set_result(None)
+        run.ended()
 
 
 def settled(future: asyncio.Future[Any], loop: asyncio.AbstractEventLoop) -> asyncio.Future[None]:

@@ -99,14 +99,16 @@ class Relay(BodyRun):
         task.add_done_callback(watch.disarm)
         watch.arm()
 
-    def detach(self, *_: object) -> None:
-        """Stop following (idempotent); also a done-callback of the body's settle future."""
+    def detach(self) -> None:
+        """Stop following (idempotent); also when the body has settled (`ended`)."""
         if self._wrapper_key >= 0:
             self._wrapper._unsubscribe(self._wrapper_key)
             self._wrapper_key = -1
         if self._caller_key >= 0:
             self._caller._unsubscribe(self._caller_key)
             self._caller_key = -1
+
+    ended = detach  # the per-call signal freezes when the body settles (tools.body)
 
 
 async def run_body(
@@ -125,7 +127,12 @@ async def run_body(
         coro = run_sync_body(relay, body_signal, tool.execute, call.arguments, call.view)
         sync = True
     loop = _running_loop()
-    name = f"{BODY_TASK_PREFIX}{call.name} {call.call_id}"
+    call_id = call.call_id
+    name = (
+        tool.body_task_prefix + call_id
+        if type(call_id) is str
+        else f"{BODY_TASK_PREFIX}{call.name} {call_id}"
+    )
     try:
         start_body(coro, loop, name, body_signal, relay, sync)  # type: ignore[arg-type]
     except BaseException:  # e.g. out of stack: nothing is left un-awaited, whatever did
@@ -135,12 +142,9 @@ async def run_body(
         raise
     task = relay.task
     cancelled: BaseException | None = None
-    if task.done():
-        relay.detach()
-    else:
+    if not task.done():  # (one that is done has detached its signal: `Relay.ended`)
         settle = relay.settle
         assert settle is not None  # a body still running has one
-        settle.add_done_callback(relay.detach)  # the per-call signal freezes when it settles
         relay._watched = task
         if body_signal._aborted:  # aborted while the first step ran
             relay.watch()

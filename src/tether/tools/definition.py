@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast, get_type_hints, overload
 from ..core.json import JsonValue
 from ..core.timeout import MAX_TIMER_DELAY_MS
 from ..kernel.config_models import is_pydantic_model
+from .body import BODY_TASK_PREFIX
 from .errors import ToolArgsError
 from .execution import ToolExecution, ToolRunContext
 from .model_ref import ModelRef
@@ -99,8 +100,11 @@ class ToolDefinition:
     anyway without asking anyone; dispatch itself validates in the body wrapper."""
     canonicalize: ValueCanonicalizer = field(init=False, repr=False, compare=False)
     is_async: bool = field(init=False, repr=False, compare=False)
+    body_task_prefix: str = field(init=False, repr=False, compare=False)
+    """How the name of each body task of this tool begins (`tool <name> `; tools.body)."""
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "body_task_prefix", f"{BODY_TASK_PREFIX}{self.name} ")
         schema = self.output.schema if isinstance(self.output, ToolOutput) else None
         object.__setattr__(self, "canonicalize", compile_output_schema(schema))
         object.__setattr__(
@@ -219,7 +223,7 @@ def define_tool(
 
     def start(args: object, exec: ToolRunContext) -> Awaitable[object]:
         # An async body's own coroutine, once its arguments validate: no wrapper coroutine.
-        return cast(Awaitable[object], body(validated(args), exec))
+        return body(validated(args), exec)  # type: ignore[no-any-return]
 
     start.__tether_returns_coroutine__ = True  # type: ignore[attr-defined]
 

@@ -94,7 +94,7 @@ from .outcomes import (
     supersede,
     with_deferred,
 )
-from .pre_chain import PreChain
+from .pre_chain import start_pre_chain
 from .precedence import (
     Reached,
     being_cancelled,
@@ -315,7 +315,7 @@ class Pipeline:
             )
         except Exception as exc:
             return call, failure_from(exc)
-        if signal.aborted:
+        if signal._aborted:
             return call, aborted_before_dispatch_result()
         return call, None
 
@@ -352,7 +352,7 @@ class Pipeline:
         approval_cancelled = False
         try:
             listeners = call.listeners.get(_PRE)
-            decision = _ALLOW if listeners is None else await PreChain(listeners, call)()
+            decision = _ALLOW if listeners is None else await start_pre_chain(listeners, call)
             if isinstance(decision, Allow):
                 allowed, denial = True, None
                 if decision.arguments is not MISSING:  # an approver changed the input
