@@ -207,6 +207,11 @@ async def test_run_sends_its_first_request_without_importing_cyclopts(
 
 
 USED_LATER = (
+    "tether.agent.session.check",  # checking a session file: `sessions check`, a salvage
+    "tether.agent.session.repair",  # crash repair: at the first resume, or a write failure
+    "tether.agent.session.repair_report",  # as repair
+    "tether.agent.session.salvage",  # as check
+    "tether.agent.session.salvage_file",  # a resume's torn-tail cut, or `sessions repair`
     "tether.agent.subagents.background",  # a `task` call's child and its errors: at the first call
     "tether.agent.subagents.child",  # as background
     "tether.agent.subagents.claude_agents",  # the agent-file reader: when an agents dir exists
@@ -266,7 +271,7 @@ async def test_the_console_script_freezes_what_its_imports_built_and_collects_ag
 ) -> None:
     loaded = await loaded_at_first_request(cli, server)
 
-    assert ("frozen=True", "collecting=True") == (loaded[-2], loaded[-1])
+    assert (loaded[-2], loaded[-1]) == ("frozen=True", "collecting=True")
 
 
 async def test_run_sends_its_first_request_without_importing_pydantic(

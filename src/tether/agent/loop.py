@@ -251,7 +251,8 @@ class AgentLoop:
         reason: dict[str, JsonValue] = {"kind": "completed"}
         text = ""
         try:
-            session.recover()
+            if session.failure is not None:  # else a no-op: the repair machinery stays unloaded
+                session.recover()
             turn = session.last_turn + 1
             session.turn_start(turn)
         except SessionWriteFailed:
