@@ -13,14 +13,13 @@ from __future__ import annotations
 import asyncio
 import tempfile
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.signals import AbortSignal
 from ..kernel import Context
 from ..plugins.permissions import Permissions
 from ..tools.results import UserMessage
 from .claude_options import Scratch
-from .compaction import Compacted
 from .compactor import Compactor, overflowed
 from .events import AgentEvent
 from .llm import LlmConfig
@@ -29,7 +28,9 @@ from .llm.service import Llm
 from .loop import AgentLoop, AgentSettings, TurnOutcome
 from .session import SessionLog, SessionStore
 from .session.events import APPROVAL_DECIDED
-from .stream import quiesce
+
+if TYPE_CHECKING:
+    from .compaction import Compacted
 
 __all__ = ["Booted", "restore_grants", "shielded"]
 
@@ -172,6 +173,8 @@ class Booted:
 async def shielded(work: Coroutine[Any, Any, None]) -> None:
     """Run a disposal to its end even if the caller is cancelled meanwhile (re-raised after;
     a failure of the disposal itself wins)."""
+    from .stream import quiesce  # imported at the first disposal (issue 36)
+
     task = asyncio.ensure_future(work)
     try:
         await quiesce(task)

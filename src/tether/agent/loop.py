@@ -77,7 +77,6 @@ from .offered import offered
 from .scheduler import ToolCallRequest, execute_tool_calls
 from .session import SessionLog, SessionWriteFailed
 from .session.events import LLM_RETRY, LLM_RETRY_STARTED, REQUEST_CONTEXT, REQUEST_HEADER
-from .step_log import StepLog
 
 __all__ = [
     "POST_COMPACT_EVENT",
@@ -514,6 +513,8 @@ class AgentLoop:
         calls = message.tool_calls
         if not calls:
             return "completed", message.text
+        from .step_log import StepLog  # imported at the first tool call (issue 36)
+
         outcome = await execute_tool_calls(
             self.tools,
             [ToolCallRequest(c.id, c.name, c.arguments) for c in calls],
