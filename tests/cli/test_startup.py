@@ -211,6 +211,7 @@ USED_LATER = (
     "tether.agent.compaction",  # summarising into a new session: when a window is first tested
     "tether.agent.llm.prices",  # the price table: at the first price asked (JSON output) or config
     "tether.agent.session.check",  # checking a session file: `sessions check`, a salvage
+    "tether.agent.session.files",  # reading a session file back: at the first resume or load
     "tether.agent.session.repair",  # crash repair: at the first resume, or a write failure
     "tether.agent.session.repair_report",  # as repair
     "tether.agent.session.salvage",  # as check

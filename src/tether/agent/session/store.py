@@ -36,21 +36,15 @@ from ...kernel import tether_home
 from ..messages import Message
 from . import events as ev
 from .events import SessionError, SessionEvent, SessionHeader
-from .files import (
-    LOCK_NAME,
-    LOG_NAME,
-    LogContents,
-    decode_session_id,
-    encode_session_id,
-    read_log,
-)
 from .history import derive_messages, last_turn
 from .index import CachedSummary, FileIdentity, ListingIndex
+from .layout import LOCK_NAME, LOG_NAME, decode_session_id, encode_session_id
 from .log import SessionLog
 from .writer_lock import WriterLock, same_file
 
 if TYPE_CHECKING:
     from .check import Defect
+    from .files import LogContents
     from .repair_report import ChildRepair, RepairReport
     from .salvage_file import SalvageReport
 
@@ -370,6 +364,8 @@ class SessionStore:
             return []
 
     def _read(self, session_id: str, path: Path) -> LogContents:
+        from .files import read_log  # the parser: imported at the first open or load (issue 36)
+
         try:
             return read_log(path)
         except SessionError as error:
