@@ -210,6 +210,7 @@ USED_LATER = (
     "tether.agent.arguments",  # reading a tool call's arguments: at the first tool call
     "tether.agent.compaction",  # summarising into a new session: when a window is first tested
     "tether.agent.llm.prices",  # the price table: at the first price asked (JSON output) or config
+    "tether.agent.scheduler",  # a step's tool calls run: at the first tool call
     "tether.agent.session.check",  # checking a session file: `sessions check`, a salvage
     "tether.agent.session.files",  # reading a session file back: at the first resume or load
     "tether.agent.session.repair",  # crash repair: at the first resume, or a write failure

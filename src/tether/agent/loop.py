@@ -74,7 +74,6 @@ from .messages import ReasoningDelta as ReasoningChunk
 from .messages import StreamChunk, TokenUsage, failure_to_json
 from .messages import TextDelta as TextChunk
 from .offered import offered
-from .scheduler import ToolCallRequest, execute_tool_calls
 from .session import SessionLog, SessionWriteFailed
 from .session.events import LLM_RETRY, LLM_RETRY_STARTED, REQUEST_CONTEXT, REQUEST_HEADER
 
@@ -513,7 +512,9 @@ class AgentLoop:
         calls = message.tool_calls
         if not calls:
             return "completed", message.text
-        from .step_log import StepLog  # imported at the first tool call (issue 36)
+        # the step scheduler and its recorder: imported at the first tool call (issue 36)
+        from .scheduler import ToolCallRequest, execute_tool_calls
+        from .step_log import StepLog
 
         outcome = await execute_tool_calls(
             self.tools,
