@@ -218,7 +218,6 @@ USED_LATER = (
     "tether.agent.session.salvage",  # as check
     "tether.agent.session.salvage_file",  # a resume's torn-tail cut, or `sessions repair`
     "tether.agent.step_log",  # a step's tool calls to the log: at the first tool call
-    "tether.agent.stream",  # `Agent.run_stream`, and the disposal's quiescing: after the turn
     "tether.agent.subagents.background",  # a `task` call's child and its errors: at the first call
     "tether.agent.subagents.child",  # as background
     "tether.agent.subagents.claude_agents",  # the agent-file reader: when an agents dir exists

@@ -28,6 +28,7 @@ from .llm.service import Llm
 from .loop import AgentLoop, AgentSettings, TurnOutcome
 from .session import SessionLog, SessionStore
 from .session.events import APPROVAL_DECIDED
+from .stream import quiesce
 
 if TYPE_CHECKING:
     from .compaction import Compacted
@@ -173,8 +174,6 @@ class Booted:
 async def shielded(work: Coroutine[Any, Any, None]) -> None:
     """Run a disposal to its end even if the caller is cancelled meanwhile (re-raised after;
     a failure of the disposal itself wins)."""
-    from .stream import quiesce  # imported at the first disposal (issue 36)
-
     task = asyncio.ensure_future(work)
     try:
         await quiesce(task)

@@ -54,7 +54,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from ..core.json import JsonValue
 from ..core.signals import AbortController, AbortError, AbortSignal
@@ -84,9 +84,7 @@ from .llm.service import Llm
 from .loop import AgentLoop
 from .policy import Check, Preset
 from .session import SessionLog, SessionStore
-
-if TYPE_CHECKING:
-    from .stream import RunStream
+from .stream import RunStream
 
 __all__ = ["Agent", "AgentClosed", "PluginSpec", "ToolSpec"]
 
@@ -450,8 +448,6 @@ class Agent:
 
         async def turn(deliver: Callable[[AgentEvent], None], stop: AbortSignal) -> RunResult:
             return await self._run(prompt, signal, deliver, stop)
-
-        from .stream import RunStream  # imported at the first stream (issue 36)
 
         return RunStream(turn)
 
