@@ -53,6 +53,7 @@ from ..tools.outcomes import supersede
 from ..tools.pipeline import Dispatched, Prepared
 from ..tools.registry import ToolRuntime
 from ..tools.results import ToolExecutionResult, UserMessage, aborted_before_dispatch_result
+from .arguments import malformed_arguments_result, read_arguments
 from .session import SessionWriteFailed
 
 __all__ = [
@@ -122,8 +123,6 @@ class StepOutcome:
 
 def parse_arguments(raw: str) -> object:
     """`{}` for an empty string, the parsed JSON when it parses, else the raw string itself."""
-    from .arguments import read_arguments  # imported at the first call (issue 36)
-
     return read_arguments(raw).value
 
 
@@ -156,8 +155,6 @@ class _Step:
         self.max_parallel = max_parallel
         self.cancellation = AbortController()  # aborted when our task is cancelled
         self.call_signal = AbortSignal.any(signal, self.cancellation.signal)
-        from .arguments import read_arguments  # imported at the first tool call (issue 36)
-
         arguments = [read_arguments(c.arguments) for c in calls]
         self.malformed = [a.problem for a in arguments]
         self.inputs = [
@@ -275,8 +272,6 @@ class _Step:
         slot = self.slots[index] = _Slot(call=prepared.call, call_seq=call_seq)
         malformed = self.malformed[index]
         if prepared.kind == "dispatch" and malformed is not None:  # answered here, unpoliced
-            from .arguments import malformed_arguments_result  # loaded by _Step already
-
             result = malformed_arguments_result(self.calls[index].name, malformed)
             prepared = Prepared("final-result", prepared.call, result)
         if prepared.kind == "dispatch":
