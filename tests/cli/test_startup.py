@@ -224,6 +224,17 @@ async def test_run_sends_its_first_request_without_importing_cyclopts(
 
 
 USED_LATER = (
+    "tether.agent.arguments",  # reading a tool call's arguments: at the first tool call
+    "tether.agent.compaction",  # summarising into a new session: when a window is first tested
+    "tether.agent.llm.prices",  # the price table: at the first price asked (JSON output) or config
+    "tether.agent.scheduler",  # a step's tool calls run: at the first tool call
+    "tether.agent.session.check",  # checking a session file: `sessions check`, a salvage
+    "tether.agent.session.files",  # reading a session file back: at the first resume or load
+    "tether.agent.session.repair",  # crash repair: at the first resume, or a write failure
+    "tether.agent.session.repair_report",  # as repair
+    "tether.agent.session.salvage",  # as check
+    "tether.agent.session.salvage_file",  # a resume's torn-tail cut, or `sessions repair`
+    "tether.agent.step_log",  # a step's tool calls to the log: at the first tool call
     "tether.agent.subagents.background",  # a `task` call's child and its errors: at the first call
     "tether.agent.subagents.child",  # as background
     "tether.agent.subagents.claude_agents",  # the agent-file reader: when an agents dir exists
@@ -294,6 +305,7 @@ USED_LATER = (
     "tether.plugins.web.tavily_response",  # as brave_response
     "tether.plugins.web.urls",  # URL hygiene: at the first fetch
     "tether.plugins.web.vocabulary",  # the web seam's requests and results: at the first call
+    "tether.tools.code_dispatch",  # a Code Mode sub-call's log record: at the first sub-call
 )
 """tether modules only a later call needs (issue 36: imported at their first use)."""
 

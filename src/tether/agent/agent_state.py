@@ -13,14 +13,13 @@ from __future__ import annotations
 import asyncio
 import tempfile
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.signals import AbortSignal
 from ..kernel import Context
 from ..plugins.permissions import Permissions
 from ..tools.results import UserMessage
 from .claude_options import Scratch
-from .compaction import Compacted
 from .compactor import Compactor, overflowed
 from .events import AgentEvent
 from .llm import LlmConfig
@@ -30,6 +29,9 @@ from .loop import AgentLoop, AgentSettings, TurnOutcome
 from .session import SessionLog, SessionStore
 from .session.events import APPROVAL_DECIDED
 from .stream import quiesce
+
+if TYPE_CHECKING:
+    from .compaction import Compacted
 
 __all__ = ["Booted", "restore_grants", "shielded"]
 

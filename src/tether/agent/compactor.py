@@ -7,21 +7,24 @@ PreCompact), `CompactionStarted`, the model's summary, the new linked session
 (`tether.agent.compaction.compact`), then `CompactionFinished` and `agent/post-compact`
 — or `CompactionFailed` when the model fails, answers with no summary, or the signal aborts (the
 conversation then stays where it was). Does not own the summary request or the session links
-(`tether.agent.compaction`), nor which session the agent continues in (`tether.agent.api`).
+(`tether.agent.compaction`, imported when a window is first tested: making a `Compactor` needs
+none of it, issue 36), nor which session the agent continues in (`tether.agent.api`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from ..core.errors import error_message
 from ..core.signals import AbortSignal
-from .compaction import Compacted, compact, context_tokens, needs_compaction, summarise
 from .events import AgentEvent, CompactionFailed, CompactionFinished, CompactionStarted
 from .llm import LlmError
 from .loop import AgentLoop, TurnOutcome, default_system_prompt
 from .session import SessionLog, SessionStore
+
+if TYPE_CHECKING:
+    from .compaction import Compacted
 
 __all__ = ["Compactor", "overflowed"]
 
@@ -51,11 +54,16 @@ class Compactor:
         reserve; always true without a window or with nothing to compact."""
         if self.window is None or not session.messages():
             return True
+        # the compaction machinery: imported when a window is first tested (issue 36)
+        from .compaction import context_tokens, needs_compaction
+
         return not needs_compaction(context_tokens(session, extra), self.window)
 
     def learn_overflow(self, session: SessionLog) -> None:
         """The model refused the conversation in `session` as too long: the window is at most
         its size."""
+        from .compaction import context_tokens  # at the first overflow (issue 36)
+
         tokens = context_tokens(session)
         self.window = tokens if self.window is None else min(self.window, tokens)
 
@@ -71,6 +79,8 @@ class Compactor:
     ) -> Compacted | None:
         """Summarise `loop`'s conversation into a new session (see the module note); None when
         there is nothing to summarise or it failed. The old session stays open."""
+        from .compaction import compact, context_tokens, summarise  # at the first one (issue 36)
+
         session = loop.session
         messages = session.messages()
         if not messages:

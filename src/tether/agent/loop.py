@@ -74,10 +74,8 @@ from .messages import ReasoningDelta as ReasoningChunk
 from .messages import StreamChunk, TokenUsage, failure_to_json
 from .messages import TextDelta as TextChunk
 from .offered import offered
-from .scheduler import ToolCallRequest, execute_tool_calls
 from .session import SessionLog, SessionWriteFailed
 from .session.events import LLM_RETRY, LLM_RETRY_STARTED, REQUEST_CONTEXT, REQUEST_HEADER
-from .step_log import StepLog
 
 __all__ = [
     "POST_COMPACT_EVENT",
@@ -251,7 +249,8 @@ class AgentLoop:
         reason: dict[str, JsonValue] = {"kind": "completed"}
         text = ""
         try:
-            session.recover()
+            if session.failure is not None:  # else a no-op: the repair machinery stays unloaded
+                session.recover()
             turn = session.last_turn + 1
             session.turn_start(turn)
         except SessionWriteFailed:
@@ -513,6 +512,10 @@ class AgentLoop:
         calls = message.tool_calls
         if not calls:
             return "completed", message.text
+        # the step scheduler and its recorder: imported at the first tool call (issue 36)
+        from .scheduler import ToolCallRequest, execute_tool_calls
+        from .step_log import StepLog
+
         outcome = await execute_tool_calls(
             self.tools,
             [ToolCallRequest(c.id, c.name, c.arguments) for c in calls],

@@ -1,8 +1,9 @@
 """The `tools/code-dispatch-log` waterfall (tool-runtime §7.6): what the durable copy of one Code
 Mode sub-call result holds.
 
-Owns: `CodeDispatchLog` (the record a listener receives), the event key `CODE_DISPATCH_LOG`, and
-`logged_content()`, the one dispatch. Does not own writing the event (the Code Mode bridge appends
+Owns: `CodeDispatchLog` (the record a listener receives) and `logged_content()`, the one
+dispatch; the event key `CODE_DISPATCH_LOG` and the listener type are `events.py`'s (re-exported
+here). Does not own writing the event (the Code Mode bridge appends
 `tool/code-dispatch` with what this returns) nor what a listener does (the spill policy bounds
 big texts).
 
@@ -22,13 +23,14 @@ global today; when listeners become agent-scoped, this dispatch is keyed by the 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import Protocol
 
 from ..core.errors import error_message
 from ..core.json import JsonValue
-from ..kernel.events import EventKey, Listener, Next, waterfall
+from ..kernel.events import Listener, waterfall
+from .events import CODE_DISPATCH_LOG, CodeDispatchLogListener
 from .results import ContentBlock, freeze_content
 
 __all__ = [
@@ -57,14 +59,6 @@ class CodeDispatchLog:
     is_error: bool
     content: Sequence[ContentBlock]
     agent: object | None
-
-
-CodeDispatchLogListener = Callable[
-    [CodeDispatchLog, Next[Sequence[ContentBlock]]], Awaitable[Sequence[ContentBlock]]
-]
-"""`async (dispatch, next) -> content blocks`: call `await next()` for the content so far."""
-
-CODE_DISPATCH_LOG: Final[EventKey[CodeDispatchLogListener]] = EventKey("tools/code-dispatch-log")
 
 
 class ListenerSource(Protocol):

@@ -10,20 +10,22 @@ decisions.py). Plain strings (`ctx.on("tools/pre-execute", ...)`) keep working.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Final, TypeAlias
 
-from ..kernel.events import EventKey, Next, declare_event, declare_namespace
+from ..kernel.events import EventKey, Next, declare_namespace
 
 if TYPE_CHECKING:
     from ..core.signals import AbortSignal
+    from .code_dispatch import CodeDispatchLog
     from .decisions import PostToolDecision, PreToolDecision
     from .execution import ToolDispatchExecution, ToolExecution
-    from .results import ToolExecutionResult
+    from .results import ContentBlock, ToolExecutionResult
     from .slow_stop import SlowStop
 
 __all__ = [
     "CHANGE",
+    "CODE_DISPATCH_LOG",
     "EXECUTE",
     "POST_EXECUTE",
     "PRE_EXECUTE",
@@ -31,6 +33,7 @@ __all__ = [
     "SETTLE",
     "SLOW_STOP_EVENT",
     "ChangeListener",
+    "CodeDispatchLogListener",
     "ExecuteListener",
     "PostExecuteListener",
     "PreExecuteListener",
@@ -60,6 +63,11 @@ SettleListener: TypeAlias = Callable[["AbortSignal"], Awaitable[None]]
 """`async (signal) -> None`: return once this plugin's pending tools arrived (arrivals.py)."""
 SlowStopListener: TypeAlias = Callable[["ToolExecution", "SlowStop"], None]
 """`(call, stop) -> None`: a body still running after its signal aborted (slow_stop.py)."""
+CodeDispatchLogListener: TypeAlias = Callable[
+    ["CodeDispatchLog", Next[Sequence["ContentBlock"]]], Awaitable[Sequence["ContentBlock"]]
+]
+"""`async (dispatch, next) -> content blocks`: call `await next()` for the content so far
+(code_dispatch.py)."""
 
 declare_namespace("tools")
 
@@ -71,6 +79,6 @@ CHANGE: Final[EventKey[ChangeListener]] = EventKey("tools/change")
 SETTLE: Final[EventKey[SettleListener]] = EventKey("tools/settle")
 SLOW_STOP_EVENT: Final[EventKey[SlowStopListener]] = EventKey("tools/slow-stop")
 """The typed key of `tools/slow-stop` (`SLOW_STOP` stays the plain name)."""
-
-# Dispatched by other tool modules under their own constants.
-declare_event("tools/code-dispatch-log")
+CODE_DISPATCH_LOG: Final[EventKey[CodeDispatchLogListener]] = EventKey("tools/code-dispatch-log")
+"""Dispatched by `code_dispatch.logged_content`; the key lives here so that a listener's mount
+(the spill policy's) does not import the dispatch (issue 36)."""

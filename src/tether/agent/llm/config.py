@@ -28,11 +28,12 @@ from typing import TYPE_CHECKING, Annotated, ClassVar, Final, Literal, cast
 from ...core.json import FrozenDict, JsonValue, snapshot
 from ...core.timeout import MAX_TIMER_DELAY_MS
 from ...kernel.config_models import ConfigValue
-from .prices import PriceConfig
 from .retry import RetryPolicy
 
 if TYPE_CHECKING:
     from pydantic import Field, SecretStr
+
+    from .prices import PriceConfig
 
 __all__ = [
     "DEEPSEEK_BASE_URL",
@@ -159,3 +160,13 @@ def resolve_route(config: LlmConfig, environ: Mapping[str, str] = os.environ) ->
         headers=dict(config.headers),
         extra_body=cast(Mapping[str, JsonValue], snapshot(dict(config.extra_body))),
     )
+
+
+def __getattr__(name: str) -> object:
+    """`PriceConfig`, imported when a `prices:` config is first validated: the built-in price
+    table is not needed before a price is asked for (issue 36)."""
+    if name == "PriceConfig":
+        from . import prices
+
+        return prices.PriceConfig
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Final
 
 from .config import LlmConfig, resolve_route
 from .openai import OpenAICompatibleTransport
-from .prices import price_table
 from .service import Llm
 
 if TYPE_CHECKING:
@@ -33,12 +32,17 @@ def build_llm(config: LlmConfig | None = None, environ: Mapping[str, str] = os.e
     """
     config = LlmConfig() if config is None else config
     route = resolve_route(config, environ)
+    prices = None  # None: the built-in table, loaded when a price is first asked for (issue 36)
+    if config.prices:
+        from .prices import price_table
+
+        prices = price_table(config.prices)
     return Llm(
         OpenAICompatibleTransport(route),
         provider=route.provider,
         model=route.model,
         retry=config.retry,
-        prices=price_table(config.prices),
+        prices=prices,
     )
 
 

@@ -13,6 +13,7 @@ import inspect
 import random as _random
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ...core.errors import HarnessError, error_message
 from ...core.signals import AbortError, AbortSignal
@@ -26,9 +27,11 @@ from ..messages import (
     assistant_message,
 )
 from .errors import ABORTED, LlmError
-from .prices import DEFAULT_PRICES, ModelPrice
 from .retry import RetryPolicy, sleep_unless_aborted
 from .transport import LlmRequest, LlmTransport
+
+if TYPE_CHECKING:
+    from .prices import ModelPrice
 
 __all__ = ["Generation", "Llm", "RetryNotice"]
 
@@ -71,7 +74,7 @@ class Llm:
         self._provider = provider
         self._model = model
         self._retry = RetryPolicy() if retry is None else retry
-        self._prices: Mapping[str, ModelPrice] = DEFAULT_PRICES if prices is None else prices
+        self._prices = prices  # None: the built-in table (`price` imports it at first use)
 
     @property
     def transport(self) -> LlmTransport:
@@ -90,7 +93,12 @@ class Llm:
     def price(self, model: str | None = None) -> ModelPrice | None:
         """The price of `model` (default: this route's) from the price table, None if unknown
         (`tether.agent.llm.prices`)."""
-        return self._prices.get(self._model if model is None else model)
+        prices = self._prices
+        if prices is None:
+            from .prices import DEFAULT_PRICES  # imported at the first price asked (issue 36)
+
+            prices = self._prices = DEFAULT_PRICES
+        return prices.get(self._model if model is None else model)
 
     @property
     def retry_policy(self) -> RetryPolicy:

@@ -1,22 +1,21 @@
-"""Session files on disk: where they live, and reading one back (torn tails detected).
+"""Session files on disk: reading one back (torn tails detected).
 
-Owns: the layout (`<root>/<encoded id>/session.jsonl`, plus `writer.lock` next to it), the
-injective id encoding, and parsing a file into its header and events. A final line without its
-newline that is not a complete valid record, or a final line that is not a valid event, is a *torn
-tail*: reported (`TornTail`) with where it starts, never silently used (a complete record that
-lacks only its newline is a record). Any other bad line is corruption. Does not own writing,
-locking or repair (`log.py`, `repair.py`).
+Owns parsing a file into its header and events (where files live and the id encoding are
+`layout.py`'s, re-exported here). A final line without its newline that is not a complete valid
+record, or a final line that is not a valid event, is a *torn tail*: reported (`TornTail`) with
+where it starts, never silently used (a complete record that lacks only its newline is a
+record). Any other bad line is corruption. Does not own writing, locking or repair (`log.py`,
+`repair.py`).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
 
 from .events import SessionError, SessionEvent, SessionHeader
+from .layout import LOCK_NAME, LOG_NAME, decode_session_id, encode_session_id
 
 __all__ = [
     "LOCK_NAME",
@@ -29,57 +28,6 @@ __all__ = [
     "parse_log",
     "read_log",
 ]
-
-LOG_NAME: Final = "session.jsonl"
-LOCK_NAME: Final = "writer.lock"
-_SAFE: Final = re.compile(r"[A-Za-z0-9._-]")
-
-
-def encode_session_id(session_id: str) -> str:
-    """A file-name-safe, injective encoding: every unit outside `[A-Za-z0-9._-]` (and `~`)
-    becomes `~XXXX` (UTF-16, upper-case hex); `.` and `..` are escaped whole.
-
-    Raises SessionError(`SESSION_INVALID_ID`) for an empty id.
-    """
-    if not session_id:
-        raise SessionError("a session id must be a non-empty string", "SESSION_INVALID_ID")
-    out: list[str] = []
-    for ch in session_id:
-        if _SAFE.fullmatch(ch):
-            out.append(ch)
-        else:
-            units = ch.encode("utf-16-be")
-            out.extend(f"~{units[i] << 8 | units[i + 1]:04X}" for i in range(0, len(units), 2))
-    encoded = "".join(out)
-    if encoded in (".", ".."):
-        encoded = "~002E" * len(encoded)
-    return encoded
-
-
-def decode_session_id(name: str) -> str | None:
-    """The session id a directory name encodes (`encode_session_id` inverted), or None when the
-    name is not such an encoding."""
-    units: list[int] = []
-    i = 0
-    while i < len(name):
-        ch = name[i]
-        if ch == "~":
-            digits = name[i + 1 : i + 5]
-            if len(digits) != 4 or not all(c in "0123456789ABCDEF" for c in digits):
-                return None
-            units.append(int(digits, 16))
-            i += 5
-        elif _SAFE.fullmatch(ch):
-            units.append(ord(ch))
-            i += 1
-        else:
-            return None
-    raw = b"".join(u.to_bytes(2, "big") for u in units)
-    try:
-        decoded = raw.decode("utf-16-be")
-    except UnicodeDecodeError:
-        return None
-    return decoded if decoded and encode_session_id(decoded) == name else None
 
 
 @dataclass(frozen=True, slots=True)

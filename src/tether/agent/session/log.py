@@ -60,7 +60,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from ...core.json import JsonValue, NotLosslessJson, snapshot
 from ...tools.results import ErrorInfo, ToolExecutionResult, ToolFailure, UserMessage
@@ -78,9 +78,10 @@ from ..messages import (
 from . import events as ev
 from .events import SessionError, SessionEvent, SessionHeader, SessionWriteFailed, result_call_id
 from .history import derive_messages, last_turn
-from .repair import interrupted_turn_closers, open_turn
-from .repair_report import RepairReport
 from .writer_lock import WriterLock, fsync_dir
+
+if TYPE_CHECKING:
+    from .repair_report import RepairReport
 
 __all__ = ["SessionLog"]
 
@@ -126,7 +127,7 @@ class SessionLog:
         self._calls: set[str] = set()
         self._failure: SessionWriteFailed | None = None  # the failed state (see the module)
         self._held: dict[str, SessionEvent] = {}  # refused tool/results, by call id
-        self.repair = RepairReport()
+        self._repair: RepairReport | None = None  # None: nothing repaired (see `repair`)
         for event in self._events:
             self._track(event)
         if size is not None:
@@ -182,7 +183,24 @@ class SessionLog:
     @property
     def open_turn(self) -> int | None:
         """The turn that has started and not ended, if any."""
+        from .repair import open_turn  # the repair rules: imported at the first use (issue 36)
+
         return open_turn(self._events)
+
+    @property
+    def repair(self) -> RepairReport:
+        """What opening the session repaired (`SessionStore.open` sets it); an empty report for
+        a session that needed nothing, such as a new one."""
+        if self._repair is None:
+            # a new session's empty report: made when first read, not at creation (issue 36)
+            from .repair_report import RepairReport
+
+            self._repair = RepairReport()
+        return self._repair
+
+    @repair.setter
+    def repair(self, report: RepairReport) -> None:
+        self._repair = report
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -257,6 +275,10 @@ class SessionLog:
         Raises SessionWriteFailed when the file still refuses writes (the log stays failed; what
         was written stays written, and a later `recover()` continues from there).
         """
+        # the repair machinery: imported at the first recovery (issue 36)
+        from .repair import interrupted_turn_closers, open_turn
+        from .repair_report import RepairReport
+
         failure = self._failure
         if failure is None:
             return RepairReport()

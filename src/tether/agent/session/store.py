@@ -4,9 +4,10 @@ Owns: creating a session (lazily materialised), opening one for writing (writer 
 cut, crash repair appended durably), loading one read-only (the same repairs, in memory only),
 checking one or all (a file that is empty, has no valid header, another format version or cannot
 be read is a defect, never skipped), salvaging a damaged one (`salvage`; the file work is
-`salvage_file.py`), sweeping what dead
-writers left behind (`sweep`), and listing them. Does not own the file format (`events.py`,
-`files.py`) or the repair rules (`repair.py`, `salvage.py`).
+`salvage_file.py`), sweeping what dead writers left behind (`sweep`), and listing them. Does not
+own the file format (`events.py`, `files.py`) or the repair rules (`repair.py`, `salvage.py`):
+those, and checking, load when a session is first opened, loaded, checked or salvaged (creating
+one needs none of them: issue 36).
 
 Subagent sessions (a header with `parent_session`, named by the parent's `subagent/spawned`
 events) are repaired before their parent: `open` first opens (and so repairs) every child session
@@ -29,33 +30,26 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from ...kernel import tether_home
 from ..messages import Message
 from . import events as ev
-from .check import Defect, check_data
 from .events import SessionError, SessionEvent, SessionHeader
-from .files import (
-    LOCK_NAME,
-    LOG_NAME,
-    LogContents,
-    decode_session_id,
-    encode_session_id,
-    read_log,
-)
 from .history import derive_messages, last_turn
 from .index import CachedSummary, FileIdentity, ListingIndex
+from .layout import LOCK_NAME, LOG_NAME, decode_session_id, encode_session_id
 from .log import SessionLog
-from .repair import interrupted_turn_closers, open_turn, spawned_children
-from .repair_report import ChildRepair, RepairReport
-from .salvage import resume_repairs
-from .salvage_file import SalvageReport, fix_end, salvage_file
 from .writer_lock import WriterLock, same_file
+
+if TYPE_CHECKING:
+    from .check import Defect
+    from .files import LogContents
+    from .repair_report import ChildRepair, RepairReport
+    from .salvage_file import SalvageReport
 
 __all__ = [
     "LoadedSession",
-    "SalvageReport",
     "SessionCheck",
     "SessionStore",
     "SessionSummary",
@@ -180,6 +174,11 @@ class SessionStore:
         return self._open(session_id, {session_id})
 
     def _open(self, session_id: str, seen: set[str]) -> SessionLog:
+        # the repair machinery: imported at the first open, a new session needs none (issue 36)
+        from .repair import interrupted_turn_closers, open_turn
+        from .repair_report import RepairReport
+        from .salvage_file import fix_end
+
         path = self.path(session_id)
         if not os.path.lexists(path):
             raise SessionError(self._missing(session_id), "SESSION_NOT_FOUND")
@@ -219,6 +218,9 @@ class SessionStore:
     ) -> tuple[ChildRepair, ...]:
         """Open (so repair) and close every subagent session `events` name, their own children
         first; what each needed, for the ones that needed anything."""
+        from .repair import spawned_children  # imported at the first open (issue 36)
+        from .repair_report import ChildRepair
+
         done: list[ChildRepair] = []
         for child_id in dict.fromkeys(spawned_children(events).values()):
             if child_id in seen:
@@ -240,6 +242,9 @@ class SessionStore:
 
         Raises SessionError: `SESSION_NOT_FOUND`, `SESSION_CORRUPT`, `SESSION_VERSION`.
         """
+        from .repair import interrupted_turn_closers, open_turn  # at the first load (issue 36)
+        from .repair_report import RepairReport
+
         path = self.path(session_id)
         if not os.path.lexists(path):
             raise SessionError(self._missing(session_id), "SESSION_NOT_FOUND")
@@ -313,6 +318,8 @@ class SessionStore:
         Raises SessionError: `SESSION_NOT_FOUND`, `SESSION_LOCKED`, `SESSION_UNREADABLE`,
         `SESSION_VERSION`, `SESSION_WRITE_FAILED`.
         """
+        from .salvage_file import salvage_file  # imported at the first salvage (issue 36)
+
         path = self.path(session_id)
         if not os.path.lexists(path):
             raise SessionError(self._missing(session_id), "SESSION_NOT_FOUND")
@@ -357,6 +364,8 @@ class SessionStore:
             return []
 
     def _read(self, session_id: str, path: Path) -> LogContents:
+        from .files import read_log  # the parser: imported at the first open or load (issue 36)
+
         try:
             return read_log(path)
         except SessionError as error:
@@ -411,6 +420,11 @@ class SessionStore:
 
 
 def _inspect(session_id: str, path: Path) -> SessionCheck:
+    # the checking machinery: imported at the first check (issue 36)
+    from .check import Defect, check_data
+    from .repair import spawned_children
+    from .salvage import resume_repairs
+
     try:
         data = path.read_bytes()
     except OSError as error:

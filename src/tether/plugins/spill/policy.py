@@ -30,14 +30,15 @@ from typing import TYPE_CHECKING, Annotated, ClassVar, Final
 from ...core.errors import error_message
 from ...kernel import Context
 from ...kernel.config_models import ConfigValue
-from ...tools.code_dispatch import CODE_DISPATCH_LOG, CodeDispatchLog
 from ...tools.decisions import MISSING, Accept, PostToolDecision
+from ...tools.events import CODE_DISPATCH_LOG
 from ...tools.execution import ToolExecution
 from ...tools.results import ContentBlock, ToolExecutionResult, text_content
 
 if TYPE_CHECKING:  # resolved where a config is validated (tether.kernel.config_models)
     from pydantic import Field
 
+    from ...tools.code_dispatch import CodeDispatchLog  # a Code Mode sub-call's (issue 36)
     from .store import Spilled, SpillStore  # imported by the first spill (issue 36)
 
 __all__ = ["Config", "SpillPolicyConfig", "apply", "bounded_text", "inject", "name", "plain_text"]
