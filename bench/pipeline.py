@@ -141,6 +141,60 @@ async def pydantic_ai_manager() -> Callable[[int], Awaitable[None]] | None:
     return run
 
 
+AGENT_CALLS = 100
+"""Tool calls in the one model response of each pydantic-ai agent run (`pydantic_ai_agent`)."""
+
+
+async def pydantic_ai_agent() -> Callable[[int], Awaitable[float]] | None:
+    """pydantic-ai's agent path per tool call, or None when not installed: `Agent.run` whose
+    scripted model (a `FunctionModel`) asks for AGENT_CALLS parallel no-op calls, then answers,
+    less a run whose model answers at once, divided by AGENT_CALLS. What the agent does around
+    each call (its parts, validation, the tool manager, its hooks, the returned parts) is in; the
+    one extra model step of the run with calls is spread over its calls. The callable runs about
+    `calls` calls and returns µs per call."""
+    try:
+        from pydantic_ai import Agent
+        from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+        from pydantic_ai.models.function import AgentInfo, FunctionModel
+    except ImportError:
+        return None
+
+    def script(calls: int) -> FunctionModel:
+        def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+            if calls and len(messages) == 1:
+                parts = [
+                    ToolCallPart("noop", {"text": "hi"}, tool_call_id=f"c{i}") for i in range(calls)
+                ]
+                return ModelResponse(parts=parts)
+            return ModelResponse(parts=[TextPart("done")])
+
+        return FunctionModel(respond)
+
+    agent: Agent[None, str] = Agent()
+
+    @agent.tool_plain
+    async def noop(text: str = "") -> str:
+        """Does nothing."""
+        return "ok"
+
+    with_calls, without = script(AGENT_CALLS), script(0)
+
+    async def per_call(calls: int) -> float:
+        runs = max(1, calls // AGENT_CALLS)
+        gc.collect()
+        started = time.perf_counter()
+        for _ in range(runs):
+            if (await agent.run("go", model=with_calls)).output != "done":
+                raise RuntimeError("pydantic-ai's agent run did not end with its answer")
+        middle = time.perf_counter()
+        for _ in range(runs):
+            await agent.run("go", model=without)
+        ended = time.perf_counter()
+        return ((middle - started) - (ended - middle)) / (runs * AGENT_CALLS) * 1e6
+
+    return per_call
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=20_000)
@@ -219,6 +273,10 @@ async def main() -> None:
         rows.append(
             ("pydantic-ai ToolManager.handle_call", await measure(peer, opts.calls, opts.rounds))
         )
+    agent = await pydantic_ai_agent()
+    if agent is not None:
+        samples = [await agent(opts.calls) for _ in range(opts.rounds)]
+        rows.append(("pydantic-ai Agent.run, per tool call", statistics.median(samples)))
     base = rows[0][1]
     floor = rows[2][1] if eager_python else plain_task
     gauge = "eager task" if eager_python else "plain task"
@@ -239,8 +297,10 @@ async def main() -> None:
         print("pydantic-ai: not installed (the `bench` dependency group: pydantic-ai-slim)")
     else:
         ratio = dict(rows)["pydantic-ai ToolManager.handle_call"] / full
+        agent_ratio = dict(rows)["pydantic-ai Agent.run, per tool call"] / full
         print(
-            f"pydantic-ai's ToolManager path / tether's full pipeline: {ratio:.2f}× (target ≥ 3×)"
+            f"pydantic-ai's ToolManager.handle_call / tether's full pipeline: {ratio:.2f}×;"
+            f" its agent path per call / tether's full pipeline: {agent_ratio:.2f}× (target ≥ 3×)"
         )
 
     run_full = pipeline(full_ctx)
