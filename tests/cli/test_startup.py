@@ -295,6 +295,7 @@ USED_LATER = (
     "tether.plugins.shell._spawn",
     "tether.plugins.shell._spec",
     "tether.plugins.shell.processes",  # `run_process`: at a custom tool's first process
+    "tether.plugins.shell.records",  # the shell seam's requests and results: at the first command
     "tether.plugins.spill.store",  # where a spilled result is kept: at the first spill
     "tether.plugins.web.addresses",  # the fetch provider's address policy: at the first fetch
     "tether.plugins.web.brave_response",  # a search API's response models: at its first answer

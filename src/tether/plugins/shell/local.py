@@ -41,19 +41,19 @@ from ..sandbox.protected import home_warning
 from ._ledger import GroupLedger, reap_orphans, sweep_spill_directories
 from .config import ShellConfig
 from .errors import SpawnAbortedError
-from .seam import (
-    ExitStatus,
-    OutputDelta,
-    ProcessStatus,
-    ResolvedShellRequest,
-    ShellRequest,
-    ShellRunResult,
-)
 from .subprocesses import SubprocessService
 
-if TYPE_CHECKING:  # the process machinery: imported by the first command (issue 36)
+if TYPE_CHECKING:  # the process machinery and the records: imported by the first command
     from ._process import Subprocess
     from ._spec import SpawnSpec
+    from .records import (
+        ExitStatus,
+        OutputDelta,
+        ProcessStatus,
+        ResolvedShellRequest,
+        ShellRequest,
+        ShellRunResult,
+    )
 
 __all__ = ["BASH_TIMEOUT", "BackgroundProcess", "LocalBashExecutor", "run_result"]
 
@@ -117,6 +117,8 @@ class LocalBashExecutor:
         """Apply defaults and caps. Raises `ValueError`:
         `bash-local: request.timeout_ms must be a positive finite number`,
         `bash-local: request.stdout_max_bytes must be a positive finite number`."""
+        from .records import ResolvedShellRequest  # the first command: issue 36
+
         config = self._config
         timeout_ms = clamp_timeout(
             request.timeout_ms,
@@ -186,7 +188,7 @@ class LocalBashExecutor:
         If the awaiting task is cancelled, the group is terminated and awaited, then
         `CancelledError` propagates.
         """
-        spec = request if isinstance(request, ResolvedShellRequest) else self.resolve(request)
+        spec = _resolved(self, request)
         with deadline(signal, spec.timeout_ms, BASH_TIMEOUT) as limit:
             process = await self._subprocesses.spawn(
                 self._spawn_spec(spec, spec.stdout_max_bytes), signal=limit.signal
@@ -203,7 +205,7 @@ class LocalBashExecutor:
         started, the process belongs to the returned handle (stop it with `kill()`) and to the
         subprocess service (closing it kills the process). Raises like `run` otherwise.
         """
-        spec = request if isinstance(request, ResolvedShellRequest) else self.resolve(request)
+        spec = _resolved(self, request)
         if signal.aborted:
             raise SpawnAbortedError(signal.reason)
         process = await self._subprocesses.spawn(
@@ -221,6 +223,8 @@ def run_result(
 ) -> ShellRunResult:
     """A settled foreground process as a result: `timed_out` when its own deadline
     (`timeout_code`) stopped it, `aborted` when another reason did."""
+    from .records import ShellRunResult  # the first command: issue 36
+
     reason = process.stop_reason
     timed_out = isinstance(reason, TimeoutReason) and reason.code == timeout_code
     return ShellRunResult(
@@ -233,6 +237,14 @@ def run_result(
         stderr=process.stderr.result(),
         bound_hit=process.bound_hit,
     )
+
+
+def _resolved(
+    executor: LocalBashExecutor, request: ShellRequest | ResolvedShellRequest
+) -> ResolvedShellRequest:
+    from .records import ResolvedShellRequest  # the first command: issue 36
+
+    return request if isinstance(request, ResolvedShellRequest) else executor.resolve(request)
 
 
 def _sweep_placeholders(config: ShellConfig) -> None:
@@ -267,6 +279,8 @@ class BackgroundProcess:
     @property
     def status(self) -> ProcessStatus:
         """`killed` once `kill()` was called or when the leader died by a signal."""
+        from .records import ProcessStatus  # loaded with the command that made this handle
+
         if self._killed:
             return ProcessStatus.KILLED
         status = self.exit_status
@@ -284,6 +298,8 @@ class BackgroundProcess:
         return asyncio.shield(self._process.done)
 
     def read_output(self) -> OutputDelta:
+        from .records import OutputDelta  # loaded with the command that made this handle
+
         out = self._process.stdout.read_from(self._stdout_at)
         err = self._process.stderr.read_from(self._stderr_at)
         self._stdout_at, self._stderr_at = out.next_offset, err.next_offset
