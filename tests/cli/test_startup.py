@@ -270,6 +270,7 @@ USED_LATER = (
     "tether.plugins.hooks.runner",
     "tether.plugins.hooks.tool_response",
     "tether.plugins.hooks.transcript",
+    "tether.plugins.jobs.model",  # the job vocabulary: at the first job (or job tool call)
     "tether.plugins.permissions.call",  # one call being decided: at the first check
     "tether.plugins.permissions.command_line",  # the bash reader: when a command is checked
     "tether.plugins.permissions.commands",  # what a bash line runs: at the first bash check
