@@ -270,6 +270,7 @@ USED_LATER = (
     "tether.plugins.hooks.runner",
     "tether.plugins.hooks.tool_response",
     "tether.plugins.hooks.transcript",
+    "tether.plugins.jobs.model",  # the job vocabulary: at the first job (or job tool call)
     "tether.plugins.permissions.call",  # one call being decided: at the first check
     "tether.plugins.permissions.command_line",  # the bash reader: when a command is checked
     "tether.plugins.permissions.commands",  # what a bash line runs: at the first bash check
@@ -295,6 +296,7 @@ USED_LATER = (
     "tether.plugins.shell._spawn",
     "tether.plugins.shell._spec",
     "tether.plugins.shell.processes",  # `run_process`: at a custom tool's first process
+    "tether.plugins.shell.records",  # the shell seam's requests and results: at the first command
     "tether.plugins.spill.store",  # where a spilled result is kept: at the first spill
     "tether.plugins.web.addresses",  # the fetch provider's address policy: at the first fetch
     "tether.plugins.web.brave_response",  # a search API's response models: at its first answer

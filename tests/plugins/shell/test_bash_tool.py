@@ -140,7 +140,9 @@ async def test_a_spill_dir_holds_the_full_output_until_the_shell_closes(tmp_path
     assert list(spill_dir.iterdir()) == []
 
 
-async def test_mounting_removes_the_spill_directories_a_dead_tether_left(tmp_path: Path) -> None:
+async def test_the_spill_directories_a_dead_tether_left_are_gone_by_the_first_command(
+    tmp_path: Path,
+) -> None:
     spill_dir = tmp_path / "spill"
     gone = await asyncio.create_subprocess_exec("true")
     await gone.wait()
@@ -152,9 +154,26 @@ async def test_mounting_removes_the_spill_directories_a_dead_tether_left(tmp_pat
         (directory / "f.log").write_text("x")
 
     ctx = await mounted(tmp_path, {"spill_dir": str(spill_dir)})
+    await call(ctx, {"command": "true", "description": "Run the first command"})
 
     assert sorted(p.name for p in spill_dir.iterdir()) == sorted([live.name, other.name])
     await ctx.dispose()
+
+
+async def test_the_spill_directories_a_dead_tether_left_are_gone_when_an_idle_shell_closes(
+    tmp_path: Path,
+) -> None:
+    spill_dir = tmp_path / "spill"
+    gone = await asyncio.create_subprocess_exec("true")
+    await gone.wait()
+    dead = spill_dir / f"tether-shell-{gone.pid}-0-abc"  # owner: <pid>-<start ticks>
+    dead.mkdir(parents=True)
+    (dead / "f.log").write_text("x")
+    ctx = await mounted(tmp_path, {"spill_dir": str(spill_dir)})
+
+    await ctx.dispose()
+
+    assert list(spill_dir.iterdir()) == []
 
 
 async def test_the_timeout_policy_does_not_apply_to_bash(tmp_path: Path) -> None:

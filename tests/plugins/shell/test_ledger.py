@@ -290,12 +290,12 @@ def test_reaping_stops_a_daemon_that_escaped_before_its_killed_owner_ever_looked
 _SWEEPER = """
 import os, signal, sys
 from pathlib import Path
-from tether.plugins.shell import _ledger
+from tether.plugins.shell import _group, _ledger
 
 def killed(pgid, sig):
     os.kill(os.getpid(), signal.SIGKILL)
 
-_ledger.signal_group = killed  # SIGKILLed at its first signal: after it read the ledger
+_group.signal_group = killed  # SIGKILLed at its first signal: after it read the ledger
 _ledger.reap_orphans(Path(sys.argv[1]))
 """
 

@@ -10,11 +10,13 @@ owner's next step without opening a turn) when the owner has one.
 from __future__ import annotations
 
 import logging
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from ...tools import UserMessage, user_message
-from .model import JobSnapshot
 from .tools import public_job, status_line
+
+if TYPE_CHECKING:  # a job settled: model.py is loaded by then (issue 36)
+    from .model import JobSnapshot
 
 __all__ = ["completion_notice", "deliver_notice"]
 

@@ -21,25 +21,14 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from ...core.errors import error_message
 from ...core.signals import AbortSignal
 from ...core.timeout import deadline, format_ms, timeout_of
-from .model import (
-    InvalidJob,
-    JobForbidden,
-    JobHooks,
-    JobLimitReached,
-    JobNotFound,
-    JobOutcome,
-    JobRead,
-    JobSnapshot,
-    JobStart,
-    JobStatus,
-    JobWaitAborted,
-    owner_session,
-)
+
+if TYPE_CHECKING:  # the job vocabulary (model.py): imported by the first job, not at the mount
+    from .model import JobHooks, JobOutcome, JobRead, JobSnapshot, JobStart
 
 __all__ = ["DEFAULT_JOB_LIMIT", "JobDoneListener", "JobRegistry", "JobStartedListener"]
 
@@ -48,9 +37,9 @@ _log = logging.getLogger("tether.jobs")
 DEFAULT_JOB_LIMIT = 10
 _WAIT_TIMEOUT = "JOB_WAIT_TIMEOUT"
 
-JobDoneListener = Callable[[JobSnapshot, object | None], object]
+JobDoneListener: TypeAlias = "Callable[[JobSnapshot, object | None], object]"
 """`(snapshot, owner)`, called once when a job settles (contained: a raise is logged)."""
-JobStartedListener = Callable[[JobSnapshot, object | None], object]
+JobStartedListener: TypeAlias = "Callable[[JobSnapshot, object | None], object]"
 """`(snapshot, owner)`, called once when a job is registered, before any settlement
 (contained: a raise is logged)."""
 
@@ -71,7 +60,10 @@ class _Job:
 
 
 class JobRegistry:
-    """`ctx.jobs`. Close with `await registry.aclose()` (kills every job)."""
+    """`ctx.jobs`. Close with `await registry.aclose()` (kills every job).
+
+    Made at the mount without the job vocabulary: each method imports what it uses of model.py
+    where it first needs it (issue 36), so a boot that starts no job loads none of it."""
 
     def __init__(self, *, max_jobs_per_owner: int = DEFAULT_JOB_LIMIT) -> None:
         if (
@@ -102,6 +94,14 @@ class JobRegistry:
         has aborted before `run()`, whatever `run()` raises, and `RuntimeError` once the
         registry is closed. `signal` cancels the start only; the started job is the registry's.
         """
+        from .model import (  # the first job: issue 36
+            InvalidJob,
+            JobLimitReached,
+            JobSnapshot,
+            JobStatus,
+            owner_session,
+        )
+
         if self._closed:
             raise RuntimeError("the jobs service is closed; it starts no new jobs")
         if not isinstance(spec.kind, str) or not spec.kind.strip():
@@ -156,6 +156,8 @@ class JobRegistry:
 
     def list(self, caller: object | None = None) -> list[JobSnapshot]:
         """The caller's jobs and every unowned job, in start order."""
+        from .model import owner_session  # issue 36: see the class note
+
         session = owner_session(caller)
         return [
             job.snapshot
@@ -164,6 +166,8 @@ class JobRegistry:
         ]
 
     def _find(self, job_id: str, caller: object | None) -> _Job:
+        from .model import JobForbidden, JobNotFound, owner_session  # issue 36: the class note
+
         job = self._jobs.get(job_id)
         if job is None:
             raise JobNotFound(job_id)
@@ -179,6 +183,8 @@ class JobRegistry:
     def read(self, job_id: str, caller: object | None = None) -> JobRead:
         """Consuming read: a stream job's new output; a final-output job's output once
         terminal (repeatable), `""` before. Reading a terminal job marks it reported."""
+        from .model import JobRead  # issue 36: see the class note
+
         job = self._find(job_id, caller)
         terminal = job.snapshot.status.terminal
         if job.hooks.read_output is not None:
@@ -196,6 +202,8 @@ class JobRegistry:
     ) -> Literal["requested", "already-finished"]:
         """Ask the producer to stop. A terminal job is only marked reported. A raising `cancel`
         propagates and leaves the job running and unreported."""
+        from .model import JobStatus  # issue 36: see the class note
+
         job = self._find(job_id, caller)
         if job.snapshot.status.terminal:
             self._mark_reported(job)
@@ -218,6 +226,8 @@ class JobRegistry:
         keeps running) or `signal` aborts (raises `JobWaitAborted`; the job keeps running).
         A settled job returns at once; a waiter present at settlement sees the terminal state,
         which marks it reported. Raises `InvalidJob` for a bad `timeout_ms`."""
+        from .model import InvalidJob, JobWaitAborted  # issue 36: see the class note
+
         if (
             isinstance(timeout_ms, bool)
             or not isinstance(timeout_ms, int | float)
@@ -273,6 +283,8 @@ class JobRegistry:
         return _added(self._started, listener)
 
     async def _watch(self, job: _Job) -> None:
+        from .model import JobOutcome, JobStatus  # a job was started: model.py is loaded
+
         try:
             outcome = await asyncio.shield(job.hooks.done)
             if not isinstance(outcome, JobOutcome) or not outcome.status.terminal:
@@ -317,6 +329,8 @@ class JobRegistry:
     # -- teardown ------------------------------------------------------------------------------
 
     def _cancel_for_teardown(self, job: _Job) -> None:
+        from .model import JobOutcome, JobStatus  # a job was started: model.py is loaded
+
         self._mark_reported(job)
         if job.snapshot.status is not JobStatus.RUNNING:
             return

@@ -23,11 +23,12 @@ from ...core.timeout import format_ms
 from ...tools import ModelRef, ToolDefinition, ToolOutput, ToolRunContext, define_tool
 from ...tools.results import ContentBlock, text_content
 from .config import JobsConfig
-from .model import JobSnapshot, JobWaitAborted
-from .registry import JobRegistry
 
-if TYPE_CHECKING:  # the argument models (tether.plugins.jobs.args): imported by the first call
+if TYPE_CHECKING:  # the argument models (tether.plugins.jobs.args) and the job vocabulary
+    # (model.py): imported by the first call (issue 36)
     from .args import JobKillParameters, JobListParameters, JobOutputParameters
+    from .model import JobSnapshot
+    from .registry import JobRegistry
 
 __all__ = ["PublicJob", "job_tools", "public_job", "status_line"]
 
@@ -107,6 +108,8 @@ def job_tools(jobs: JobRegistry, config: JobsConfig) -> list[ToolDefinition]:
     """The three controller tools over `jobs`."""
 
     async def job_output(args: JobOutputParameters, exec: ToolRunContext) -> JobOutputValue:
+        from .model import JobWaitAborted  # the first call: issue 36
+
         _check_job_id(args.job_id)
         if args.wait or args.wait_ms is not None:
             wait_ms = args.wait_ms

@@ -25,7 +25,7 @@ from ...core.binaries import absolute_path_entries, bundled_binary, trusted_bina
 from ...core.signals import AbortSignal
 from ..sandbox.policy import FULL_ACCESS
 from ..shell.errors import ToolCallAborted
-from ..shell.seam import ShellExecutor, ShellRequest
+from ..shell.seam import ShellExecutor
 from .errors import SEARCH_FAILED, SEARCH_INVALID_ARGS, SEARCH_TIMEOUT, SearchError
 
 if TYPE_CHECKING:  # made by the first search (issue 36): the mount only asks whether rg is there
@@ -154,6 +154,8 @@ async def run_rg(
     Raises SearchError: SEARCH_INVALID_ARGS (regex or type rejected), SEARCH_FAILED (any other
     error exit or a signal death), SEARCH_TIMEOUT (the shell's own backstop `timeout_ms`).
     """
+    from ..shell.records import ShellRequest  # the shell's request: at the first search (issue 36)
+
     request = ShellRequest(
         command=f"exec {shlex.join(argv)}",
         workdir=workdir,

@@ -4,7 +4,8 @@ and the `bash` tool.
 Plugins: `tether.plugins.shell.plugin` (`shell`, provides `ctx.shell`) and
 `tether.plugins.shell.bash` (`bash`, the tool). Modules:
 
-    seam.py          request/result types and the `ShellExecutor` protocol
+    seam.py          the `ShellExecutor` and `ShellProcess` protocols (names the records too)
+    records.py       request/result types: imported by the first command
     local.py         `LocalBashExecutor` (resolve, run, start) and `BackgroundProcess`
     subprocesses.py  `SubprocessService`: spawning, the live-group table, disposal
     processes.py     `run_process`: the contained, sandboxed, abort-aware process API of tools
@@ -38,15 +39,15 @@ if TYPE_CHECKING:
     from .local import LocalBashExecutor as LocalBashExecutor
     from .processes import PROCESS_TIMEOUT as PROCESS_TIMEOUT
     from .processes import run_process as run_process
-    from .seam import Collected as Collected
-    from .seam import ExitStatus as ExitStatus
-    from .seam import OutputDelta as OutputDelta
-    from .seam import ProcessStatus as ProcessStatus
-    from .seam import ResolvedShellRequest as ResolvedShellRequest
+    from .records import Collected as Collected
+    from .records import ExitStatus as ExitStatus
+    from .records import OutputDelta as OutputDelta
+    from .records import ProcessStatus as ProcessStatus
+    from .records import ResolvedShellRequest as ResolvedShellRequest
+    from .records import ShellRequest as ShellRequest
+    from .records import ShellRunResult as ShellRunResult
     from .seam import ShellExecutor as ShellExecutor
     from .seam import ShellProcess as ShellProcess
-    from .seam import ShellRequest as ShellRequest
-    from .seam import ShellRunResult as ShellRunResult
     from .subprocesses import SubprocessService as SubprocessService
 
 _SOURCES: dict[str, str] = {
@@ -59,15 +60,15 @@ _SOURCES: dict[str, str] = {
     "LocalBashExecutor": "local",
     "PROCESS_TIMEOUT": "processes",
     "run_process": "processes",
-    "Collected": "seam",
-    "ExitStatus": "seam",
-    "OutputDelta": "seam",
-    "ProcessStatus": "seam",
-    "ResolvedShellRequest": "seam",
+    "Collected": "records",
+    "ExitStatus": "records",
+    "OutputDelta": "records",
+    "ProcessStatus": "records",
+    "ResolvedShellRequest": "records",
     "ShellExecutor": "seam",
     "ShellProcess": "seam",
-    "ShellRequest": "seam",
-    "ShellRunResult": "seam",
+    "ShellRequest": "records",
+    "ShellRunResult": "records",
     "SubprocessService": "subprocesses",
 }
 """Public name → the submodule that defines it: each is imported when first asked for (issue 36: the

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import BinaryIO, Final
 
 from ._ledger import SPILL_PREFIX, owner_name
-from .seam import Collected
+from .records import Collected
 
 __all__ = ["CaptureLimits", "Collected", "StreamCollector", "StreamRead", "decode"]
 

@@ -30,10 +30,10 @@ import signal as signals
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from ._group import group_alive, running, signal_exact, signal_group
-from ._tree import ProcessEntry, entry, read_tag, read_tree
+if TYPE_CHECKING:  # the tree and the signalling: imported by the sweep (issue 36)
+    from ._tree import ProcessEntry
 
 __all__ = [
     "SPILL_PREFIX",
@@ -199,6 +199,9 @@ def reap_orphans(directory: Path, *, grace_s: float = 0.5) -> list[int]:
 
     Never raises for a missing directory or an unreadable ledger (logged and removed).
     """
+    from ._group import group_alive, running, signal_exact, signal_group  # the sweep: issue 36
+    from ._tree import entry
+
     if not directory.is_dir():
         return []
     targets: list[int] = []
@@ -269,6 +272,8 @@ def reap_orphans(directory: Path, *, grace_s: float = 0.5) -> list[int]:
 
 def _tagged(tags: set[str], groups: list[int], known: set[int]) -> list[ProcessEntry]:
     """The running processes outside `groups` and `known` that carry one of `tags`."""
+    from ._tree import read_tag, read_tree  # loaded by `reap_orphans`
+
     me = os.getpid()
     found = []
     for process in read_tree().values():

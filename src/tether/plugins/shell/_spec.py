@@ -18,7 +18,7 @@ from types import MappingProxyType
 
 from ..sandbox.policy import FULL_ACCESS, SandboxPolicy
 from ._collect import CaptureLimits
-from .seam import ExitStatus
+from .records import ExitStatus
 
 __all__ = ["ExitStatus", "Phase", "SpawnSpec", "new_tag", "signal_name"]
 

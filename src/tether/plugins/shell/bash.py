@@ -35,23 +35,16 @@ from ...kernel.config_models import ConfigValue
 from ...tools import ModelRef, ToolDefinition, ToolOutput, ToolRunContext, define_tool
 from ...tools.results import ContentBlock, text_content
 from ..approval.escalation import ask_to_leave_sandbox
-from ..jobs.model import JobHooks, JobOutcome, JobStart, JobStatus
-from ..jobs.registry import JobRegistry
 from ..sandbox.bounds import bound_hit, bound_note
 from ..sandbox.policy import FULL_ACCESS, SandboxMode, SandboxPolicy
 from .errors import SpawnAbortedError, ToolCallAborted
 from .render import StreamValue, render_background_read, render_foreground, stream_value
-from .seam import (
-    ProcessStatus,
-    ResolvedShellRequest,
-    ShellExecutor,
-    ShellProcess,
-    ShellRequest,
-    ShellRunResult,
-)
+from .seam import ShellExecutor, ShellProcess
 
-if TYPE_CHECKING:  # imported by the first call, not at boot
+if TYPE_CHECKING:  # imported by the first call, not at boot (issue 36)
+    from ..jobs.model import JobOutcome
     from .bash_args import BashBackgroundParameters, BashParameters, ForegroundOnlyParameters
+    from .records import ResolvedShellRequest, ShellRequest, ShellRunResult
 
 __all__ = [
     "BashBackgroundParameters",
@@ -200,6 +193,9 @@ def _label(command: str) -> str:
 
 
 async def _outcome(process: ShellProcess) -> JobOutcome:
+    from ..jobs.model import JobOutcome, JobStatus  # a background job: issue 36
+    from .records import ProcessStatus
+
     status = await process.done
     if process.status is ProcessStatus.KILLED:
         detail = f"signal: {status.signal_name}" if status.signal_name else "killed before exit"
@@ -287,6 +283,9 @@ def bash_tool(ctx: Context, config: Config) -> ToolDefinition:
     async def start_background(
         request: ShellRequest, command: str, exec: ToolRunContext
     ) -> BackgroundValue:
+        from ..jobs.model import JobHooks, JobStart  # the first background job: issue 36
+        from ..jobs.registry import JobRegistry
+
         jobs = ctx.get("jobs")
         if not isinstance(jobs, JobRegistry):
             raise RuntimeError('background jobs unavailable: load the "jobs" plugin')
@@ -316,6 +315,8 @@ def bash_tool(ctx: Context, config: Config) -> ToolDefinition:
         return {"kind": "background", "job_id": job_id}
 
     async def execute(args: BashParameters, exec: ToolRunContext) -> BashValue:
+        from .records import ShellRequest  # the first call: issue 36
+
         _check(args)
         request = ShellRequest(
             command=args.command,

@@ -18,8 +18,19 @@ namespaces cannot be created, tether stops them (SIGTERM, then SIGKILL after `gr
 
 The sandbox of a request is its own (`ShellRequest.sandbox`) or the config's, with the workspace
 `cwd` (the process's current directory when unset); a sandbox that cannot be had raises
-`tether.plugins.sandbox.SandboxUnavailable` from `run` and `start`. Placeholders a killed tether's
-sandboxed commands left in the writable roots are removed when the executor is built.
+`tether.plugins.sandbox.SandboxUnavailable` from `run` and `start`.
+
+The start-up sweep — stopping what a killed tether left running (`reap_orphans` over the orphan
+ledger), removing the spill directories of tethers that are gone and the placeholders a killed
+tether's sandboxed commands left in the writable roots (with the one line for a workspace that is
+the home directory) — runs in a thread the executor starts when it is built (issue 36: its
+imports and its work are not on the path to the first model request). The first `run` or `start`
+and `aclose` wait for it, so it still comes before the first command, and a tether that runs none
+(`tether tools list`) still stops a killed one's processes before it exits; the thread is not a
+daemon, so an executor never closed is waited for at interpreter exit too. None of the sweep can
+disturb a command running meanwhile: the ledger of a live owner is never read, the spill
+directory of a live owner never removed, and a placeholder never while a command holds its root's
+lock (`tether.plugins.sandbox.placeholders`).
 """
 
 from __future__ import annotations
@@ -28,6 +39,7 @@ import asyncio
 import logging
 import math
 import os
+import threading
 from collections.abc import Awaitable, Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -35,25 +47,23 @@ from typing import TYPE_CHECKING, Final
 
 from ...core.signals import AbortSignal
 from ...core.timeout import TimeoutReason, clamp_timeout, deadline
-from ..sandbox.placeholders import remove_placeholders
 from ..sandbox.policy import SandboxMode, SandboxPolicy
-from ..sandbox.protected import home_warning
-from ._ledger import GroupLedger, reap_orphans, sweep_spill_directories
+from ._ledger import GroupLedger
 from .config import ShellConfig
 from .errors import SpawnAbortedError
-from .seam import (
-    ExitStatus,
-    OutputDelta,
-    ProcessStatus,
-    ResolvedShellRequest,
-    ShellRequest,
-    ShellRunResult,
-)
 from .subprocesses import SubprocessService
 
-if TYPE_CHECKING:  # the process machinery: imported by the first command (issue 36)
+if TYPE_CHECKING:  # the process machinery and the records: imported by the first command
     from ._process import Subprocess
     from ._spec import SpawnSpec
+    from .records import (
+        ExitStatus,
+        OutputDelta,
+        ProcessStatus,
+        ResolvedShellRequest,
+        ShellRequest,
+        ShellRunResult,
+    )
 
 __all__ = ["BASH_TIMEOUT", "BackgroundProcess", "LocalBashExecutor", "run_result"]
 
@@ -68,21 +78,22 @@ _OVERLAY: Final = MappingProxyType(
 class LocalBashExecutor:
     """Runs commands with local bash. Close with `await executor.aclose()` (kills everything)."""
 
-    __slots__ = ("_config", "_subprocesses")
+    __slots__ = ("_config", "_subprocesses", "_sweep")
 
     def __init__(
         self, config: ShellConfig | None = None, *, subprocesses: SubprocessService | None = None
     ) -> None:
         self._config = config = ShellConfig() if config is None else config
+        self._sweep: threading.Thread | None = None
         if subprocesses is None:
             ledger = None
-            if config.orphan_ledger_dir is not None:
-                directory = Path(config.orphan_ledger_dir)
-                reap_orphans(directory)
-                ledger = GroupLedger(directory)
-            if config.spill_dir is not None:
-                sweep_spill_directories(config.spill_dir)
-            _sweep_placeholders(config)
+            if config.orphan_ledger_dir is not None:  # made here: an unusable one fails the mount
+                ledger = GroupLedger(Path(config.orphan_ledger_dir))
+            base = config.cwd if config.cwd is not None else os.getcwd()  # the cwd of now
+            self._sweep = threading.Thread(
+                target=_start_up_sweep, args=(config, base), name="tether-shell-sweep"
+            )
+            self._sweep.start()
             subprocesses = SubprocessService(
                 ledger=ledger,
                 keep_spill_files=config.keep_spill_files,
@@ -117,6 +128,8 @@ class LocalBashExecutor:
         """Apply defaults and caps. Raises `ValueError`:
         `bash-local: request.timeout_ms must be a positive finite number`,
         `bash-local: request.stdout_max_bytes must be a positive finite number`."""
+        from .records import ResolvedShellRequest  # the first command: issue 36
+
         config = self._config
         timeout_ms = clamp_timeout(
             request.timeout_ms,
@@ -186,7 +199,8 @@ class LocalBashExecutor:
         If the awaiting task is cancelled, the group is terminated and awaited, then
         `CancelledError` propagates.
         """
-        spec = request if isinstance(request, ResolvedShellRequest) else self.resolve(request)
+        spec = _resolved(self, request)
+        self._swept()
         with deadline(signal, spec.timeout_ms, BASH_TIMEOUT) as limit:
             process = await self._subprocesses.spawn(
                 self._spawn_spec(spec, spec.stdout_max_bytes), signal=limit.signal
@@ -203,17 +217,26 @@ class LocalBashExecutor:
         started, the process belongs to the returned handle (stop it with `kill()`) and to the
         subprocess service (closing it kills the process). Raises like `run` otherwise.
         """
-        spec = request if isinstance(request, ResolvedShellRequest) else self.resolve(request)
+        spec = _resolved(self, request)
         if signal.aborted:
             raise SpawnAbortedError(signal.reason)
+        self._swept()
         process = await self._subprocesses.spawn(
             self._spawn_spec(spec, self._config.max_output_bytes), signal=AbortSignal.never()
         )
         return BackgroundProcess(process)
 
     async def aclose(self) -> None:
-        """Kill and await every process this executor's service owns."""
+        """Kill and await every process this executor's service owns (after the start-up sweep,
+        if it still runs)."""
+        self._swept()
         await self._subprocesses.aclose()
+
+    def _swept(self) -> None:
+        """Wait for the start-up sweep (once; it has normally ended long before)."""
+        sweep, self._sweep = self._sweep, None
+        if sweep is not None:
+            sweep.join()
 
 
 def run_result(
@@ -221,6 +244,8 @@ def run_result(
 ) -> ShellRunResult:
     """A settled foreground process as a result: `timed_out` when its own deadline
     (`timeout_code`) stopped it, `aborted` when another reason did."""
+    from .records import ShellRunResult  # the first command: issue 36
+
     reason = process.stop_reason
     timed_out = isinstance(reason, TimeoutReason) and reason.code == timeout_code
     return ShellRunResult(
@@ -235,12 +260,39 @@ def run_result(
     )
 
 
-def _sweep_placeholders(config: ShellConfig) -> None:
-    """Remove the placeholders a killed tether's sandboxed commands left in the writable roots
-    (`tether.plugins.sandbox.protected`; never while a command of any tether runs there)."""
+def _resolved(
+    executor: LocalBashExecutor, request: ShellRequest | ResolvedShellRequest
+) -> ResolvedShellRequest:
+    from .records import ResolvedShellRequest  # the first command: issue 36
+
+    return request if isinstance(request, ResolvedShellRequest) else executor.resolve(request)
+
+
+def _start_up_sweep(config: ShellConfig, base: str) -> None:
+    """The start-up sweep, in its thread (see the module note): what a killed tether left."""
+    try:
+        from ._ledger import reap_orphans, sweep_spill_directories  # in the thread: issue 36
+
+        if config.orphan_ledger_dir is not None:
+            reap_orphans(Path(config.orphan_ledger_dir))
+        if config.spill_dir is not None:
+            sweep_spill_directories(config.spill_dir)
+        _sweep_placeholders(config, base)
+    except Exception:  # each step keeps its own errors; this is a bug, said, not a crash
+        logging.getLogger("tether.shell").warning(
+            "the shell's start-up sweep failed", exc_info=True
+        )
+
+
+def _sweep_placeholders(config: ShellConfig, base: str) -> None:
+    """Remove the placeholders a killed tether's sandboxed commands left in the writable roots of
+    workspace `base` (`tether.plugins.sandbox.protected`; never while a command of any tether runs
+    there)."""
     if config.sandbox.mode != SandboxMode.WORKSPACE_WRITE.value:
         return
-    base = config.cwd if config.cwd is not None else os.getcwd()
+    from ..sandbox.placeholders import remove_placeholders  # in the sweep's thread: issue 36
+    from ..sandbox.protected import home_warning
+
     if (warning := home_warning(base)) is not None:
         logging.getLogger("tether").warning("%s", warning)
     policy = config.sandbox.policy(base)
@@ -267,6 +319,8 @@ class BackgroundProcess:
     @property
     def status(self) -> ProcessStatus:
         """`killed` once `kill()` was called or when the leader died by a signal."""
+        from .records import ProcessStatus  # loaded with the command that made this handle
+
         if self._killed:
             return ProcessStatus.KILLED
         status = self.exit_status
@@ -284,6 +338,8 @@ class BackgroundProcess:
         return asyncio.shield(self._process.done)
 
     def read_output(self) -> OutputDelta:
+        from .records import OutputDelta  # loaded with the command that made this handle
+
         out = self._process.stdout.read_from(self._stdout_at)
         err = self._process.stderr.read_from(self._stderr_at)
         self._stdout_at, self._stderr_at = out.next_offset, err.next_offset

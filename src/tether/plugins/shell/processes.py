@@ -39,7 +39,7 @@ from ..sandbox.policy import SandboxMode, SandboxPolicy
 from ._collect import CaptureLimits
 from ._spec import SpawnSpec
 from .local import run_result
-from .seam import ShellRunResult
+from .records import ShellRunResult
 from .subprocesses import SubprocessService, check_grace_ms
 
 __all__ = ["PROCESS_TIMEOUT", "run_process"]

@@ -11,12 +11,14 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import NotRequired
+from typing import TYPE_CHECKING, NotRequired
 
 from typing_extensions import TypedDict
 
 from ...core.timeout import format_ms
-from .seam import Collected, OutputDelta
+
+if TYPE_CHECKING:  # the records: imported by the first command (issue 36)
+    from .records import Collected, OutputDelta
 
 __all__ = [
     "ExitMarker",

@@ -31,13 +31,12 @@ from typing import TYPE_CHECKING, Final
 from ...core.signals import AbortSignal
 from ...core.timeout import MAX_TIMER_DELAY_MS
 from ..sandbox.environment import DEFAULT_ENV_POLICY, EnvPolicy
-from ._ledger import GroupLedger
-from ._tree import read_tree
 from .errors import ShellError, SpawnAbortedError
 
 if TYPE_CHECKING:  # the process machinery and the kernel probe: imported by the first spawn
     from ..sandbox.probe import KernelSupport
     from ._collect import SpillDirectory
+    from ._ledger import GroupLedger
     from ._process import Subprocess
     from ._spec import SpawnSpec
 
@@ -241,6 +240,7 @@ class SubprocessService:
         if not live:
             return
         from ._descendants import claim  # loaded with `_process` by the first spawn
+        from ._tree import read_tree
 
         try:
             found = claim(read_tree(), {process.tag: process.leader for process in live})
