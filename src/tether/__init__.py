@@ -15,7 +15,7 @@ of the library does not pay for the rest.
 
 from __future__ import annotations
 
-from importlib import import_module
+from .core.lazy import lazy_names
 
 __version__ = "0.1.0"
 """tether's version, its one source (the wheel's metadata and `tether --version` read it)."""
@@ -176,18 +176,7 @@ _SOURCES: dict[str, str] = {
 """Public name → the module that defines it."""
 
 
-def __getattr__(name: str) -> object:
-    source = _SOURCES.get(name)
-    if source is None:
-        raise AttributeError(f"module 'tether' has no attribute {name!r}")
-    value = getattr(import_module(source), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_SOURCES})
-
+__getattr__, __dir__ = lazy_names(globals(), _SOURCES)
 
 __all__ = [
     "TOOL_ABORTED",

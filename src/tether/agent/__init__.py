@@ -8,7 +8,7 @@ Names load on first use (PEP 562), like `tether`'s: importing a submodule (the b
 
 from __future__ import annotations
 
-from importlib import import_module
+from ..core.lazy import lazy_names
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: keeps this module free of imports
 if TYPE_CHECKING:
@@ -62,18 +62,7 @@ _SOURCES: dict[str, str] = {
 """Public name → the module that defines it."""
 
 
-def __getattr__(name: str) -> object:
-    source = _SOURCES.get(name)
-    if source is None:
-        raise AttributeError(f"module 'tether.agent' has no attribute {name!r}")
-    value = getattr(import_module(source), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_SOURCES})
-
+__getattr__, __dir__ = lazy_names(globals(), _SOURCES)
 
 __all__ = [
     "Agent",

@@ -6,7 +6,7 @@ does not import the repair, salvage, check and listing machinery (issue 36).
 
 from __future__ import annotations
 
-from importlib import import_module
+from ...core.lazy import lazy_names
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: keeps this module free of imports
 if TYPE_CHECKING:
@@ -62,18 +62,7 @@ _SOURCES: dict[str, str] = {
 """Public name → the module that defines it."""
 
 
-def __getattr__(name: str) -> object:
-    source = _SOURCES.get(name)
-    if source is None:
-        raise AttributeError(f"module 'tether.agent.session' has no attribute {name!r}")
-    value = getattr(import_module(source), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_SOURCES})
-
+__getattr__, __dir__ = lazy_names(globals(), _SOURCES)
 
 __all__ = [
     "DURABLE_TYPES",

@@ -6,6 +6,7 @@ caller's. The child's turn signal is the call's signal, and the call returns onl
 is disposed. See docs/subagents.md.
 """
 
+from ...core.lazy import lazy_names
 from .agent_types import GENERAL_PURPOSE as GENERAL_PURPOSE
 from .agent_types import AgentCatalog as AgentCatalog
 from .agent_types import AgentType as AgentType
@@ -22,16 +23,11 @@ if TYPE_CHECKING:
     from .claude_agents import parse_agent_file as parse_agent_file
 
 
-def __getattr__(name: str) -> object:
-    """`load_agent_dir` and `parse_agent_file`, from `claude_agents.py`, imported at their first
-    use: a boot without agent files reads none (issue 36)."""
-    if name not in ("load_agent_dir", "parse_agent_file"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import claude_agents
-
-    value: object = getattr(claude_agents, name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_names(
+    globals(), {"load_agent_dir": ".claude_agents", "parse_agent_file": ".claude_agents"}
+)
+"""`load_agent_dir` and `parse_agent_file`, from `claude_agents.py`, imported at their first
+use: a boot without agent files reads none (issue 36)."""
 
 
 __all__ = [

@@ -5,8 +5,7 @@ prompt itself belongs to the front end (`tether.cli.approval` for the terminal),
 `Prompter`.
 """
 
-from importlib import import_module
-
+from ...core.lazy import lazy_names
 from .service import Approval as Approval
 from .service import ApprovalConfig as ApprovalConfig
 
@@ -23,28 +22,21 @@ if TYPE_CHECKING:
     from .questions import fingerprint as fingerprint
 
 _LATER: dict[str, str] = {
-    "ApprovalAnswer": "questions",
-    "ApprovalQuestion": "questions",
-    "ElicitField": "elicitation",
-    "ElicitationQuestion": "elicitation",
-    "ElicitationReply": "elicitation",
-    "Prompter": "questions",
-    "Rejection": "questions",
-    "Unanswerable": "questions",
-    "fingerprint": "questions",
+    "ApprovalAnswer": ".questions",
+    "ApprovalQuestion": ".questions",
+    "ElicitField": ".elicitation",
+    "ElicitationQuestion": ".elicitation",
+    "ElicitationReply": ".elicitation",
+    "Prompter": ".questions",
+    "Rejection": ".questions",
+    "Unanswerable": ".questions",
+    "fingerprint": ".questions",
 }
 """Names imported at their first use, and their modules (issue 36): a boot puts no question and
 no form to the user."""
 
 
-def __getattr__(name: str) -> object:
-    home = _LATER.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value: object = getattr(import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
-
+__getattr__, __dir__ = lazy_names(globals(), _LATER)
 
 __all__ = [
     "Approval",

@@ -84,6 +84,7 @@ from typing import TYPE_CHECKING, ClassVar, Final, Literal, Protocol
 
 from ...core.errors import error_message
 from ...core.json import JsonValue
+from ...core.lazy import lazy_names
 from ...core.signals import AbortSignal
 from ...kernel import Service, declare_event
 from ...kernel.config_models import ConfigValue
@@ -148,14 +149,7 @@ _QUESTIONS: Final = frozenset(
 a boot asks no question (issue 36)."""
 
 
-def __getattr__(name: str) -> object:
-    if name not in _QUESTIONS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import questions
-
-    value: object = getattr(questions, name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_names(globals(), dict.fromkeys(_QUESTIONS, ".questions"))
 
 
 PREFLIGHT_EVENT: Final = declare_event("approval/preflight")

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal, Protocol
 
 from ...core.json import JsonValue
+from ...core.lazy import lazy_names
 from ...core.signals import AbortSignal
 
 if TYPE_CHECKING:  # the records are records.py's, imported at their first use (issue 36)
@@ -48,15 +49,7 @@ _RECORDS: Final = frozenset({"CodeRunError", "CodeRunResult", "ToolBindings"})
 """The names records.py defines, which this module hands on at their first use."""
 
 
-def __getattr__(name: str) -> object:
-    """A record of records.py: imported by the first run, not at mount (issue 36)."""
-    if name not in _RECORDS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import records
-
-    value: object = getattr(records, name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_names(globals(), dict.fromkeys(_RECORDS, ".records"))
 
 
 class BindingRejected(Exception):

@@ -18,6 +18,7 @@ Plugins: `tether.plugins.fs.plugin` (`fs`: all three below), `tether.plugins.fs.
     errors.py       `FsError` and the `FS_*` codes
 """
 
+from ...core.lazy import lazy_names
 from .errors import FsError as FsError
 from .local import LocalFileSystem as LocalFileSystem
 from .local import LocalFsConfig as LocalFsConfig
@@ -59,14 +60,7 @@ _RECORDS: frozenset[str] = frozenset(
 """Names of `records.py`, imported at their first use: mounting the seam makes no record."""
 
 
-def __getattr__(name: str) -> object:
-    if name not in _RECORDS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import records
-
-    value: object = getattr(records, name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_names(globals(), dict.fromkeys(_RECORDS, ".records"))
 
 
 __all__ = [

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import TYPE_CHECKING, Final, Literal, Protocol, TypeAlias
 
+from ...core.lazy import lazy_names
 from ...core.signals import AbortSignal
 from ...kernel.events import EventKey, Next
 
@@ -73,16 +74,7 @@ _RECORDS: Final = frozenset(
 """The names records.py defines, which this module hands on at their first use."""
 
 
-def __getattr__(name: str) -> object:
-    """A record of records.py (`FsTarget`, ...): imported at the first file operation, not
-    at boot (issue 36)."""
-    if name not in _RECORDS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import records
-
-    value: object = getattr(records, name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_names(globals(), dict.fromkeys(_RECORDS, ".records"))
 
 
 WRITE_INTENT: EventKey[Callable[[FsTarget, object, Next[WriteIntent]], Awaitable[WriteIntent]]] = (

@@ -22,7 +22,7 @@ Plugin: `tether.plugins.hooks.claude_code` (`hooks-claude-code`). Modules:
 The names below are imported at their first use (issue 36).
 """
 
-from importlib import import_module
+from ...core.lazy import lazy_names
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -49,40 +49,33 @@ if TYPE_CHECKING:
     from .runner import run_hook as run_hook
 
 _HOMES: dict[str, str] = {
-    "ClaudeHookSet": "claude_config",
-    "CommandHook": "claude_config",
-    "DEFAULT_HOOK_TIMEOUT_MS": "runner",
-    "DEFAULT_TOOL_NAMES": "names",
-    "HookConfigError": "claude_config",
-    "HookGroup": "claude_config",
-    "HookJournal": "journal",
-    "HookOutput": "output",
-    "HookRun": "runner",
-    "MergedHookOutcome": "merge",
-    "SUPPORTED_EVENTS": "claude_config",
-    "ToolNames": "names",
-    "claude_tool_input": "names",
-    "matcher_diagnostic": "matcher",
-    "matches": "matcher",
-    "merge_hook_outputs": "merge",
-    "parse_claude_hooks": "claude_config",
-    "parse_hook_output": "output",
-    "run_hook": "runner",
-    "session_of": "journal",
-    "strictest": "precedence",
+    "ClaudeHookSet": ".claude_config",
+    "CommandHook": ".claude_config",
+    "DEFAULT_HOOK_TIMEOUT_MS": ".runner",
+    "DEFAULT_TOOL_NAMES": ".names",
+    "HookConfigError": ".claude_config",
+    "HookGroup": ".claude_config",
+    "HookJournal": ".journal",
+    "HookOutput": ".output",
+    "HookRun": ".runner",
+    "MergedHookOutcome": ".merge",
+    "SUPPORTED_EVENTS": ".claude_config",
+    "ToolNames": ".names",
+    "claude_tool_input": ".names",
+    "matcher_diagnostic": ".matcher",
+    "matches": ".matcher",
+    "merge_hook_outputs": ".merge",
+    "parse_claude_hooks": ".claude_config",
+    "parse_hook_output": ".output",
+    "run_hook": ".runner",
+    "session_of": ".journal",
+    "strictest": ".precedence",
 }
 """Each public name's module, imported at the name's first use (issue 36): importing one module of
 the package (`names`, `settings`) does not import the hook runner and the shell with it."""
 
 
-def __getattr__(name: str) -> object:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value: object = getattr(import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
-
+__getattr__, __dir__ = lazy_names(globals(), _HOMES)
 
 __all__ = [
     "DEFAULT_HOOK_TIMEOUT_MS",

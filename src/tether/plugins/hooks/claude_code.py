@@ -102,6 +102,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from ...core.lazy import lazy_names
 from .loading import Config, hook_files, load_hook_set, load_settings_env
 
 if TYPE_CHECKING:
@@ -129,14 +130,7 @@ _BRIDGE: Final = frozenset({"HOOK_CONTEXT_SOURCE", "ClaudeCodeBridge", "PointOut
 """Names of `bridge.py`, imported at their first use: a boot without hooks runs none."""
 
 
-def __getattr__(attr: str) -> object:
-    if attr not in _BRIDGE:
-        raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
-    from . import bridge
-
-    value: object = getattr(bridge, attr)
-    globals()[attr] = value
-    return value
+__getattr__, __dir__ = lazy_names(globals(), dict.fromkeys(_BRIDGE, ".bridge"))
 
 
 def apply(ctx: Context, config: Config) -> None:

@@ -7,7 +7,7 @@ Plugin: `tether.plugins.jobs.plugin` (`jobs`: provides `ctx.jobs` and the `job_o
 
 from __future__ import annotations
 
-from importlib import import_module
+from ...core.lazy import lazy_names
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: keeps this module free of imports
 if TYPE_CHECKING:
@@ -22,31 +22,20 @@ if TYPE_CHECKING:
     from .registry import JobRegistry as JobRegistry
 
 _SOURCES: dict[str, str] = {
-    "JobsConfig": "config",
-    "JobError": "model",
-    "JobHooks": "model",
-    "JobOutcome": "model",
-    "JobRead": "model",
-    "JobSnapshot": "model",
-    "JobStart": "model",
-    "JobStatus": "model",
-    "JobRegistry": "registry",
+    "JobsConfig": ".config",
+    "JobError": ".model",
+    "JobHooks": ".model",
+    "JobOutcome": ".model",
+    "JobRead": ".model",
+    "JobSnapshot": ".model",
+    "JobStart": ".model",
+    "JobStatus": ".model",
+    "JobRegistry": ".registry",
 }
 """Public name → the submodule that defines it: each is imported when first asked for (issue 36)."""
 
 
-def __getattr__(name: str) -> object:
-    source = _SOURCES.get(name)
-    if source is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f".{source}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_SOURCES})
-
+__getattr__, __dir__ = lazy_names(globals(), _SOURCES)
 
 __all__ = [
     "JobError",

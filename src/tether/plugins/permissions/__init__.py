@@ -12,8 +12,7 @@ Plugin: `tether.plugins.permissions.plugin:Permissions` (`permissions`, provides
     plugin.py        the plugin, its config and the `tools/pre-execute` listener
 """
 
-from importlib import import_module
-
+from ...core.lazy import lazy_names
 from .plugin import Permissions as Permissions
 from .plugin import PermissionsConfig as PermissionsConfig
 from .policy import DEFAULT_READ_ONLY_TOOLS as DEFAULT_READ_ONLY_TOOLS
@@ -35,28 +34,21 @@ if TYPE_CHECKING:
     from .rules import parse_rule as parse_rule
 
 _MATCHING: dict[str, str] = {
-    "CommandLine": "command_line",
-    "PathPattern": "paths",
-    "PermissionRule": "rules",
-    "Program": "commands",
-    "Programs": "commands",
-    "SimpleCommand": "command_line",
-    "parse_command_line": "command_line",
-    "parse_rule": "rules",
-    "programs_of": "commands",
+    "CommandLine": ".command_line",
+    "PathPattern": ".paths",
+    "PermissionRule": ".rules",
+    "Program": ".commands",
+    "Programs": ".commands",
+    "SimpleCommand": ".command_line",
+    "parse_command_line": ".command_line",
+    "parse_rule": ".rules",
+    "programs_of": ".commands",
 }
 """Names of the matching machinery and their modules, imported at their first use (issue 36): a
 boot with no rules parses none and reads no command line."""
 
 
-def __getattr__(name: str) -> object:
-    home = _MATCHING.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value: object = getattr(import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
-
+__getattr__, __dir__ = lazy_names(globals(), _MATCHING)
 
 __all__ = [
     "DEFAULT_READ_ONLY_TOOLS",

@@ -21,7 +21,7 @@ file tools (`boundary.py`); the modes and their guarantees are described in docs
 
 from __future__ import annotations
 
-from importlib import import_module
+from ...core.lazy import lazy_names
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: keeps this module free of imports
 if TYPE_CHECKING:
@@ -40,36 +40,25 @@ if TYPE_CHECKING:
     from .probe import kernel_support as kernel_support
 
 _SOURCES: dict[str, str] = {
-    "Bounds": "bounds",
-    "sandbox_denial": "denials",
-    "EnvPolicy": "environment",
-    "SANDBOX_UNAVAILABLE": "plan",
-    "Jail": "plan",
-    "SandboxUnavailable": "plan",
-    "confine": "plan",
-    "FULL_ACCESS": "policy",
-    "SandboxMode": "policy",
-    "SandboxPolicy": "policy",
-    "SandboxSettings": "policy",
-    "KernelSupport": "probe",
-    "kernel_support": "probe",
+    "Bounds": ".bounds",
+    "sandbox_denial": ".denials",
+    "EnvPolicy": ".environment",
+    "SANDBOX_UNAVAILABLE": ".plan",
+    "Jail": ".plan",
+    "SandboxUnavailable": ".plan",
+    "confine": ".plan",
+    "FULL_ACCESS": ".policy",
+    "SandboxMode": ".policy",
+    "SandboxPolicy": ".policy",
+    "SandboxSettings": ".policy",
+    "KernelSupport": ".probe",
+    "kernel_support": ".probe",
 }
 """Public name → the submodule that defines it: each is imported when first asked for (issue 36: a
 boot that reads `SandboxSettings` does not import the jail, the probe or bwrap)."""
 
 
-def __getattr__(name: str) -> object:
-    source = _SOURCES.get(name)
-    if source is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f".{source}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_SOURCES})
-
+__getattr__, __dir__ = lazy_names(globals(), _SOURCES)
 
 __all__ = [
     "FULL_ACCESS",

@@ -9,6 +9,7 @@
     errors.py    `SearchError` and its codes
 """
 
+from ...core.lazy import lazy_names
 from .errors import SearchError as SearchError
 from .tools import SearchToolsConfig as SearchToolsConfig
 
@@ -18,16 +19,9 @@ if TYPE_CHECKING:
     from .query import GrepQuery as GrepQuery
 
 
-def __getattr__(name: str) -> object:
-    """`GlobQuery` and `GrepQuery`, from `query.py`, imported at their first use: a mount makes
-    no query (issue 36)."""
-    if name not in ("GlobQuery", "GrepQuery"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import query
-
-    value: object = getattr(query, name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_names(globals(), {"GlobQuery": ".query", "GrepQuery": ".query"})
+"""`GlobQuery` and `GrepQuery`, from `query.py`, imported at their first use: a mount makes
+no query (issue 36)."""
 
 
 __all__ = ["GlobQuery", "GrepQuery", "SearchError", "SearchToolsConfig"]

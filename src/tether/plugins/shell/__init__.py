@@ -26,7 +26,7 @@ Plugins: `tether.plugins.shell.plugin` (`shell`, provides `ctx.shell`) and
 
 from __future__ import annotations
 
-from importlib import import_module
+from ...core.lazy import lazy_names
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: keeps this module free of imports
 if TYPE_CHECKING:
@@ -51,42 +51,31 @@ if TYPE_CHECKING:
     from .subprocesses import SubprocessService as SubprocessService
 
 _SOURCES: dict[str, str] = {
-    "ShellConfig": "config",
-    "ShellError": "errors",
-    "SpawnAbortedError": "errors",
-    "ToolCallAborted": "errors",
-    "BASH_TIMEOUT": "local",
-    "BackgroundProcess": "local",
-    "LocalBashExecutor": "local",
-    "PROCESS_TIMEOUT": "processes",
-    "run_process": "processes",
-    "Collected": "records",
-    "ExitStatus": "records",
-    "OutputDelta": "records",
-    "ProcessStatus": "records",
-    "ResolvedShellRequest": "records",
-    "ShellExecutor": "seam",
-    "ShellProcess": "seam",
-    "ShellRequest": "records",
-    "ShellRunResult": "records",
-    "SubprocessService": "subprocesses",
+    "ShellConfig": ".config",
+    "ShellError": ".errors",
+    "SpawnAbortedError": ".errors",
+    "ToolCallAborted": ".errors",
+    "BASH_TIMEOUT": ".local",
+    "BackgroundProcess": ".local",
+    "LocalBashExecutor": ".local",
+    "PROCESS_TIMEOUT": ".processes",
+    "run_process": ".processes",
+    "Collected": ".records",
+    "ExitStatus": ".records",
+    "OutputDelta": ".records",
+    "ProcessStatus": ".records",
+    "ResolvedShellRequest": ".records",
+    "ShellExecutor": ".seam",
+    "ShellProcess": ".seam",
+    "ShellRequest": ".records",
+    "ShellRunResult": ".records",
+    "SubprocessService": ".subprocesses",
 }
 """Public name → the submodule that defines it: each is imported when first asked for (issue 36: the
 boot imports the seam and the config, not the process machinery)."""
 
 
-def __getattr__(name: str) -> object:
-    source = _SOURCES.get(name)
-    if source is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f".{source}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_SOURCES})
-
+__getattr__, __dir__ = lazy_names(globals(), _SOURCES)
 
 __all__ = [
     "BASH_TIMEOUT",

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Final, Protocol
 
+from ...core.lazy import lazy_names
 from ...core.signals import AbortSignal
 
 if TYPE_CHECKING:  # the records are records.py's, imported at their first use (issue 36)
@@ -58,16 +59,7 @@ _RECORDS: Final = frozenset(
 """The names records.py defines, which this module hands on at their first use."""
 
 
-def __getattr__(name: str) -> object:
-    """A record of records.py (`ShellRequest`, ...): imported at the first command, not at boot
-    (issue 36)."""
-    if name not in _RECORDS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import records
-
-    value: object = getattr(records, name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_names(globals(), dict.fromkeys(_RECORDS, ".records"))
 
 
 class ShellProcess(Protocol):

@@ -5,6 +5,7 @@
     store.py   the `SpillStore` seam and `LocalSpillStore` (files beside the session log)
 """
 
+from ...core.lazy import lazy_names
 from .policy import SpillPolicyConfig as SpillPolicyConfig
 
 TYPE_CHECKING = False
@@ -21,14 +22,7 @@ _STORE: frozenset[str] = frozenset(
 """Names of `store.py`, imported at their first use: a boot spills nothing (issue 36)."""
 
 
-def __getattr__(name: str) -> object:
-    if name not in _STORE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import store
-
-    value: object = getattr(store, name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_names(globals(), dict.fromkeys(_STORE, ".store"))
 
 
 __all__ = [
