@@ -33,6 +33,7 @@ from tether.agent.llm.service import Llm
 from tether.agent.loop import AgentLoop, AgentSettings
 from tether.agent.session import SessionEvent, SessionLog, SessionStore
 from tether.kernel import Context
+from tether.kernel.warm_up import WARM_UP_EVENT
 from tether.plugins.jobs import plugin as jobs_plugin
 from tether.plugins.shell import bash as bash_plugin
 from tether.plugins.shell import plugin as shell_plugin
@@ -160,7 +161,9 @@ class Rig:
         self.llms: list[Llm] = []
         self.logs: list[SessionLog] = []
 
-    def agent(self, idle_ms: float = 300_000, **settings: Any) -> AgentLoop:
+    def agent(
+        self, idle_ms: float = 300_000, *, on_ctx: bool = False, **settings: Any
+    ) -> AgentLoop:
         llm = build_llm(
             LlmConfig(
                 provider="openai",
@@ -180,6 +183,7 @@ class Rig:
             session=log,
             settings=AgentSettings(cwd=self.tmp, **settings),
             on_event=self.on_event,
+            ctx=self.ctx if on_ctx else None,
         )
 
     def on_event(self, event: AgentEvent) -> None:
@@ -293,6 +297,20 @@ async def test_tool_results_are_sent_back_to_the_model_in_the_next_request(rig: 
         {"role": "tool", "tool_call_id": "c1", "content": "HI"},
         {"role": "tool", "tool_call_id": "c2", "content": 'Error: unknown tool "nope"'},
     ]
+
+
+async def test_the_loop_announces_the_warm_up_once_at_its_first_response(rig: Rig) -> None:
+    rig.server.push(
+        tool_calls_reply(("c1", "echo", '{"text": "hi"}')), text_reply("ok"), text_reply("again")
+    )
+    requests_seen: list[int] = []
+    rig.ctx.on(WARM_UP_EVENT, lambda: requests_seen.append(len(rig.server.requests)))
+    agent = rig.agent(on_ctx=True)
+
+    await agent.run_turn("do it", signal=live().signal)
+    await agent.run_turn("more", signal=live().signal)
+
+    assert requests_seen == [1]
 
 
 async def test_the_request_offers_the_registered_tools(rig: Rig) -> None:

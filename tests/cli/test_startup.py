@@ -281,20 +281,28 @@ USED_LATER = (
     "tether.plugins.permissions.rules",  # the rule grammar: at the first rule or check
     "tether.plugins.permissions.saved",  # saving rules: at the first "don't ask again"
     "tether.plugins.sandbox.boundary",  # may the model write a path: at the first write
+    "tether.plugins.sandbox.bwrap",  # as probe
     "tether.plugins.sandbox.cgroups",  # a sandboxed command's pids cgroup: at the first spawn
     "tether.plugins.sandbox.denials",  # reading a failed command's output: at its first failure
+    "tether.plugins.sandbox.gitconfig",  # as placeholders
+    "tether.plugins.sandbox.placeholders",  # the shell's start-up sweep: at `kernel/warm-up`
     "tether.plugins.sandbox.plan",  # `confine`, one command's jail: at the first spawn
+    "tether.plugins.sandbox.probe",  # the kernel probe: at `kernel/warm-up` or the first spawn
+    "tether.plugins.sandbox.protected",  # as placeholders
+    "tether.plugins.sandbox.seccomp",  # as probe
     "tether.plugins.search.query",  # a grep's or glob's normalised request: at the first search
     "tether.plugins.search.render",  # a search's result text: at the first result shown
     "tether.plugins.shell._bwrap",  # the process machinery: at the first spawn
     "tether.plugins.shell._collect",
     "tether.plugins.shell._descendants",
     "tether.plugins.shell._env",
+    "tether.plugins.shell._group",  # the orphan sweep: at `kernel/warm-up`
     "tether.plugins.shell._namespace",
     "tether.plugins.shell._process",
     "tether.plugins.shell._reaper",
     "tether.plugins.shell._spawn",
     "tether.plugins.shell._spec",
+    "tether.plugins.shell._tree",  # as _group
     "tether.plugins.shell.processes",  # `run_process`: at a custom tool's first process
     "tether.plugins.shell.records",  # the shell seam's requests and results: at the first command
     "tether.plugins.spill.store",  # where a spilled result is kept: at the first spill

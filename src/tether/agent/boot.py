@@ -29,6 +29,7 @@ from ..kernel import (
 from ..kernel.boot import resolve_plugin
 from ..kernel.errors import describe_validation_error
 from ..kernel.plugins import describe_plugin
+from ..kernel.warm_up import WARM_UP_EVENT
 from ..plugins.sandbox.policy import SandboxMode, SandboxPolicy, SandboxSettings
 from ..tools import ToolRuntime
 
@@ -226,36 +227,38 @@ async def start(
         paths = [home / "config.yml", cwd / "tether.yml"]
     else:
         paths = default_config_paths(cwd)
-    probing = _probe_kernel_meanwhile() if agent and builtins and "shell" not in without else None
-    try:
-        return await _start(
-            cwd=cwd,
-            paths=paths,
-            agent=agent,
-            keep_spill_files=keep_spill_files,
-            home=home,
-            builtins=builtins,
-            without=without,
-            sandbox=sandbox,
-            added_dirs=added_dirs,
-            overrides=overrides,
-        )
-    finally:
-        if probing is not None:
-            probing.join()
+    ctx = await _start(
+        cwd=cwd,
+        paths=paths,
+        agent=agent,
+        keep_spill_files=keep_spill_files,
+        home=home,
+        builtins=builtins,
+        without=without,
+        sandbox=sandbox,
+        added_dirs=added_dirs,
+        overrides=overrides,
+    )
+    if agent and builtins and "shell" not in without:
+        ctx.on(WARM_UP_EVENT, _probe_kernel_meanwhile)
+    return ctx
 
 
-def _probe_kernel_meanwhile() -> threading.Thread:
-    """Start the shell's kernel probe (`kernel_support`: a `bwrap` run, cached for the
-    process) in a thread: the child runs while the boot imports and mounts the plugins, and the
-    shell's first command finds the answer ready, or waits on the probe's lock. A failure is left
-    to the command's own call, which probes again and raises as before.
+_probe_started = threading.Lock()
+"""Held once the kernel probe's thread has been started (once per process)."""
 
-    Only for an agent's boot (issue 36): there the first command comes after a model's answer
-    and must not wait for a probe; the probe's Python (its imports, `importlib.metadata` to find
-    the verified `bwrap`: ~11 ms of CPU, 24 modules) competes with the boot for the GIL, so the
-    `tools` commands, whose boot may run no command at all (`tools list`) or runs it at once,
-    leave it to the first command (`SubprocessService.support`)."""
+
+def _probe_kernel_meanwhile() -> None:
+    """Start the shell's kernel probe (`kernel_support`: a `bwrap` run, cached for the process)
+    in a thread, once per process, at `kernel/warm-up`: the agent's first model response is
+    arriving, so the child runs while the model answers and the first command finds the answer
+    ready, or waits on the probe's lock. Started with the boot, its imports and its child
+    competed with the boot for the interpreter lock and a core: with the shell's sweep, 20-40 ms
+    before the first request on two cores (issue 36). A failure is left to the command's own
+    call, which probes again and raises as before. The `tools` commands never start it: their
+    first command probes (`SubprocessService.support`)."""
+    if not _probe_started.acquire(blocking=False):
+        return
 
     def probe() -> None:
         try:
@@ -265,9 +268,7 @@ def _probe_kernel_meanwhile() -> threading.Thread:
         except Exception:
             pass
 
-    thread = threading.Thread(target=probe, name="tether-kernel-probe", daemon=True)
-    thread.start()
-    return thread
+    threading.Thread(target=probe, name="tether-kernel-probe", daemon=True).start()
 
 
 async def _start(

@@ -56,6 +56,7 @@ from ..core.errors import error_message
 from ..core.json import JsonValue, snapshot
 from ..core.signals import AbortSignal
 from ..kernel import Context, declare_event
+from ..kernel.warm_up import WARM_UP_EVENT
 from ..tools.arrivals import settle_tools
 from ..tools.registry import ToolRuntime
 from ..tools.results import UserMessage, user_message
@@ -211,6 +212,7 @@ class AgentLoop:
         self._last_header: object = _UNREAD
         self._last_context: object = None
         self._session_started = False
+        self._warmed = False  # `kernel/warm-up` emitted (at the first chunk of a response)
         self.start_source: str | None = None
         """How this loop's session began when not by its first turn ("startup") or a resumed
         one ("resume"): "clear" (a new empty session replaced another) or "compact" (it starts
@@ -483,6 +485,10 @@ class AgentLoop:
             session.append(LLM_RETRY_STARTED, {"turn": turn, "step": step, "retry": notice.retry})
 
         def on_chunk(chunk: StreamChunk) -> None:
+            if not self._warmed:  # the first answer is arriving: background work may start
+                self._warmed = True
+                if self._ctx is not None:
+                    self._ctx.emit(WARM_UP_EVENT)
             chunk_seqs.append(session.assistant_chunk(turn, step, chunk).seq)
             if isinstance(chunk, TextChunk):
                 self._emit(TextDelta(chunk.text))

@@ -23,6 +23,7 @@ import pytest
 
 from tether.core.signals import AbortController
 from tether.kernel import Context
+from tether.kernel.warm_up import WARM_UP_EVENT
 from tether.plugins import timeout_policy
 from tether.plugins.shell import bash as bash_plugin
 from tether.plugins.shell import plugin as shell_plugin
@@ -174,6 +175,24 @@ async def test_the_spill_directories_a_dead_tether_left_are_gone_when_an_idle_sh
     await ctx.dispose()
 
     assert list(spill_dir.iterdir()) == []
+
+
+async def test_the_spill_directories_a_dead_tether_left_are_gone_after_the_warm_up(
+    tmp_path: Path,
+) -> None:
+    spill_dir = tmp_path / "spill"
+    gone = await asyncio.create_subprocess_exec("true")
+    await gone.wait()
+    dead = spill_dir / f"tether-shell-{gone.pid}-0-abc"  # owner: <pid>-<start ticks>
+    dead.mkdir(parents=True)
+    (dead / "f.log").write_text("x")
+    ctx = await mounted(tmp_path, {"spill_dir": str(spill_dir)})
+
+    ctx.emit(WARM_UP_EVENT)
+    await until(lambda: not dead.exists())
+
+    assert list(spill_dir.iterdir()) == []
+    await ctx.dispose()
 
 
 async def test_the_timeout_policy_does_not_apply_to_bash(tmp_path: Path) -> None:

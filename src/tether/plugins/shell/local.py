@@ -90,10 +90,9 @@ class LocalBashExecutor:
             if config.orphan_ledger_dir is not None:  # made here: an unusable one fails the mount
                 ledger = GroupLedger(Path(config.orphan_ledger_dir))
             base = config.cwd if config.cwd is not None else os.getcwd()  # the cwd of now
-            self._sweep = threading.Thread(
+            self._sweep = threading.Thread(  # started by `warm_up`, or run by the first need
                 target=_start_up_sweep, args=(config, base), name="tether-shell-sweep"
             )
-            self._sweep.start()
             subprocesses = SubprocessService(
                 ledger=ledger,
                 keep_spill_files=config.keep_spill_files,
@@ -232,10 +231,23 @@ class LocalBashExecutor:
         self._swept()
         await self._subprocesses.aclose()
 
+    def warm_up(self) -> None:
+        """Start the start-up sweep in its thread, if it has not started (`kernel/warm-up`: the
+        agent's first model response is arriving; until then the sweep would compete with the
+        boot for the interpreter lock, issue 36)."""
+        sweep = self._sweep
+        if sweep is not None and sweep.ident is None:
+            sweep.start()
+
     def _swept(self) -> None:
-        """Wait for the start-up sweep (once; it has normally ended long before)."""
+        """The start-up sweep done (once): waited for when it runs, run here when nothing
+        started it (a boot with no agent loop: `tether tools ...`, a library's context)."""
         sweep, self._sweep = self._sweep, None
-        if sweep is not None:
+        if sweep is None:
+            return
+        if sweep.ident is None:
+            sweep.run()
+        else:
             sweep.join()
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Final
 
 from ...kernel import Context
+from ...kernel.warm_up import WARM_UP_EVENT
 from .config import ShellConfig
 from .local import LocalBashExecutor
 
@@ -24,4 +25,5 @@ def apply(ctx: Context, config: ShellConfig) -> None:
     """Provide `ctx.shell`; its processes are killed when the plugin is disposed."""
     executor = LocalBashExecutor(config)
     ctx.effect(executor.aclose)  # recorded first, so it runs after `shell` is withdrawn
+    ctx.on(WARM_UP_EVENT, executor.warm_up)  # the start-up sweep, once the agent waits
     ctx.provide("shell", executor)
