@@ -141,16 +141,24 @@ async def test_a_spill_dir_holds_the_full_output_until_the_shell_closes(tmp_path
     assert list(spill_dir.iterdir()) == []
 
 
+async def spill_of_a_dead_tether(spill_dir: Path) -> Path:
+    """A spill directory (holding one file) owned by a process that has exited."""
+    gone = await asyncio.create_subprocess_exec("true")
+    await gone.wait()
+    dead = spill_dir / f"tether-shell-{gone.pid}-0-abc"  # owner: <pid>-<start ticks>
+    dead.mkdir(parents=True)
+    (dead / "f.log").write_text("x")
+    return dead
+
+
 async def test_the_spill_directories_a_dead_tether_left_are_gone_by_the_first_command(
     tmp_path: Path,
 ) -> None:
     spill_dir = tmp_path / "spill"
-    gone = await asyncio.create_subprocess_exec("true")
-    await gone.wait()
-    dead = spill_dir / f"tether-shell-{gone.pid}-0-abc"  # owner: <pid>-<start ticks>
+    await spill_of_a_dead_tether(spill_dir)
     live = spill_dir / f"tether-shell-{owner_name()}-def"
     other = spill_dir / "notes"
-    for directory in (dead, live, other):
+    for directory in (live, other):
         directory.mkdir(parents=True)
         (directory / "f.log").write_text("x")
 
@@ -165,11 +173,7 @@ async def test_the_spill_directories_a_dead_tether_left_are_gone_when_an_idle_sh
     tmp_path: Path,
 ) -> None:
     spill_dir = tmp_path / "spill"
-    gone = await asyncio.create_subprocess_exec("true")
-    await gone.wait()
-    dead = spill_dir / f"tether-shell-{gone.pid}-0-abc"  # owner: <pid>-<start ticks>
-    dead.mkdir(parents=True)
-    (dead / "f.log").write_text("x")
+    await spill_of_a_dead_tether(spill_dir)
     ctx = await mounted(tmp_path, {"spill_dir": str(spill_dir)})
 
     await ctx.dispose()
@@ -181,11 +185,7 @@ async def test_the_spill_directories_a_dead_tether_left_are_gone_after_the_warm_
     tmp_path: Path,
 ) -> None:
     spill_dir = tmp_path / "spill"
-    gone = await asyncio.create_subprocess_exec("true")
-    await gone.wait()
-    dead = spill_dir / f"tether-shell-{gone.pid}-0-abc"  # owner: <pid>-<start ticks>
-    dead.mkdir(parents=True)
-    (dead / "f.log").write_text("x")
+    dead = await spill_of_a_dead_tether(spill_dir)
     ctx = await mounted(tmp_path, {"spill_dir": str(spill_dir)})
 
     ctx.emit(WARM_UP_EVENT)

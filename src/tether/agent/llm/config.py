@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, ClassVar, Final, Literal, cast
 
 from ...core.json import FrozenDict, JsonValue, snapshot
+from ...core.lazy import lazy_names
 from ...core.timeout import MAX_TIMER_DELAY_MS
 from ...kernel.config_models import ConfigValue
 from .retry import RetryPolicy
@@ -162,11 +163,6 @@ def resolve_route(config: LlmConfig, environ: Mapping[str, str] = os.environ) ->
     )
 
 
-def __getattr__(name: str) -> object:
-    """`PriceConfig`, imported when a `prices:` config is first validated: the built-in price
-    table is not needed before a price is asked for (issue 36)."""
-    if name == "PriceConfig":
-        from . import prices
-
-        return prices.PriceConfig
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_names(globals(), {"PriceConfig": ".prices"})
+"""`PriceConfig`, imported when a `prices:` config is first validated: the built-in price
+table is not needed before a price is asked for (issue 36)."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
+from ...core.lazy import lazy_names
 from ...kernel import Context
 from .config import McpConfig
 
@@ -49,11 +50,5 @@ async def apply(ctx: Context, config: McpConfig) -> None:
     ctx.provide("mcp", clients)
 
 
-def __getattr__(name: str) -> object:
-    """`ServerConfig`, imported at first use (a pydantic model: only a configured server needs
-    it)."""
-    if name == "ServerConfig":
-        from .server_config import ServerConfig
-
-        return ServerConfig
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_names(globals(), {"ServerConfig": ".server_config"})
+"""`ServerConfig`, imported at first use (a pydantic model: only a configured server needs it)."""

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Final
 
+from ...core.lazy import lazy_names
 from ...kernel.config_models import ConfigValue
 from ...kernel.errors import describe_validation_error
 
@@ -144,10 +145,7 @@ def expand_variables(text: str) -> str:
     return _env_ref().sub(one, text)
 
 
-def __getattr__(name: str) -> object:
-    """`ServerConfig` and `OAuthSettings`, imported at first use (they import pydantic)."""
-    if name in ("ServerConfig", "OAuthSettings"):
-        from . import server_config
-
-        return getattr(server_config, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_names(
+    globals(), {"ServerConfig": ".server_config", "OAuthSettings": ".server_config"}
+)
+"""`ServerConfig` and `OAuthSettings`, imported at first use (they import pydantic)."""
